@@ -1,0 +1,23 @@
+/** The whole service as one layer: configuration, logging, database, services, HTTP server. */
+import { NodeHttpServer } from "@effect/platform-node"
+import { Layer } from "effect"
+import { HttpRouter } from "effect/http"
+import { createServer } from "node:http"
+import { AdminToken } from "./admin/AdminToken.ts"
+import { type AppConfigShape, layerConfig } from "./Config.ts"
+import { DatabaseLive } from "./db/Database.ts"
+import { HttpAppLive, ServicesLive } from "./http/Server.ts"
+import { LoggingLive } from "./Logging.ts"
+import { SeedLive } from "./Seed.ts"
+
+export const AppLive = (config: AppConfigShape) => {
+  const Core = ServicesLive.pipe(Layer.provideMerge(DatabaseLive))
+  const Startup = SeedLive.pipe(Layer.provideMerge(AdminToken.layer))
+  return HttpRouter.serve(HttpAppLive, { disableLogger: true }).pipe(
+    Layer.provide(NodeHttpServer.layer(createServer, { port: config.port, host: config.host })),
+    Layer.provideMerge(Startup),
+    Layer.provideMerge(Core),
+    Layer.provide(layerConfig(config)),
+    Layer.provide(LoggingLive(config.logLevel))
+  )
+}

@@ -1,0 +1,20 @@
+/**
+ * JSON log lines on stdout at the configured level. A last line of defence masks anything that
+ * looks like a Malagasy mobile number, so a full phone number never reaches the logs.
+ */
+import { Layer, Logger, References } from "effect"
+import type { LogLevelName } from "./Config.ts"
+import { maskPhone } from "./domain/Phone.ts"
+
+const phoneLike = /\+2613\d{8}/g
+
+/** Replaces every phone number in a log line by its masked form. */
+export const redactPhones = (line: string): string => line.replace(phoneLike, maskPhone)
+
+const levels = { debug: "Debug", info: "Info", warn: "Warn", error: "Error" } as const
+
+export const LoggingLive = (level: LogLevelName) =>
+  Layer.merge(
+    Logger.layer([Logger.withConsoleLog(Logger.map(Logger.formatJson, redactPhones))]),
+    Layer.succeed(References.MinimumLogLevel, levels[level])
+  )

@@ -1,0 +1,41 @@
+/**
+ * First start: on a database with no organisation, create the demo organisation (1000 credits,
+ * sender DEMO, a key with all five permissions) and print how to use it. The banner goes to
+ * stdout as plain text, not to the logs: it is the one place a secret is shown, on purpose.
+ */
+import { Effect, Layer, Redacted } from "effect"
+import { AdminToken } from "./admin/AdminToken.ts"
+import { AppConfig } from "./Config.ts"
+import { Permissions } from "./domain/Permissions.ts"
+import { Ledger } from "./ledger/Ledger.ts"
+import { ApiKeys } from "./organisations/ApiKeys.ts"
+import { Organisations } from "./organisations/Organisations.ts"
+
+export const demo = { name: "Demo organisation", sender: "DEMO", credits: 1000 } as const
+
+export const SeedLive = Layer.effectDiscard(Effect.gen(function*() {
+  const organisations = yield* Organisations
+  const config = yield* AppConfig
+  const admin = yield* AdminToken
+  const base = `http://${config.host === "0.0.0.0" ? "127.0.0.1" : config.host}:${config.port}`
+  const lines: Array<string> = []
+  if (yield* organisations.isEmpty) {
+    const org = yield* organisations.create(demo.name, demo.sender)
+    yield* (yield* Ledger).grant(org.id, demo.credits, null)
+    const key = yield* (yield* ApiKeys).issue(org.id, Permissions)
+    lines.push(
+      `Demo organisation ${org.id} created with ${demo.credits} credits and sender ${demo.sender}.`,
+      `Demo API key (all five permissions; shown once, only its hash is stored):`,
+      `  ${key.apiKey}`,
+      `  curl -H "Authorization: Bearer ${key.apiKey}" ${base}/api/sms/v2/balance/`
+    )
+  }
+  if (admin.generated) {
+    lines.push(
+      `Operator token (generated for this run; set SMS_ADMIN_TOKEN to keep one):`,
+      `  ${Redacted.value(admin.token)}`
+    )
+  }
+  lines.push(`API docs: ${base}/api/sms/v2/docs`)
+  yield* Effect.sync(() => process.stdout.write(`\n${lines.join("\n")}\n\n`))
+}))

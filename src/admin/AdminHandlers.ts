@@ -1,0 +1,78 @@
+/** The operator API's handlers and its token check. */
+import { Effect, Layer, Redacted } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { InvalidApiKey, ValidationError } from "../domain/Errors.ts"
+import { balanceBody, organisationBody } from "../http/Bodies.ts"
+import { Ledger } from "../ledger/Ledger.ts"
+import { ApiKeys } from "../organisations/ApiKeys.ts"
+import { Organisations } from "../organisations/Organisations.ts"
+import { isValidSenderName } from "../domain/SenderName.ts"
+import { today } from "../Time.ts"
+import { AdminApi, AdminAuth, Operator } from "./AdminApi.ts"
+import { AdminToken } from "./AdminToken.ts"
+
+export const defaultSenderName = "INFO"
+
+export const AdminAuthLive = Layer.effect(AdminAuth, Effect.gen(function*() {
+  const admin = yield* AdminToken
+  return AdminAuth.of({
+    adminToken: (httpEffect, { credential }) =>
+      admin.matches(Redacted.value(credential))
+        ? Effect.provideService(httpEffect, Operator, { authenticated: true })
+        : Effect.fail(InvalidApiKey.withMessage("The operator API needs Authorization: Bearer <SMS_ADMIN_TOKEN>"))
+  })
+}))
+
+export const AdminHandlers = HttpApiBuilder.group(AdminApi, "admin", Effect.fn(function*(handlers) {
+  const organisations = yield* Organisations
+  const keys = yield* ApiKeys
+  const ledger = yield* Ledger
+
+  const withBalance = (organisationId: string) =>
+    Effect.gen(function*() {
+      const org = yield* organisations.get(organisationId)
+      const balance = yield* ledger.balance(org.id)
+      return { ...organisationBody(org), balance: balanceBody(balance) }
+    })
+
+  return handlers
+    .handle("createOrganization", ({ payload }) =>
+      organisations.create(payload.name, payload.default_sender_name ?? defaultSenderName).pipe(
+        Effect.map(organisationBody),
+        Effect.orDie
+      ))
+    .handle("getOrganization", ({ params }) => withBalance(params.org_id).pipe(Effect.catchTag("SqlError", Effect.die)))
+    .handle("updateOrganization", ({ params, payload }) =>
+      organisations.update(params.org_id, {
+        ...(payload.sms_enabled === undefined ? {} : { smsEnabled: payload.sms_enabled }),
+        ...(payload.default_sender_name === undefined ? {} : { defaultSenderName: payload.default_sender_name })
+      }).pipe(Effect.map(organisationBody), Effect.catchTag("SqlError", Effect.die)))
+    .handle("createApiKey", ({ params, payload }) =>
+      keys.issue(params.org_id, payload.permissions).pipe(
+        Effect.map((k) => ({ key_id: k.keyId, api_key: k.apiKey, permissions: k.permissions })),
+        Effect.catchTag("SqlError", Effect.die)
+      ))
+    .handle("revokeApiKey", ({ params }) =>
+      keys.revoke(params.key_id).pipe(
+        Effect.as({ key_id: params.key_id, revoked: true as const }),
+        Effect.catchTag("SqlError", Effect.die)
+      ))
+    .handle("grantCredits", ({ params, payload }) =>
+      Effect.gen(function*() {
+        const validUntil = payload.valid_until ?? null
+        if (validUntil !== null && validUntil < (yield* today)) {
+          return yield* ValidationError.withMessage("Credits cannot be granted already expired", {
+            details: [{ field: "valid_until", message: "must be today or later (UTC)" }]
+          })
+        }
+        const org = yield* organisations.get(params.org_id)
+        yield* ledger.grant(org.id, payload.amount, validUntil)
+        return { balance: balanceBody(yield* ledger.balance(org.id)) }
+      }).pipe(Effect.catchTag("SqlError", Effect.die)))
+    .handle("setSender", ({ params, payload }) =>
+      isValidSenderName(params.name)
+        ? organisations.setSender(params.org_id, params.name, payload.active).pipe(Effect.catchTag("SqlError", Effect.die))
+        : Effect.fail(ValidationError.withMessage("Invalid sender name", {
+          details: [{ field: "name", message: "must be 1 to 11 ASCII letters, digits or internal spaces" }]
+        })))
+}))

@@ -1,0 +1,63 @@
+/** Request and response bodies of the public API, field for field as spec section 2 writes them. */
+import { Schema } from "effect"
+import { CalendarDate } from "../domain/Dates.ts"
+import { PhoneNumber } from "../domain/Phone.ts"
+
+const maxLength = (n: number) => Schema.String.check(Schema.isMaxLength(n))
+const lengthBetween = (min: number, max: number) => Schema.String.check(Schema.isMinLength(min), Schema.isMaxLength(max))
+
+/** Spec 2.7. */
+export const Balance = Schema.Struct({
+  total: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)),
+  reserved: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)),
+  available: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)),
+  valid_until: Schema.NullOr(CalendarDate)
+}).annotate({ identifier: "Balance" })
+export type Balance = typeof Balance.Type
+
+const emailPattern = /^$|^[^\s@]{1,64}@[^\s@]+\.[^\s@]+$/
+
+/** An e-mail address of at most 254 characters, or the empty string. */
+export const Email = Schema.String.check(
+  Schema.isMaxLength(254),
+  Schema.isPattern(emailPattern, { message: "must be an e-mail address or an empty string" })
+)
+
+/**
+ * `status` is an int64. JSON numbers beyond 2^53 do not survive `JSON.parse`, so the contacts
+ * endpoint parses its body losslessly (contacts/LosslessJson.ts) and decodes `status` as a
+ * `bigint` (`Int64`); `Int64Wire` describes the same field on the wire for the OpenAPI document.
+ */
+export const Int64 = Schema.BigInt.check(
+  Schema.makeFilter((n: bigint) =>
+    (n >= -(2n ** 63n) && n <= 2n ** 63n - 1n) || "must be a 64-bit signed integer"
+  )
+).annotate({ message: "must be an integer (int64)" })
+const Int64Wire = Schema.Int.annotate({ description: "64-bit signed integer", format: "int64" } as Schema.Annotations.Annotations)
+
+const contactFields = <S extends Schema.Top>(status: S) => ({
+  phone_number: PhoneNumber,
+  first_name: Schema.optionalKey(Schema.NullOr(maxLength(100))),
+  company: Schema.optionalKey(Schema.NullOr(maxLength(100))),
+  position: Schema.optionalKey(Schema.NullOr(maxLength(100))),
+  address: Schema.optionalKey(Schema.NullOr(Schema.String)),
+  birthday: Schema.optionalKey(Schema.NullOr(CalendarDate)),
+  home_email: Schema.optionalKey(Schema.NullOr(Email)),
+  office_email: Schema.optionalKey(Schema.NullOr(Email)),
+  list_name: Schema.optionalKey(lengthBetween(1, 100)),
+  source: Schema.optionalKey(lengthBetween(1, 50)),
+  status: Schema.optionalKey(status)
+})
+
+/** Spec 2.8 as documented: absent optional fields stay unchanged on update, `null` clears. */
+export const ContactWrite = Schema.Struct(contactFields(Int64Wire)).annotate({ identifier: "ContactWrite" })
+
+/** Spec 2.8 as decoded from a losslessly parsed body: `status` is a bigint. */
+export const ContactWriteInput = Schema.Struct(contactFields(Int64))
+export type ContactWriteInput = typeof ContactWriteInput.Type
+
+/** Spec 2.9 as documented (the handler writes the body itself to keep int64 exact). */
+export const Contact = Schema.Struct({ id: Schema.Int, ...contactFields(Int64Wire) }).annotate({ identifier: "Contact" })
+
+/** A stored contact, as the service returns it. */
+export type ContactRecord = { readonly id: number } & ContactWriteInput

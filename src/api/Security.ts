@@ -1,0 +1,23 @@
+/** What a request carries once authenticated, and the middleware contracts that establish it. */
+import { Context } from "effect"
+import { HttpApiMiddleware, HttpApiSecurity } from "effect/http-api"
+import type { Permission } from "../domain/Permissions.ts"
+import { InternalError, InvalidApiKey, InvalidOrganizationHeader, NotFound, ParseError, ValidationError } from "../domain/Errors.ts"
+
+/** The API key of the current request: its organisation scopes every query. */
+export class CurrentKey extends Context.Service<CurrentKey, {
+  readonly organisationId: string
+  readonly keyId: string
+  readonly permissions: ReadonlySet<Permission>
+}>()("sms/CurrentKey") {}
+
+/** `Authorization: Bearer svc_sms_<key_id>.<secret>`; rejects `X-Organization`. */
+export class ApiKeyAuth extends HttpApiMiddleware.Service<ApiKeyAuth, { provides: CurrentKey }>()("sms/ApiKeyAuth", {
+  security: { apiKey: HttpApiSecurity.bearer },
+  error: [InvalidApiKey, InvalidOrganizationHeader]
+}) {}
+
+/** Turns request-decoding failures into `validation_error` / `parse_error` / `not_found` bodies. */
+export class SchemaErrors extends HttpApiMiddleware.Service<SchemaErrors>()("sms/SchemaErrors", {
+  error: [ValidationError, ParseError, NotFound, InternalError]
+}) {}

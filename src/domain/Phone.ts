@@ -1,0 +1,13 @@
+/** Malagasy mobile numbers in E.164 form: the only recipients the service accepts (spec 2.1). */
+import { Schema } from "effect"
+
+export const phonePattern = /^\+2613[0-9]{8}$/
+
+/** A Malagasy mobile number, exactly `+2613` followed by 8 digits. */
+export const PhoneNumber = Schema.String.check(
+  Schema.isPattern(phonePattern, { message: "must be a Malagasy mobile number: +2613 followed by 8 digits" })
+).annotate({ description: "Malagasy mobile number in E.164 form", examples: ["+261340000001"] })
+
+/** Hides all but the operator prefix and the last two digits, for logs: `+26134******01`. */
+export const maskPhone = (phone: string): string =>
+  phone.length <= 6 ? "***" : `${phone.slice(0, 6)}${"*".repeat(phone.length - 8)}${phone.slice(-2)}`

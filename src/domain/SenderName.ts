@@ -1,0 +1,12 @@
+/** Sender names: 1 to 11 ASCII letters, digits or internal spaces (spec 2.3). */
+import { Schema } from "effect"
+
+export const senderNamePattern = /^[A-Za-z0-9](?:[A-Za-z0-9 ]{0,9}[A-Za-z0-9])?$/
+
+/** True when `name` is an acceptable sender name. */
+export const isValidSenderName = (name: string): boolean => senderNamePattern.test(name)
+
+/** Schema of a sender name; failures read as a plain validation message. */
+export const SenderName = Schema.String.check(
+  Schema.isPattern(senderNamePattern, { message: "must be 1 to 11 ASCII letters, digits or internal spaces" })
+)

@@ -1,0 +1,25 @@
+/** Maps HttpApi's request-decoding failures to the spec's bodies; response-encoding failures are ours: 500. */
+import { Effect } from "effect"
+import { HttpApiMiddleware } from "effect/http-api"
+import { SchemaErrors } from "../api/Security.ts"
+import { InternalError, NotFound, ValidationError } from "../domain/Errors.ts"
+import { issueDetails, payloadError } from "./SchemaIssues.ts"
+
+export const SchemaErrorsLive = HttpApiMiddleware.layerSchemaErrorTransform(SchemaErrors, (error) => {
+  switch (error.kind) {
+    case "Payload":
+      return Effect.fail(payloadError(error.cause.issue))
+    case "Params":
+      return Effect.fail(NotFound.withMessage("No such resource"))
+    case "Headers":
+    case "Query":
+      return Effect.fail(ValidationError.withMessage(`Invalid request ${error.kind.toLowerCase()}`, {
+        details: issueDetails(error.cause.issue)
+      }))
+    case "Body":
+    case "ResponseHeaders":
+      return Effect.logError("response encoding failed", error.cause).pipe(
+        Effect.andThen(Effect.fail(InternalError.withMessage("Internal server error")))
+      )
+  }
+})

@@ -1,0 +1,56 @@
+/**
+ * Assembles the HTTP application: the public API, the operator API, their OpenAPI documents and
+ * docs pages, health routes and the JSON edge, over the services they need.
+ */
+import { Layer } from "effect"
+import { HttpRouter, HttpServerResponse } from "effect/http"
+import { HttpApiBuilder, HttpApiScalar, OpenApi } from "effect/http-api"
+import { AdminApi } from "../admin/AdminApi.ts"
+import { AdminAuthLive, AdminHandlers } from "../admin/AdminHandlers.ts"
+import { Api } from "../api/Api.ts"
+import { Contacts } from "../contacts/Contacts.ts"
+import { Ids } from "../Ids.ts"
+import { Ledger } from "../ledger/Ledger.ts"
+import { ApiKeys } from "../organisations/ApiKeys.ts"
+import { Organisations } from "../organisations/Organisations.ts"
+import { ApiKeyAuthLive } from "./ApiKeyAuthLive.ts"
+import { BalanceHandlers } from "./BalanceHandlers.ts"
+import { ContactsHandlers } from "./ContactsHandlers.ts"
+import { makeEdge } from "./Edge.ts"
+import { HealthRoutes, healthPaths } from "./Health.ts"
+import { methodTable, routesOf } from "./Routes.ts"
+import { SchemaErrorsLive } from "./SchemaErrorsLive.ts"
+
+const openApiPath = "/api/sms/v2/openapi.json"
+const openApiDocument = OpenApi.fromApi(Api)
+
+/** The services behind the handlers, over a SqlClient and the configuration. */
+export const ServicesLive = Layer.mergeAll(Ledger.layer, Organisations.layer, ApiKeys.layer, Contacts.layer).pipe(
+  Layer.provideMerge(Ids.layer)
+)
+
+const PublicRoutes = HttpApiBuilder.layer(Api).pipe(
+  Layer.provide([BalanceHandlers, ContactsHandlers]),
+  Layer.provide([ApiKeyAuthLive, SchemaErrorsLive])
+)
+
+const AdminRoutes = HttpApiBuilder.layer(AdminApi).pipe(
+  Layer.provide(AdminHandlers),
+  Layer.provide([AdminAuthLive, SchemaErrorsLive])
+)
+
+const DocsRoutes = Layer.mergeAll(
+  HttpRouter.add("GET", openApiPath, HttpServerResponse.jsonUnsafe(openApiDocument)),
+  HttpApiScalar.layer(Api, { path: "/api/sms/v2/docs", scalar: { withDefaultFonts: false } })
+)
+
+const allowedMethods = methodTable([
+  ...routesOf(Api),
+  ...routesOf(AdminApi),
+  ...healthPaths,
+  ["GET", openApiPath],
+  ["GET", "/api/sms/v2/docs"]
+])
+
+/** Every route and the edge middleware; needs ServicesLive's services, the AdminToken and a SqlClient. */
+export const HttpAppLive = Layer.mergeAll(PublicRoutes, AdminRoutes, DocsRoutes, HealthRoutes, makeEdge(allowedMethods))

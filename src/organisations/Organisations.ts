@@ -1,0 +1,99 @@
+/** Organisations and their registered sender names: the operator's view of a customer. */
+import { Context, Effect, Layer, Option } from "effect"
+import { SqlClient, type SqlError } from "effect/sql"
+import { NotFound } from "../domain/Errors.ts"
+import { isUuid } from "../domain/Uuid.ts"
+import { Ids } from "../Ids.ts"
+import { now } from "../Time.ts"
+
+export interface Organisation {
+  readonly id: string
+  readonly name: string
+  readonly smsEnabled: boolean
+  readonly defaultSenderName: string
+}
+
+export interface Sender {
+  readonly name: string
+  readonly active: boolean
+}
+
+const orgNotFound = (id: string) => NotFound.withMessage(`No organisation ${id}`)
+
+export class Organisations extends Context.Service<Organisations, {
+  /** Creates an organisation with SMS enabled and its default sender registered active. */
+  readonly create: (name: string, defaultSenderName: string) => Effect.Effect<Organisation, SqlError.SqlError>
+  /** The organisation, or NotFound. */
+  readonly get: (id: string) => Effect.Effect<Organisation, NotFound | SqlError.SqlError>
+  /** Changes what is given; a new default sender is registered active unless already known. */
+  readonly update: (
+    id: string,
+    changes: { readonly smsEnabled?: boolean; readonly defaultSenderName?: string }
+  ) => Effect.Effect<Organisation, NotFound | SqlError.SqlError>
+  /** Registers a sender or changes whether it is active. */
+  readonly setSender: (organisationId: string, name: string, active: boolean) => Effect.Effect<Sender, NotFound | SqlError.SqlError>
+  /** The sender if registered for the organisation. */
+  readonly findSender: (organisationId: string, name: string) => Effect.Effect<Option.Option<Sender>, SqlError.SqlError>
+  /** Whether any organisation exists (start-up seeds a demo one otherwise). */
+  readonly isEmpty: Effect.Effect<boolean, SqlError.SqlError>
+}>()("sms/Organisations") {
+  static readonly layer = Layer.effect(Organisations, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const ids = yield* Ids
+
+    const find = (id: string) =>
+      isUuid(id)
+        ? sql<Organisation>`SELECT id::text, name, sms_enabled, default_sender_name FROM organisations WHERE id = ${id}`.pipe(
+          Effect.flatMap((rows) => rows[0] === undefined ? Effect.fail(orgNotFound(id)) : Effect.succeed(rows[0]))
+        )
+        : Effect.fail(orgNotFound(id))
+
+    const upsertSender = (organisationId: string, name: string, active: boolean, at: Date, keepExisting: boolean) =>
+      keepExisting
+        ? sql`INSERT INTO senders (organisation_id, name, active, updated_at)
+            VALUES (${organisationId}, ${name}, ${active}, ${at}) ON CONFLICT DO NOTHING`
+        : sql`INSERT INTO senders (organisation_id, name, active, updated_at)
+            VALUES (${organisationId}, ${name}, ${active}, ${at})
+            ON CONFLICT (organisation_id, name) DO UPDATE SET active = EXCLUDED.active, updated_at = EXCLUDED.updated_at`
+
+    return Organisations.of({
+      create: Effect.fn("Organisations.create")(function*(name, defaultSenderName) {
+        const [id, at] = [yield* ids.uuid, yield* now]
+        yield* Effect.gen(function*() {
+          yield* sql`INSERT INTO organisations (id, name, sms_enabled, default_sender_name, created_at)
+            VALUES (${id}, ${name}, true, ${defaultSenderName}, ${at})`
+          yield* upsertSender(id, defaultSenderName, true, at, false)
+        }).pipe(sql.withTransaction)
+        return { id, name, smsEnabled: true, defaultSenderName }
+      }),
+      get: (id) => find(id).pipe(Effect.withSpan("Organisations.get")),
+      update: Effect.fn("Organisations.update")(function*(id, changes) {
+        const at = yield* now
+        return yield* Effect.gen(function*() {
+          const current = yield* find(id)
+          const next = {
+            ...current,
+            ...(changes.smsEnabled === undefined ? {} : { smsEnabled: changes.smsEnabled }),
+            ...(changes.defaultSenderName === undefined ? {} : { defaultSenderName: changes.defaultSenderName })
+          }
+          yield* sql`UPDATE organisations SET sms_enabled = ${next.smsEnabled}, default_sender_name = ${next.defaultSenderName}
+            WHERE id = ${id}`
+          if (changes.defaultSenderName !== undefined) yield* upsertSender(id, changes.defaultSenderName, true, at, true)
+          return next
+        }).pipe(sql.withTransaction)
+      }),
+      setSender: Effect.fn("Organisations.setSender")(function*(organisationId, name, active) {
+        yield* find(organisationId)
+        yield* upsertSender(organisationId, name, active, yield* now, false)
+        return { name, active }
+      }),
+      findSender: (organisationId, name) =>
+        sql<Sender>`SELECT name, active FROM senders WHERE organisation_id = ${organisationId} AND name = ${name}`.pipe(
+          Effect.map((rows) => Option.fromNullishOr(rows[0]))
+        ),
+      isEmpty: sql<{ n: number }>`SELECT count(*)::integer AS n FROM (SELECT 1 FROM organisations LIMIT 1) o`.pipe(
+        Effect.map((rows) => rows[0]!.n === 0)
+      )
+    })
+  }))
+}

@@ -1,0 +1,11 @@
+import { defineConfig } from "vitest/config"
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    // Each file starts its own embedded database; two at a time fits the 2-core machines.
+    maxWorkers: 2
+  }
+})
