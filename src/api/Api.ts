@@ -1,7 +1,23 @@
 /** The public v2 API (spec section 4) as HttpApi groups: the contract only, no implementation. */
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { CommonErrors, InsufficientPermissions } from "../domain/Errors.ts"
-import { Balance, Contact, ContactWrite } from "./Schemas.ts"
+import { Schema } from "effect"
+import {
+  CommonErrors,
+  DispatchUnavailable,
+  IdempotencyConflict,
+  IdempotencyInProgress,
+  InsufficientCredits,
+  InsufficientPermissions,
+  InvalidIdempotencyKey,
+  InvalidSchedule,
+  InvalidSenderName,
+  PersonalDataErased,
+  ProviderRejected,
+  ProviderResultUnknown,
+  SenderNameUnavailable,
+  SmsUnavailable
+} from "../domain/Errors.ts"
+import { Balance, Contact, ContactWrite, Message, MessageCreate } from "./Schemas.ts"
 import { ApiKeyAuth, SchemaErrors } from "./Security.ts"
 
 export const apiPrefix = "/api/sms/v2"
@@ -29,9 +45,50 @@ export class ContactsGroup extends HttpApiGroup.make("contacts")
   .prefix(apiPrefix)
 {}
 
+const IdempotencyKeyHeader = {
+  "idempotency-key": Schema.optionalKey(Schema.String.annotate({ description: "1 to 128 visible ASCII characters (required)" }))
+}
+const withLocation = (status: 201 | 202) =>
+  HttpApiSchema.WithHeaders(Message.pipe(HttpApiSchema.status(status)), { location: Schema.String })
+
+/** Errors of a creation under an Idempotency-Key (spec 4.7). */
+export const IdempotencyErrors = [InvalidIdempotencyKey, IdempotencyConflict, IdempotencyInProgress] as const
+
+export class MessagesGroup extends HttpApiGroup.make("messages")
+  .add(
+    HttpApiEndpoint.post("create", "/messages/", {
+      headers: IdempotencyKeyHeader,
+      payload: MessageCreate,
+      success: [withLocation(201), withLocation(202)],
+      error: [
+        ...CommonErrors,
+        ...IdempotencyErrors,
+        InsufficientPermissions,
+        InvalidSchedule,
+        InvalidSenderName,
+        SmsUnavailable,
+        SenderNameUnavailable,
+        InsufficientCredits,
+        PersonalDataErased,
+        ProviderRejected,
+        ProviderResultUnknown,
+        DispatchUnavailable
+      ]
+    }).annotate(OpenApi.Summary, "Send now (201, permission sms.send) or schedule with send_at (202, permission sms.schedule)"),
+    HttpApiEndpoint.get("get", "/messages/:message_id/", {
+      params: { message_id: Schema.String },
+      success: Message,
+      error: [...CommonErrors, InsufficientPermissions]
+    }).annotate(OpenApi.Summary, "Read a message and its delivery outcome (permission delivery.read)")
+  )
+  .middleware(ApiKeyAuth)
+  .prefix(apiPrefix)
+{}
+
 export class Api extends HttpApi.make("sms")
   .add(BalanceGroup)
   .add(ContactsGroup)
+  .add(MessagesGroup)
   .middleware(SchemaErrors)
   .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })
   .annotateMerge(OpenApi.annotations({

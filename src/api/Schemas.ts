@@ -1,6 +1,7 @@
 /** Request and response bodies of the public API, field for field as spec section 2 writes them. */
 import { Schema } from "effect"
 import { CalendarDate } from "../domain/Dates.ts"
+import { MessageStatusSchema } from "../domain/MessageStatus.ts"
 import { PhoneNumber } from "../domain/Phone.ts"
 
 const maxLength = (n: number) => Schema.String.check(Schema.isMaxLength(n))
@@ -61,3 +62,25 @@ export const Contact = Schema.Struct({ id: Schema.Int, ...contactFields(Int64Wir
 
 /** A stored contact, as the service returns it. */
 export type ContactRecord = { readonly id: number } & ContactWriteInput
+
+/** Spec 2.3. Text segments, sender name syntax and the schedule are checked after decoding (domain/MessageRules.ts). */
+export const MessageCreate = Schema.Struct({
+  text: lengthBetween(1, 320),
+  to: PhoneNumber,
+  send_at: Schema.optionalKey(Schema.String.annotate({ format: "date-time", description: "Future RFC 3339 timestamp with explicit timezone" } as Schema.Annotations.Annotations)),
+  sender_name: Schema.optionalKey(Schema.String.annotate({ description: "1 to 11 ASCII letters, digits or internal spaces" }))
+}).annotate({ identifier: "MessageCreate" })
+export type MessageCreate = typeof MessageCreate.Type
+
+const DateTimeOrNull = Schema.NullOr(Schema.String.annotate({ format: "date-time" } as Schema.Annotations.Annotations))
+
+/** Spec 2.2. */
+export const Message = Schema.Struct({
+  id: Schema.String.annotate({ format: "uuid" } as Schema.Annotations.Annotations),
+  to: Schema.String,
+  sender_name: Schema.String,
+  status: MessageStatusSchema,
+  segments: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 2 })),
+  send_at: DateTimeOrNull,
+  delivery_time: DateTimeOrNull
+}).annotate({ identifier: "Message" })

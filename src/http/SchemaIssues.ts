@@ -15,12 +15,18 @@ const friendly = (message: string): string => {
   return message
 }
 
-/** One detail per failing field, `field` being its dotted path (`recipients.3`), or `body` for the whole body. */
-export const issueDetails = (issue: SchemaIssue.Issue): ReadonlyArray<ErrorDetail> =>
-  formatter(issue).issues.map((i) => ({
-    field: (i.path ?? []).map((p) => String(typeof p === "object" && p !== null ? p.key : p)).join(".") || "body",
-    message: friendly(i.message)
-  }))
+/** One detail per failing field, `field` being its dotted path (`recipients.3`), or `body` for the whole body; a field breaking several rules lists them in one message. */
+export const issueDetails = (issue: SchemaIssue.Issue): ReadonlyArray<ErrorDetail> => {
+  const byField = new Map<string, Array<string>>()
+  for (const i of formatter(issue).issues) {
+    const field = (i.path ?? []).map((p) => String(typeof p === "object" && p !== null ? p.key : p)).join(".") || "body"
+    const messages = byField.get(field) ?? []
+    const message = friendly(i.message)
+    if (!messages.includes(message)) messages.push(message)
+    byField.set(field, messages)
+  }
+  return [...byField].map(([field, messages]) => ({ field, message: messages.join("; ") }))
+}
 
 /** The error a failed payload decode answers with. */
 export const payloadError = (issue: SchemaIssue.Issue): ValidationError | ParseError => {

@@ -8,15 +8,11 @@ import { HttpApiBuilder, HttpApiScalar, OpenApi } from "effect/http-api"
 import { AdminApi } from "../admin/AdminApi.ts"
 import { AdminAuthLive, AdminHandlers } from "../admin/AdminHandlers.ts"
 import { Api } from "../api/Api.ts"
-import { Contacts } from "../contacts/Contacts.ts"
-import { Ids } from "../Ids.ts"
-import { Ledger } from "../ledger/Ledger.ts"
-import { ApiKeys } from "../organisations/ApiKeys.ts"
-import { Organisations } from "../organisations/Organisations.ts"
 import { ApiKeyAuthLive } from "./ApiKeyAuthLive.ts"
 import { BalanceHandlers } from "./BalanceHandlers.ts"
 import { ContactsHandlers } from "./ContactsHandlers.ts"
 import { makeEdge } from "./Edge.ts"
+import { MessagesHandlers } from "./MessagesHandlers.ts"
 import { HealthRoutes, healthPaths } from "./Health.ts"
 import { methodTable, routesOf } from "./Routes.ts"
 import { SchemaErrorsLive } from "./SchemaErrorsLive.ts"
@@ -24,13 +20,8 @@ import { SchemaErrorsLive } from "./SchemaErrorsLive.ts"
 const openApiPath = "/api/sms/v2/openapi.json"
 const openApiDocument = OpenApi.fromApi(Api)
 
-/** The services behind the handlers, over a SqlClient and the configuration. */
-export const ServicesLive = Layer.mergeAll(Ledger.layer, Organisations.layer, ApiKeys.layer, Contacts.layer).pipe(
-  Layer.provideMerge(Ids.layer)
-)
-
 const PublicRoutes = HttpApiBuilder.layer(Api).pipe(
-  Layer.provide([BalanceHandlers, ContactsHandlers]),
+  Layer.provide([BalanceHandlers, ContactsHandlers, MessagesHandlers]),
   Layer.provide([ApiKeyAuthLive, SchemaErrorsLive])
 )
 

@@ -1,0 +1,33 @@
+/** The service graph over a SqlClient and the configuration: every service the handlers and workers use. */
+import { Effect, Layer } from "effect"
+import { SimulatorLive } from "../simulator/Simulator.ts"
+import { AppConfig } from "./Config.ts"
+import { Contacts } from "./contacts/Contacts.ts"
+import type { Provider } from "./dispatch/Provider.ts"
+import { Idempotency } from "./idempotency/Idempotency.ts"
+import { Ids } from "./Ids.ts"
+import { Ledger } from "./ledger/Ledger.ts"
+import { Messages } from "./messages/Messages.ts"
+import { MessageStore } from "./messages/MessageStore.ts"
+import { Settlement } from "./messages/Settlement.ts"
+import { ApiKeys } from "./organisations/ApiKeys.ts"
+import { Organisations } from "./organisations/Organisations.ts"
+import { ServiceSecret } from "./ServiceSecret.ts"
+
+/** The provider chosen by SMS_PROVIDER (only the simulator exists so far). */
+export const ProviderLive = Layer.unwrap(Effect.map(AppConfig, (c) =>
+  SimulatorLive({ receiptDelayMs: c.simulatorReceiptDelayMs, slowMs: c.simulatorSlowMs })))
+
+const Base = Layer.mergeAll(Ledger.layer, Organisations.layer, ApiKeys.layer, Contacts.layer, MessageStore.layer, Idempotency.layer).pipe(
+  Layer.provideMerge(Layer.mergeAll(Ids.layer, ServiceSecret.layer))
+)
+
+/** Every service, with the given provider. */
+export const servicesWith = <E, R>(provider: Layer.Layer<Provider, E, R>) =>
+  Messages.layer.pipe(
+    Layer.provideMerge(Settlement.layer),
+    Layer.provideMerge(Base),
+    Layer.provideMerge(provider)
+  )
+
+export const ServicesLive = servicesWith(ProviderLive)

@@ -1,0 +1,39 @@
+/** POST /api/sms/v2/messages/ and GET /api/sms/v2/messages/{message_id}/ (spec 4.3, 4.4, 4.7). */
+import { Clock, Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { Api } from "../api/Api.ts"
+import { NotFound } from "../domain/Errors.ts"
+import { checkContent } from "../domain/MessageRules.ts"
+import { Idempotency } from "../idempotency/Idempotency.ts"
+import { messageBody } from "../messages/MessageBody.ts"
+import { Messages } from "../messages/Messages.ts"
+import { answerResponse, requireIdempotencyKey } from "./Answers.ts"
+import { requirePermission } from "./Permissions.ts"
+
+export const MessagesHandlers = HttpApiBuilder.group(Api, "messages", Effect.fn(function*(handlers) {
+  const messages = yield* Messages
+  const idempotency = yield* Idempotency
+  return handlers
+    .handle("create", ({ headers, payload }) =>
+      Effect.gen(function*() {
+        const organisationId = yield* requirePermission(payload.send_at === undefined ? "sms.send" : "sms.schedule")
+        const key = yield* requireIdempotencyKey(headers["idempotency-key"])
+        const content = checkContent(payload, yield* Clock.currentTimeMillis)
+        if (!("segments" in content)) return yield* content
+        const { answer, replayed } = yield* messages.create(organisationId, key, idempotency.fingerprint("messages", payload), {
+          to: payload.to,
+          text: payload.text,
+          senderName: payload.sender_name,
+          segments: content.segments,
+          sendAt: content.sendAt
+        }).pipe(Effect.catchTag("SqlError", Effect.die))
+        return answerResponse(answer, replayed)
+      }))
+    .handle("get", ({ params }) =>
+      Effect.gen(function*() {
+        const organisationId = yield* requirePermission("delivery.read")
+        const message = yield* messages.get(organisationId, params.message_id).pipe(Effect.orDie)
+        if (message === undefined) return yield* NotFound.withMessage("No such message")
+        return messageBody(message)
+      }))
+}))

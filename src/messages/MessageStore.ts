@@ -1,0 +1,151 @@
+/**
+ * The SQL of messages and their timeline. Every status change goes through `transition`, which
+ * moves the row only from the expected states and writes the timeline entry in the same
+ * statement; the caller's transaction makes it atomic with the ledger.
+ */
+import { Context, Effect, Layer } from "effect"
+import { SqlClient, type SqlError } from "effect/sql"
+import { canTransition, type MessageStatus } from "../domain/MessageStatus.ts"
+import { isUuid } from "../domain/Uuid.ts"
+import type { MessageRow } from "./MessageBody.ts"
+
+export type EventSource = "admission" | "provider" | "receipt" | "verification" | "recovery" | "dispatch" | "erasure"
+
+export interface NewMessage {
+  readonly id: string
+  readonly batchId: string | null
+  readonly batchPosition: number | null
+  readonly toNumber: string
+  readonly senderName: string
+  readonly text: string
+  readonly segments: number
+  readonly status: "scheduled" | "processing"
+  readonly sendAt: Date | null
+}
+
+export interface TransitionChanges {
+  readonly providerMessageId?: string
+  readonly deliveryTime?: Date
+  /** For `unknown`: when the verifier should first ask the provider. */
+  readonly verifyAt?: Date
+}
+
+export interface TimelineEntry {
+  readonly fromStatus: MessageStatus | null
+  readonly toStatus: MessageStatus
+  readonly source: EventSource
+  readonly at: Date
+}
+
+const columns = `organisation_id::text, id::text, batch_id::text, to_number, sender_name, text, segments::integer,
+  status, send_at, delivery_time, erased_at`
+
+export class MessageStore extends Context.Service<MessageStore, {
+  /** Inserts messages of one organisation in one statement, each with its admission timeline entry. */
+  readonly insert: (organisationId: string, messages: ReadonlyArray<NewMessage>, at: Date) => Effect.Effect<void, SqlError.SqlError>
+  /** The message if it belongs to the organisation. */
+  readonly find: (organisationId: string, id: string) => Effect.Effect<MessageRow | undefined, SqlError.SqlError>
+  /**
+   * Moves a message from one of `from` to `to` (a transition of contract section 7) with its
+   * timeline entry; returns the previous status, or undefined when the message was not in `from`.
+   */
+  readonly transition: (
+    organisationId: string,
+    id: string,
+    from: ReadonlyArray<MessageStatus>,
+    to: MessageStatus,
+    source: EventSource,
+    at: Date,
+    changes?: TransitionChanges
+  ) => Effect.Effect<MessageStatus | undefined, SqlError.SqlError>
+  /** Records that the message is about to be handed to the provider (after this, a crash means "unknown"). */
+  readonly markSubmitted: (organisationId: string, ids: ReadonlyArray<string>, at: Date) => Effect.Effect<void, SqlError.SqlError>
+  /** The message's status changes, oldest first. */
+  readonly timeline: (organisationId: string, id: string) => Effect.Effect<ReadonlyArray<TimelineEntry>, SqlError.SqlError>
+  /** Blanks recipient, sender and text of a message whose processing is finished; returns it, or undefined if not finished. */
+  readonly erase: (organisationId: string, id: string, at: Date) => Effect.Effect<MessageRow | undefined, SqlError.SqlError>
+}>()("sms/MessageStore") {
+  static readonly layer = Layer.effect(MessageStore, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const insert = Effect.fn("MessageStore.insert")(function*(organisationId: string, messages: ReadonlyArray<NewMessage>, at: Date) {
+      if (messages.length === 0) return
+      const rows = messages.map((m) => ({
+        id: m.id,
+        batch_id: m.batchId,
+        batch_position: m.batchPosition,
+        to_number: m.toNumber,
+        sender_name: m.senderName,
+        text: m.text,
+        segments: m.segments,
+        status: m.status,
+        send_at: m.sendAt?.toISOString() ?? null
+      }))
+      yield* sql`WITH m AS (
+          INSERT INTO messages (organisation_id, id, batch_id, batch_position, to_number, sender_name, text, segments,
+            status, send_at, due_at, created_at, updated_at)
+          SELECT ${organisationId}, x.id, x.batch_id, x.batch_position, x.to_number, x.sender_name, x.text, x.segments,
+            x.status, x.send_at, CASE WHEN x.status = 'scheduled' THEN x.send_at END, ${at}, ${at}
+          FROM json_to_recordset(${JSON.stringify(rows)}::json) AS x(id uuid, batch_id uuid, batch_position integer,
+            to_number text, sender_name text, text text, segments smallint, status text, send_at timestamptz)
+          RETURNING organisation_id, id, status)
+        INSERT INTO message_events (organisation_id, message_id, from_status, to_status, source, at)
+        SELECT organisation_id, id, NULL, status, 'admission', ${at} FROM m`
+    })
+
+    const find = Effect.fn("MessageStore.find")(function*(organisationId: string, id: string) {
+      if (!isUuid(id)) return undefined
+      const rows = yield* sql<MessageRow>`SELECT ${sql.literal(columns)} FROM messages
+        WHERE organisation_id = ${organisationId} AND id = ${id}`
+      return rows[0]
+    })
+
+    const transition = Effect.fn("MessageStore.transition")(function*(
+      organisationId: string,
+      id: string,
+      from: ReadonlyArray<MessageStatus>,
+      to: MessageStatus,
+      source: EventSource,
+      at: Date,
+      changes: TransitionChanges = {}
+    ) {
+      const allowed = from.filter((f) => canTransition(f, to))
+      if (allowed.length !== from.length) return yield* Effect.die(new Error(`illegal transition ${from.join("|")} -> ${to}`))
+      const rows = yield* sql<{ fromStatus: MessageStatus }>`WITH old AS (
+          SELECT organisation_id, id, status FROM messages
+          WHERE organisation_id = ${organisationId} AND id = ${id} AND status = ANY(${allowed}::text[])
+          FOR UPDATE),
+        u AS (
+          UPDATE messages AS m SET status = ${to}, updated_at = ${at},
+            provider_message_id = coalesce(${changes.providerMessageId ?? null}::text, m.provider_message_id),
+            delivery_time = coalesce(${changes.deliveryTime ?? null}::timestamptz, m.delivery_time),
+            verify_at = ${changes.verifyAt ?? null}::timestamptz
+          FROM old WHERE m.organisation_id = old.organisation_id AND m.id = old.id
+          RETURNING m.organisation_id, m.id, old.status AS from_status)
+        INSERT INTO message_events (organisation_id, message_id, from_status, to_status, source, at)
+        SELECT organisation_id, id, from_status, ${to}, ${source}, ${at} FROM u
+        RETURNING from_status`
+      return rows[0]?.fromStatus
+    })
+
+    return MessageStore.of({
+      insert,
+      find,
+      transition,
+      markSubmitted: (organisationId, ids, at) =>
+        sql`UPDATE messages SET submitted_at = ${at}, updated_at = ${at}
+          WHERE organisation_id = ${organisationId} AND id = ANY(${ids}::uuid[])`.pipe(Effect.asVoid),
+      timeline: (organisationId, id) =>
+        sql<TimelineEntry>`SELECT from_status, to_status, source, at FROM message_events
+          WHERE organisation_id = ${organisationId} AND message_id = ${id} ORDER BY id`,
+      erase: Effect.fn("MessageStore.erase")(function*(organisationId: string, id: string, at: Date) {
+        const rows = yield* sql<MessageRow>`UPDATE messages
+          SET to_number = '', sender_name = '', text = '', erased_at = coalesce(erased_at, ${at}), updated_at = ${at}
+          WHERE organisation_id = ${organisationId} AND id = ${id}
+            AND status IN ('delivered', 'undeliverable', 'failed', 'blocked')
+          RETURNING ${sql.literal(columns)}`
+        return rows[0]
+      })
+    })
+  }))
+}

@@ -1,0 +1,150 @@
+/**
+ * Creating and reading single messages (spec 4.3, 4.4). Admission is one transaction: the
+ * idempotency claim, the message row and its credit reservation. An immediate send then waits
+ * for the provider outside any transaction and settles in a second one; that part cannot be
+ * interrupted by a client that hangs up, so a claimed key always ends with a stored answer.
+ */
+import { Context, Duration, Effect, Layer } from "effect"
+import { SqlClient, type SqlError } from "effect/sql"
+import { AppConfig } from "../Config.ts"
+import {
+  IdempotencyConflict,
+  IdempotencyInProgress,
+  InsufficientCredits,
+  PersonalDataErased,
+  SenderNameUnavailable,
+  SmsUnavailable
+} from "../domain/Errors.ts"
+import type { Submission } from "../dispatch/Provider.ts"
+import { Provider } from "../dispatch/Provider.ts"
+import { Idempotency } from "../idempotency/Idempotency.ts"
+import { Ids } from "../Ids.ts"
+import { Ledger } from "../ledger/Ledger.ts"
+import { Organisations } from "../organisations/Organisations.ts"
+import { now } from "../Time.ts"
+import { type Answer, messageBody, messageLocation, type MessageRow } from "./MessageBody.ts"
+import { MessageStore } from "./MessageStore.ts"
+import { type Outcome, Settlement } from "./Settlement.ts"
+
+/** How long the provider may take to answer a submission before the result counts as unknown. */
+export const submitTimeoutMs = 15_000
+
+export interface MessageRequest {
+  readonly to: string
+  readonly text: string
+  readonly senderName: string | undefined
+  readonly segments: number
+  readonly sendAt: Date | null
+}
+
+export type AdmissionError =
+  | IdempotencyConflict
+  | IdempotencyInProgress
+  | PersonalDataErased
+  | InsufficientCredits
+  | SmsUnavailable
+  | SenderNameUnavailable
+  | SqlError.SqlError
+
+export const submissionOf = (m: MessageRow): Submission => ({
+  organisationId: m.organisationId,
+  messageId: m.id,
+  to: m.toNumber,
+  senderName: m.senderName,
+  text: m.text,
+  segments: m.segments
+})
+
+export class Messages extends Context.Service<Messages, {
+  /**
+   * Creates a message under an idempotency key (fingerprint already computed), or replays the
+   * answer stored for that key; `replayed` tells which.
+   */
+  readonly create: (
+    organisationId: string,
+    key: string,
+    fingerprint: string,
+    request: MessageRequest
+  ) => Effect.Effect<{ readonly answer: Answer; readonly replayed: boolean }, AdmissionError>
+  /** The message if it belongs to the organisation. */
+  readonly get: (organisationId: string, id: string) => Effect.Effect<MessageRow | undefined, SqlError.SqlError>
+  /** Submits a message already marked as handed over, and settles it on the provider's answer. */
+  readonly submitAndSettle: (message: MessageRow) => Effect.Effect<Answer, SqlError.SqlError>
+}>()("sms/Messages") {
+  static readonly layer = Layer.effect(Messages, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const store = yield* MessageStore
+    const ledger = yield* Ledger
+    const idempotency = yield* Idempotency
+    const organisations = yield* Organisations
+    const settlement = yield* Settlement
+    const provider = yield* Provider
+    const ids = yield* Ids
+    yield* AppConfig
+
+    const submitAndSettle = Effect.fn("Messages.submitAndSettle")(function*(message: MessageRow) {
+      const result = yield* provider.submit(submissionOf(message)).pipe(
+        Effect.timeoutOrElse({
+          duration: Duration.millis(submitTimeoutMs),
+          orElse: () => Effect.succeed({ _tag: "Unknown" } as const)
+        })
+      )
+      const outcome: Outcome = result._tag === "Accepted"
+        ? { _tag: "Accepted", providerMessageId: result.providerMessageId }
+        : result._tag === "Rejected"
+        ? { _tag: "Rejected" }
+        : result._tag === "Unreachable"
+        ? { _tag: "NeverSent" }
+        : { _tag: "Unknown" }
+      return yield* settlement.settle(message, outcome, "provider", yield* now)
+    })
+
+    /** The admission transaction: claim, checks, message row, reservation (and the 202 answer when scheduled). */
+    const admit = (organisationId: string, key: string, fingerprint: string, request: MessageRequest, id: string, at: Date) =>
+      Effect.gen(function*() {
+        const claim = yield* idempotency.claim(organisationId, "messages", key, fingerprint, { messageId: id }, at)
+        if (claim._tag === "Replay") return { _tag: "Replay" as const, answer: claim.answer }
+        const org = yield* organisations.get(organisationId).pipe(Effect.catchTag("NotFound", Effect.die))
+        if (!org.smsEnabled) return yield* SmsUnavailable.withMessage("SMS is not available for this organisation")
+        const senderName = request.senderName ?? org.defaultSenderName
+        const sender = yield* organisations.findSender(organisationId, senderName)
+        if (sender._tag === "None" || !sender.value.active) {
+          return yield* SenderNameUnavailable.withMessage(`The sender name ${senderName} is not registered and active for this organisation`)
+        }
+        const message: MessageRow = {
+          organisationId,
+          id,
+          batchId: null,
+          toNumber: request.to,
+          senderName,
+          text: request.text,
+          segments: request.segments,
+          status: request.sendAt === null ? "processing" : "scheduled",
+          sendAt: request.sendAt,
+          deliveryTime: null,
+          erasedAt: null
+        }
+        yield* store.insert(organisationId, [{ ...message, status: message.status as "scheduled" | "processing", batchPosition: null }], at)
+        yield* ledger.reserve(organisationId, [{ messageId: id, credits: request.segments }])
+        if (request.sendAt === null) return { _tag: "Immediate" as const, message }
+        const answer: Answer = { status: 202, body: messageBody(message), location: messageLocation(id) }
+        yield* idempotency.store(organisationId, "messages", key, answer, at)
+        return { _tag: "Replay" as const, answer, fresh: true }
+      }).pipe(sql.withTransaction)
+
+    return Messages.of({
+      create: Effect.fn("Messages.create")(function*(organisationId, key, fingerprint, request) {
+        const [id, at] = [yield* ids.uuid, yield* now]
+        const admitted = yield* admit(organisationId, key, fingerprint, request, id, at)
+        if (admitted._tag === "Replay") return { answer: admitted.answer, replayed: !("fresh" in admitted) }
+        const answer = yield* Effect.gen(function*() {
+          yield* store.markSubmitted(organisationId, [id], yield* now)
+          return yield* submitAndSettle(admitted.message)
+        }).pipe(Effect.uninterruptible)
+        return { answer, replayed: false }
+      }),
+      get: (organisationId, id) => store.find(organisationId, id),
+      submitAndSettle
+    })
+  }))
+}

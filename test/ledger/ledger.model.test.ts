@@ -1,0 +1,224 @@
+/**
+ * Model-based test of the SQL credit ledger (contract section 3): random sequences of grants,
+ * reservations, settlements and clock moves run against the Ledger on a real database and against
+ * the pure model of ./model.ts; after every step the two must agree on the balance, the totals,
+ * every lot's counters and every hold.
+ */
+import { expect, layer } from "@effect/vitest"
+import { Duration, Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { TestClock } from "effect/testing"
+import * as fc from "fast-check"
+import { Ledger } from "../../src/ledger/Ledger.ts"
+import type { Organisations } from "../../src/organisations/Organisations.ts"
+import { addDays, LedgerModel, type ModelReservation, nextMidnight } from "./model.ts"
+import { backend, entrySums, holdRows, LedgerTestLayer, lotRows, newOrganisation, start } from "./support.ts"
+
+type Services = Ledger | Organisations | SqlClient.SqlClient
+
+interface Real {
+  readonly orgId: string
+  readonly run: <A, E>(effect: Effect.Effect<A, E, Services>) => Promise<A>
+}
+
+type LedgerCommand = fc.AsyncCommand<LedgerModel, Real>
+
+const dayMillis = 86_400_000
+
+const numRuns = Number(process.env.LEDGER_NUM_RUNS ?? (process.env.CI ? 1000 : 200))
+
+/** The database must agree with the model on everything observable, and both must satisfy the invariant. */
+const verify = async (model: LedgerModel, real: Real, after: string): Promise<void> => {
+  const { balance, totals, lots, holds } = await real.run(Effect.gen(function*() {
+    const ledger = yield* Ledger
+    return {
+      balance: yield* ledger.balance(real.orgId),
+      totals: yield* ledger.totals(real.orgId),
+      lots: yield* lotRows(real.orgId),
+      holds: yield* holdRows(real.orgId)
+    }
+  }))
+  const where = `after ${after} (today ${model.today})`
+  expect(balance, `balance ${where}`).toEqual(model.balance())
+  expect(totals, `totals ${where}`).toEqual(model.totals())
+  for (const t of [totals, model.totals()]) {
+    expect(t.consumed + t.reserved + t.available + t.expiredUnreserved, `invariant ${where}`).toBe(t.granted)
+  }
+  expect(balance.total, `balance.total ${where}`).toBe(balance.available + balance.reserved)
+  expect([...lots], `lots ${where}`).toEqual(
+    model.lots.map((l) => ({ amount: l.amount, validUntil: l.validUntil, reserved: l.reserved, consumed: l.consumed }))
+  )
+  const byKey = <H extends { messageId: string; lotSeq: number }>(a: H, b: H) =>
+    a.messageId < b.messageId ? -1 : a.messageId > b.messageId ? 1 : a.lotSeq - b.lotSeq
+  expect([...holds].sort(byKey), `holds ${where}`).toEqual(
+    model.holds.map((h) => ({ messageId: h.messageId, lotSeq: h.lotSeq, amount: h.amount, state: h.state })).sort(byKey)
+  )
+}
+
+class GrantCommand implements LedgerCommand {
+  readonly amount: number
+  readonly dayOffset: number | null
+  constructor(amount: number, dayOffset: number | null) {
+    this.amount = amount
+    this.dayOffset = dayOffset
+  }
+  check = () => true
+  async run(model: LedgerModel, real: Real) {
+    const validUntil = this.dayOffset === null ? null : addDays(model.today, this.dayOffset)
+    const amount = this.amount
+    await real.run(Effect.gen(function*() {
+      yield* (yield* Ledger).grant(real.orgId, amount, validUntil)
+    }))
+    model.grant(this.amount, validUntil)
+    await verify(model, real, this.toString())
+  }
+  toString = () => `grant(${this.amount}, ${this.dayOffset === null ? "never" : `today+${this.dayOffset}`})`
+}
+
+class ReserveCommand implements LedgerCommand {
+  readonly credits: ReadonlyArray<number>
+  readonly inTransaction: boolean
+  constructor(credits: ReadonlyArray<number>, inTransaction: boolean) {
+    this.credits = credits
+    this.inTransaction = inTransaction
+  }
+  check = () => true
+  async run(model: LedgerModel, real: Real) {
+    const reservations: ReadonlyArray<ModelReservation> = this.credits.map((credits) => ({
+      messageId: model.freshMessageId(),
+      credits
+    }))
+    const fundable = model.canFund(reservations)
+    const inTransaction = this.inTransaction
+    const outcome = await real.run(Effect.gen(function*() {
+      const ledger = yield* Ledger
+      const sql = yield* SqlClient.SqlClient
+      const reserve = ledger.reserve(real.orgId, reservations)
+      return yield* (inTransaction ? sql.withTransaction(reserve) : reserve).pipe(
+        Effect.as("reserved" as const),
+        Effect.catchTag("InsufficientCredits", () => Effect.succeed("insufficient" as const))
+      )
+    }))
+    expect(outcome, `${this.toString()} with ${model.balance().available} available today ${model.today}`).toBe(
+      fundable ? "reserved" : "insufficient"
+    )
+    expect(model.reserve(reservations)).toBe(fundable)
+    await verify(model, real, this.toString())
+  }
+  toString = () =>
+    `reserve([${this.credits.join(", ")}]${this.inTransaction ? ", in transaction" : ""})`
+}
+
+/** Which message to settle: the i-th still pending one, the i-th ever reserved (maybe settled already), or one never reserved. */
+type Target = { readonly pending: number } | { readonly reserved: number } | { readonly unknown: true }
+
+class SettleCommand implements LedgerCommand {
+  readonly kind: "consume" | "release"
+  readonly target: Target
+  constructor(kind: "consume" | "release", target: Target) {
+    this.kind = kind
+    this.target = target
+  }
+  check = () => true
+  async run(model: LedgerModel, real: Real) {
+    const pending = model.reservedIds.filter((id) => model.holds.some((h) => h.messageId === id && h.state === "pending"))
+    const t = this.target
+    const messageId = "pending" in t && pending.length > 0
+      ? pending[t.pending % pending.length]!
+      : "reserved" in t && model.reservedIds.length > 0
+      ? model.reservedIds[t.reserved % model.reservedIds.length]!
+      : model.unknownMessageId()
+    const kind = this.kind
+    await real.run(Effect.gen(function*() {
+      yield* (yield* Ledger)[kind](real.orgId, messageId)
+    }))
+    model[kind](messageId)
+    await verify(model, real, `${this.toString()} = ${kind}(${messageId})`)
+  }
+  toString = () =>
+    `${this.kind}(${
+      "pending" in this.target
+        ? `pending #${this.target.pending}`
+        : "reserved" in this.target
+        ? `reserved #${this.target.reserved}`
+        : "unknown id"
+    })`
+}
+
+type Move = { readonly by: number } | { readonly midnightsAhead: number; readonly offset: -1 | 0 }
+
+class ClockCommand implements LedgerCommand {
+  readonly move: Move
+  constructor(move: Move) {
+    this.move = move
+  }
+  check = () => true
+  async run(model: LedgerModel, real: Real) {
+    const target = "by" in this.move
+      ? model.nowMillis + this.move.by
+      : nextMidnight(model.nowMillis) + this.move.midnightsAhead * dayMillis + this.move.offset
+    model.nowMillis = Math.max(model.nowMillis, target)
+    await real.run(TestClock.setTime(model.nowMillis))
+    await verify(model, real, `${this.toString()} to ${new Date(model.nowMillis).toISOString()}`)
+  }
+  toString = () =>
+    "by" in this.move
+      ? `clock += ${Duration.format(Duration.millis(this.move.by))}`
+      : `clock -> midnight #${this.move.midnightsAhead + 1} ${this.move.offset === -1 ? "- 1ms" : ""}`
+}
+
+const grantArb = fc.record({
+  amount: fc.integer({ min: 1, max: 50 }),
+  dayOffset: fc.option(fc.integer({ min: 0, max: 5 }), { nil: null, freq: 3 })
+}).map(({ amount, dayOffset }) => new GrantCommand(amount, dayOffset))
+
+const reserveArb = fc.tuple(
+  fc.oneof(
+    fc.integer({ min: 1, max: 2 }).map((c) => [c]),
+    fc.array(fc.integer({ min: 1, max: 2 }), { minLength: 2, maxLength: 10 })
+  ),
+  fc.boolean()
+).map(([credits, inTransaction]) => new ReserveCommand(credits, inTransaction))
+
+const settleArb = fc.tuple(
+  fc.constantFrom("consume" as const, "release" as const),
+  fc.oneof(
+    { arbitrary: fc.nat({ max: 1000 }).map((pending): Target => ({ pending })), weight: 4 },
+    { arbitrary: fc.nat({ max: 1000 }).map((reserved): Target => ({ reserved })), weight: 2 },
+    { arbitrary: fc.constant<Target>({ unknown: true }), weight: 1 }
+  )
+).map(([kind, target]) => new SettleCommand(kind, target))
+
+const clockArb = fc.oneof(
+  fc.integer({ min: 0, max: 3 * dayMillis }).map((by) => new ClockCommand({ by })),
+  fc.integer({ min: 0, max: 3 }).map((days) => new ClockCommand({ by: days * dayMillis })),
+  fc.record({ midnightsAhead: fc.integer({ min: 0, max: 2 }), offset: fc.constantFrom(-1 as const, 0 as const) })
+    .map((m) => new ClockCommand(m))
+)
+
+const commandsArb = fc.commands(
+  [grantArb, grantArb, reserveArb, reserveArb, reserveArb, settleArb, settleArb, settleArb, clockArb],
+  { maxCommands: 30, size: "medium" }
+)
+
+layer(LedgerTestLayer, { excludeTestServices: true })(`Ledger against its model (${backend})`, (it) => {
+  it.effect(`random sequences agree with the model after every step (numRuns ${numRuns})`, () =>
+    Effect.gen(function*() {
+      const context = yield* Effect.context<Services>()
+      const run = Effect.runPromiseWith(context)
+      const property = fc.asyncProperty(commandsArb, async (commands) => {
+        await run(TestClock.setTime(start))
+        const real: Real = { orgId: await run(newOrganisation), run }
+        const model = new LedgerModel(start)
+        await verify(model, real, "setup")
+        await fc.asyncModelRun(() => ({ model, real }), commands)
+        // Every change to a lot's counters is explained by its credit_entries rows.
+        const sums = await run(entrySums(real.orgId))
+        for (const s of sums) {
+          expect({ lot: s.lotSeq, granted: s.granted, reserved: s.netReserved, consumed: s.consumedEntries }, "credit_entries")
+            .toEqual({ lot: s.lotSeq, granted: s.amount, reserved: s.reserved, consumed: s.consumed })
+        }
+      })
+      yield* Effect.promise(() => fc.assert(property, { numRuns }))
+    }).pipe(Effect.provide(TestClock.layer())), 600_000)
+})

@@ -1,0 +1,152 @@
+/** Worked examples of the credit ledger (contract section 3), each on a fresh organisation. */
+import { assert, expect, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { TestClock } from "effect/testing"
+import { Ledger } from "../../src/ledger/Ledger.ts"
+import { addDays, dayOf, messageUuid, nextMidnight } from "./model.ts"
+import { backend, holdRows, LedgerTestLayer, lotRows, newOrganisation, start } from "./support.ts"
+
+const today = dayOf(start)
+const [m1, m2, m3] = [messageUuid(1), messageUuid(2), messageUuid(3)]
+
+/** Runs a test body at `start` on its own TestClock. */
+const atStart = <A, E, R>(body: Effect.Effect<A, E, R>) =>
+  TestClock.setTime(start).pipe(Effect.andThen(body), Effect.provide(TestClock.layer()))
+
+/** The reserve outcome as a value: "reserved", or the failing error's tag. */
+const tryReserve = (orgId: string, reservations: ReadonlyArray<{ messageId: string; credits: number }>) =>
+  Effect.gen(function*() {
+    const ledger = yield* Ledger
+    return yield* ledger.reserve(orgId, reservations).pipe(
+      Effect.as("reserved" as const),
+      Effect.catchTag("InsufficientCredits", (e) => Effect.succeed(e._tag))
+    )
+  })
+
+layer(LedgerTestLayer, { excludeTestServices: true })(`Ledger examples (${backend})`, (it) => {
+  it.effect("reserves across two lots, earliest expiry first, then consumes", () =>
+    atStart(Effect.gen(function*() {
+      const ledger = yield* Ledger
+      const org = yield* newOrganisation
+      yield* ledger.grant(org, 5, null)
+      yield* ledger.grant(org, 3, addDays(today, 1))
+
+      assert.strictEqual(yield* tryReserve(org, [{ messageId: m1, credits: 5 }]), "reserved")
+      // The expiring lot is drawn first and emptied; the rest comes from the never-expiring one.
+      expect(yield* lotRows(org)).toEqual([
+        { amount: 5, validUntil: null, reserved: 2, consumed: 0 },
+        { amount: 3, validUntil: addDays(today, 1), reserved: 3, consumed: 0 }
+      ])
+      expect(yield* ledger.balance(org)).toEqual({ total: 8, reserved: 5, available: 3, validUntil: null })
+
+      yield* ledger.consume(org, m1)
+      expect(yield* ledger.balance(org)).toEqual({ total: 3, reserved: 0, available: 3, validUntil: null })
+      expect(yield* ledger.totals(org)).toEqual({ granted: 8, consumed: 5, reserved: 0, available: 3, expiredUnreserved: 0 })
+      expect(yield* holdRows(org)).toEqual([
+        { messageId: m1, lotSeq: 0, amount: 2, state: "posted" },
+        { messageId: m1, lotSeq: 1, amount: 3, state: "posted" }
+      ])
+    })))
+
+  it.effect("draws the earliest valid_until first and never-expiring lots last", () =>
+    atStart(Effect.gen(function*() {
+      const ledger = yield* Ledger
+      const org = yield* newOrganisation
+      yield* ledger.grant(org, 5, null)
+      yield* ledger.grant(org, 5, addDays(today, 3))
+      yield* ledger.grant(org, 5, addDays(today, 1))
+      yield* ledger.reserve(org, [{ messageId: m1, credits: 6 }])
+      expect((yield* lotRows(org)).map((l) => l.reserved)).toEqual([0, 1, 5])
+      expect(yield* ledger.balance(org)).toEqual({ total: 15, reserved: 6, available: 9, validUntil: addDays(today, 3) })
+    })))
+
+  it.effect("release returns the credits to their lots", () =>
+    atStart(Effect.gen(function*() {
+      const ledger = yield* Ledger
+      const org = yield* newOrganisation
+      yield* ledger.grant(org, 10, addDays(today, 2))
+      yield* ledger.reserve(org, [{ messageId: m1, credits: 4 }])
+      expect(yield* ledger.balance(org)).toEqual({ total: 10, reserved: 4, available: 6, validUntil: addDays(today, 2) })
+      yield* ledger.release(org, m1)
+      expect(yield* ledger.balance(org)).toEqual({ total: 10, reserved: 0, available: 10, validUntil: addDays(today, 2) })
+      expect(yield* ledger.totals(org)).toEqual({ granted: 10, consumed: 0, reserved: 0, available: 10, expiredUnreserved: 0 })
+    })))
+
+  it.effect("a reservation outlives its lot's expiry; released after it, the credits are expired", () =>
+    atStart(Effect.gen(function*() {
+      const ledger = yield* Ledger
+      const org = yield* newOrganisation
+      yield* ledger.grant(org, 5, today)
+      yield* ledger.reserve(org, [{ messageId: m1, credits: 2 }, { messageId: m2, credits: 1 }])
+      yield* TestClock.setTime(nextMidnight(start))
+      expect(yield* ledger.balance(org)).toEqual({ total: 3, reserved: 3, available: 0, validUntil: null })
+      yield* ledger.consume(org, m1)
+      yield* ledger.release(org, m2)
+      expect(yield* ledger.totals(org)).toEqual({ granted: 5, consumed: 2, reserved: 0, available: 0, expiredUnreserved: 3 })
+    })))
+
+  it.effect("a lot funds through its valid_until day (inclusive), not after", () =>
+    atStart(Effect.gen(function*() {
+      const ledger = yield* Ledger
+      const org = yield* newOrganisation
+      yield* ledger.grant(org, 5, today)
+      yield* TestClock.setTime(nextMidnight(start) - 1) // 23:59:59.999 on valid_until
+      assert.strictEqual(yield* tryReserve(org, [{ messageId: m1, credits: 1 }]), "reserved")
+      expect(yield* ledger.balance(org)).toEqual({ total: 5, reserved: 1, available: 4, validUntil: today })
+
+      yield* TestClock.setTime(nextMidnight(start)) // the next day: expired
+      assert.strictEqual(yield* tryReserve(org, [{ messageId: m2, credits: 1 }]), "InsufficientCredits")
+      expect(yield* ledger.balance(org)).toEqual({ total: 1, reserved: 1, available: 0, validUntil: null })
+      expect(yield* ledger.totals(org)).toEqual({ granted: 5, consumed: 0, reserved: 1, available: 0, expiredUnreserved: 4 })
+      expect((yield* holdRows(org)).map((h) => h.messageId)).toEqual([m1])
+    })))
+
+  it.effect("an expired lot cannot fund, even when a valid lot covers only part", () =>
+    atStart(Effect.gen(function*() {
+      const ledger = yield* Ledger
+      const org = yield* newOrganisation
+      yield* ledger.grant(org, 10, addDays(today, 1))
+      yield* ledger.grant(org, 2, null)
+      yield* TestClock.adjust("2 days")
+      assert.strictEqual(yield* tryReserve(org, [{ messageId: m1, credits: 3 }]), "InsufficientCredits")
+      assert.strictEqual(yield* tryReserve(org, [{ messageId: m1, credits: 2 }]), "reserved")
+      expect(yield* lotRows(org)).toEqual([
+        { amount: 10, validUntil: addDays(today, 1), reserved: 0, consumed: 0 },
+        { amount: 2, validUntil: null, reserved: 2, consumed: 0 }
+      ])
+    })))
+
+  it.effect("a batch is reserved all or nothing", () =>
+    atStart(Effect.gen(function*() {
+      const ledger = yield* Ledger
+      const org = yield* newOrganisation
+      yield* ledger.grant(org, 5, null)
+      const batch = (credits: ReadonlyArray<number>) => credits.map((c, i) => ({ messageId: messageUuid(10 + i), credits: c }))
+
+      assert.strictEqual(yield* tryReserve(org, batch([2, 2, 2])), "InsufficientCredits")
+      expect(yield* ledger.balance(org)).toEqual({ total: 5, reserved: 0, available: 5, validUntil: null })
+      expect(yield* holdRows(org)).toEqual([])
+
+      assert.strictEqual(yield* tryReserve(org, batch([2, 2, 1])), "reserved")
+      expect(yield* ledger.balance(org)).toEqual({ total: 5, reserved: 5, available: 0, validUntil: null })
+      expect((yield* holdRows(org)).map((h) => h.amount)).toEqual([2, 2, 1])
+    })))
+
+  it.effect("settlement is idempotent: a second consume, a late release and unknown ids are no-ops", () =>
+    atStart(Effect.gen(function*() {
+      const ledger = yield* Ledger
+      const org = yield* newOrganisation
+      yield* ledger.grant(org, 5, null)
+      yield* ledger.reserve(org, [{ messageId: m1, credits: 2 }])
+      yield* ledger.consume(org, m1)
+      const once = { granted: 5, consumed: 2, reserved: 0, available: 3, expiredUnreserved: 0 }
+      expect(yield* ledger.totals(org)).toEqual(once)
+
+      yield* ledger.consume(org, m1)
+      yield* ledger.release(org, m1)
+      yield* ledger.consume(org, m3)
+      yield* ledger.release(org, m3)
+      expect(yield* ledger.totals(org)).toEqual(once)
+      expect(yield* holdRows(org)).toEqual([{ messageId: m1, lotSeq: 0, amount: 2, state: "posted" }])
+    })))
+})
