@@ -6,6 +6,7 @@ import { createServer } from "node:http"
 import { AdminToken } from "./admin/AdminToken.ts"
 import { type AppConfigShape, layerConfig } from "./Config.ts"
 import { DatabaseLive } from "./db/Database.ts"
+import { WorkersLive } from "./dispatch/Workers.ts"
 import { HttpAppLive } from "./http/Server.ts"
 import { ServicesLive } from "./Services.ts"
 import { LoggingLive } from "./Logging.ts"
@@ -13,7 +14,7 @@ import { SeedLive } from "./Seed.ts"
 
 export const AppLive = (config: AppConfigShape) => {
   const Core = ServicesLive.pipe(Layer.provideMerge(DatabaseLive))
-  const Startup = SeedLive.pipe(Layer.provideMerge(AdminToken.layer))
+  const Startup = Layer.merge(SeedLive, WorkersLive).pipe(Layer.provideMerge(AdminToken.layer))
   return HttpRouter.serve(HttpAppLive, { disableLogger: true }).pipe(
     Layer.provide(NodeHttpServer.layer(createServer, { port: config.port, host: config.host })),
     Layer.provideMerge(Startup),

@@ -4,6 +4,7 @@ import { SimulatorLive } from "../simulator/Simulator.ts"
 import { AppConfig } from "./Config.ts"
 import { Contacts } from "./contacts/Contacts.ts"
 import type { Provider } from "./dispatch/Provider.ts"
+import { WorkQueue } from "./dispatch/WorkQueue.ts"
 import { Idempotency } from "./idempotency/Idempotency.ts"
 import { Ids } from "./Ids.ts"
 import { Ledger } from "./ledger/Ledger.ts"
@@ -18,7 +19,7 @@ import { ServiceSecret } from "./ServiceSecret.ts"
 export const ProviderLive = Layer.unwrap(Effect.map(AppConfig, (c) =>
   SimulatorLive({ receiptDelayMs: c.simulatorReceiptDelayMs, slowMs: c.simulatorSlowMs })))
 
-const Base = Layer.mergeAll(Ledger.layer, Organisations.layer, ApiKeys.layer, Contacts.layer, MessageStore.layer, Idempotency.layer).pipe(
+const Base = Layer.mergeAll(Ledger.layer, Organisations.layer, ApiKeys.layer, Contacts.layer, MessageStore.layer, Idempotency.layer, WorkQueue.layer).pipe(
   Layer.provideMerge(Layer.mergeAll(Ids.layer, ServiceSecret.layer))
 )
 

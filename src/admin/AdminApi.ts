@@ -1,10 +1,11 @@
 /** The operator API (contract section 2) under /admin/v1: the contract only, no implementation. */
 import { Context, Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "effect/http-api"
-import { Balance } from "../api/Schemas.ts"
+import { Balance, Message } from "../api/Schemas.ts"
 import { SchemaErrors } from "../api/Security.ts"
 import { CalendarDate } from "../domain/Dates.ts"
-import { CommonErrors, InvalidApiKey } from "../domain/Errors.ts"
+import { CommonErrors, ErasureNotAllowed, InvalidApiKey } from "../domain/Errors.ts"
+import { MessageStatusSchema } from "../domain/MessageStatus.ts"
 import { PermissionSchema } from "../domain/Permissions.ts"
 import { SenderName } from "../domain/SenderName.ts"
 
@@ -25,6 +26,14 @@ export const Organization = Schema.Struct({
 }).annotate({ identifier: "Organization" })
 
 const OrgId = { org_id: Schema.String }
+
+/** One status change of a message, with its time and what caused it. */
+export const TimelineEntry = Schema.Struct({
+  from_status: Schema.NullOr(MessageStatusSchema),
+  to_status: MessageStatusSchema,
+  source: Schema.Literals(["admission", "provider", "receipt", "verification", "recovery", "dispatch", "erasure"]),
+  at: Schema.String
+}).annotate({ identifier: "TimelineEntry" })
 
 export class AdminGroup extends HttpApiGroup.make("admin")
   .add(
@@ -79,6 +88,18 @@ export class AdminGroup extends HttpApiGroup.make("admin")
       payload: Schema.Struct({ active: Schema.Boolean }),
       success: Schema.Struct({ name: Schema.String, active: Schema.Boolean }),
       error: CommonErrors
+    })
+  )
+  .add(
+    HttpApiEndpoint.get("getMessage", "/organizations/:org_id/messages/:message_id", {
+      params: { org_id: Schema.String, message_id: Schema.String },
+      success: Schema.Struct({ ...Message.fields, timeline: Schema.Array(TimelineEntry) }),
+      error: CommonErrors
+    }),
+    HttpApiEndpoint.post("eraseMessage", "/organizations/:org_id/messages/:message_id/erasure", {
+      params: { org_id: Schema.String, message_id: Schema.String },
+      success: Message,
+      error: [...CommonErrors, ErasureNotAllowed]
     })
   )
   .middleware(AdminAuth)

@@ -1,9 +1,12 @@
 /** The operator API's handlers and its token check. */
 import { Effect, Layer, Redacted } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { InvalidApiKey, ValidationError } from "../domain/Errors.ts"
+import { InvalidApiKey, NotFound, ValidationError } from "../domain/Errors.ts"
 import { balanceBody, organisationBody } from "../http/Bodies.ts"
 import { Ledger } from "../ledger/Ledger.ts"
+import { messageBody } from "../messages/MessageBody.ts"
+import { Messages } from "../messages/Messages.ts"
+import { MessageStore } from "../messages/MessageStore.ts"
 import { ApiKeys } from "../organisations/ApiKeys.ts"
 import { Organisations } from "../organisations/Organisations.ts"
 import { isValidSenderName } from "../domain/SenderName.ts"
@@ -27,6 +30,8 @@ export const AdminHandlers = HttpApiBuilder.group(AdminApi, "admin", Effect.fn(f
   const organisations = yield* Organisations
   const keys = yield* ApiKeys
   const ledger = yield* Ledger
+  const messages = yield* Messages
+  const store = yield* MessageStore
 
   const withBalance = (organisationId: string) =>
     Effect.gen(function*() {
@@ -69,6 +74,23 @@ export const AdminHandlers = HttpApiBuilder.group(AdminApi, "admin", Effect.fn(f
         yield* ledger.grant(org.id, payload.amount, validUntil)
         return { balance: balanceBody(yield* ledger.balance(org.id)) }
       }).pipe(Effect.catchTag("SqlError", Effect.die)))
+    .handle("getMessage", ({ params }) =>
+      Effect.gen(function*() {
+        const org = yield* organisations.get(params.org_id)
+        const message = yield* messages.get(org.id, params.message_id)
+        if (message === undefined) return yield* NotFound.withMessage("No such message")
+        const timeline = yield* store.timeline(org.id, message.id)
+        return {
+          ...messageBody(message),
+          timeline: timeline.map((t) => ({ from_status: t.fromStatus, to_status: t.toStatus, source: t.source, at: t.at.toISOString() }))
+        }
+      }).pipe(Effect.catchTag("SqlError", Effect.die)))
+    .handle("eraseMessage", ({ params }) =>
+      organisations.get(params.org_id).pipe(
+        Effect.flatMap((org) => messages.erase(org.id, params.message_id)),
+        Effect.map(messageBody),
+        Effect.catchTag("SqlError", Effect.die)
+      ))
     .handle("setSender", ({ params, payload }) =>
       isValidSenderName(params.name)
         ? organisations.setSender(params.org_id, params.name, payload.active).pipe(Effect.catchTag("SqlError", Effect.die))

@@ -8,9 +8,11 @@ import { Context, Duration, Effect, Layer } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import { AppConfig } from "../Config.ts"
 import {
+  ErasureNotAllowed,
   IdempotencyConflict,
   IdempotencyInProgress,
   InsufficientCredits,
+  NotFound,
   PersonalDataErased,
   SenderNameUnavailable,
   SmsUnavailable
@@ -68,6 +70,11 @@ export class Messages extends Context.Service<Messages, {
   ) => Effect.Effect<{ readonly answer: Answer; readonly replayed: boolean }, AdmissionError>
   /** The message if it belongs to the organisation. */
   readonly get: (organisationId: string, id: string) => Effect.Effect<MessageRow | undefined, SqlError.SqlError>
+  /**
+   * Erases recipient, sender and text of a message whose processing is finished, and the body
+   * stored for its idempotency key (a replay then answers 410); billing facts stay.
+   */
+  readonly erase: (organisationId: string, id: string) => Effect.Effect<MessageRow, NotFound | ErasureNotAllowed | SqlError.SqlError>
   /** Submits a message already marked as handed over, and settles it on the provider's answer. */
   readonly submitAndSettle: (message: MessageRow) => Effect.Effect<Answer, SqlError.SqlError>
 }>()("sms/Messages") {
@@ -144,6 +151,21 @@ export class Messages extends Context.Service<Messages, {
         return { answer, replayed: false }
       }),
       get: (organisationId, id) => store.find(organisationId, id),
+      erase: Effect.fn("Messages.erase")(function*(organisationId, id) {
+        const at = yield* now
+        return yield* Effect.gen(function*() {
+          const existing = yield* store.find(organisationId, id)
+          if (existing === undefined) return yield* NotFound.withMessage("No such message")
+          const erased = yield* store.erase(organisationId, id, at)
+          if (erased === undefined) {
+            return yield* ErasureNotAllowed.withMessage(
+              `The message is ${existing.status}: its data can be erased once its processing is finished`
+            )
+          }
+          yield* idempotency.eraseForMessage(organisationId, id)
+          return erased
+        }).pipe(sql.withTransaction)
+      }),
       submitAndSettle
     })
   }))

@@ -49,6 +49,8 @@ export interface HoldRow {
   readonly messageId: string
   /** 0-based grant order of the lot. */
   readonly lotSeq: number
+  /** The lot's valid_until. */
+  readonly validUntil: string | null
   readonly amount: number
   readonly state: string
 }
@@ -59,6 +61,7 @@ export const holdRows = (organisationId: string) =>
     const sql = yield* SqlClient.SqlClient
     return yield* sql<HoldRow>`SELECT h.message_id::text AS message_id,
         (SELECT count(*) FROM credit_lots l WHERE l.organisation_id = h.organisation_id AND l.id < h.lot_id)::integer AS lot_seq,
+        (SELECT l.valid_until::text FROM credit_lots l WHERE l.organisation_id = h.organisation_id AND l.id = h.lot_id) AS valid_until,
         h.amount, h.state
       FROM credit_holds h WHERE h.organisation_id = ${organisationId}
       ORDER BY h.message_id, h.lot_id`
