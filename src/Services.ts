@@ -1,6 +1,7 @@
 /** The service graph over a SqlClient and the configuration: every service the handlers and workers use. */
 import { Effect, Layer } from "effect"
 import { SimulatorLive } from "../simulator/Simulator.ts"
+import { Batches } from "./batches/Batches.ts"
 import { AppConfig } from "./Config.ts"
 import { Contacts } from "./contacts/Contacts.ts"
 import type { Provider } from "./dispatch/Provider.ts"
@@ -25,7 +26,7 @@ const Base = Layer.mergeAll(Ledger.layer, Organisations.layer, ApiKeys.layer, Co
 
 /** Every service, with the given provider. */
 export const servicesWith = <E, R>(provider: Layer.Layer<Provider, E, R>) =>
-  Messages.layer.pipe(
+  Layer.merge(Messages.layer, Batches.layer).pipe(
     Layer.provideMerge(Settlement.layer),
     Layer.provideMerge(Base),
     Layer.provideMerge(provider)

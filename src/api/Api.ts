@@ -8,6 +8,7 @@ import {
   IdempotencyInProgress,
   InsufficientCredits,
   InsufficientPermissions,
+  InvalidCursor,
   InvalidIdempotencyKey,
   InvalidSchedule,
   InvalidSenderName,
@@ -17,7 +18,7 @@ import {
   SenderNameUnavailable,
   SmsUnavailable
 } from "../domain/Errors.ts"
-import { Balance, Contact, ContactWrite, Message, MessageCreate } from "./Schemas.ts"
+import { Balance, Batch, BatchCreate, BatchMessages, Contact, ContactWrite, Message, MessageCreate } from "./Schemas.ts"
 import { ApiKeyAuth, SchemaErrors } from "./Security.ts"
 
 export const apiPrefix = "/api/sms/v2"
@@ -85,10 +86,44 @@ export class MessagesGroup extends HttpApiGroup.make("messages")
   .prefix(apiPrefix)
 {}
 
+export class MessageBatchesGroup extends HttpApiGroup.make("message-batches")
+  .add(
+    HttpApiEndpoint.post("create", "/message-batches/", {
+      headers: IdempotencyKeyHeader,
+      payload: BatchCreate,
+      success: HttpApiSchema.WithHeaders(Batch.pipe(HttpApiSchema.status(202)), { location: Schema.String }),
+      error: [
+        ...CommonErrors,
+        ...IdempotencyErrors,
+        InsufficientPermissions,
+        InvalidSchedule,
+        InvalidSenderName,
+        SmsUnavailable,
+        SenderNameUnavailable,
+        InsufficientCredits
+      ]
+    }).annotate(OpenApi.Summary, "Schedule one text to up to 1000 recipients, all or nothing (permission sms.schedule)"),
+    HttpApiEndpoint.get("get", "/message-batches/:batch_id/", {
+      params: { batch_id: Schema.String },
+      success: Batch,
+      error: [...CommonErrors, InsufficientPermissions]
+    }).annotate(OpenApi.Summary, "A batch with its current per-status counts (permission delivery.read)"),
+    HttpApiEndpoint.get("messages", "/message-batches/:batch_id/messages/", {
+      params: { batch_id: Schema.String },
+      query: { cursor: Schema.optionalKey(Schema.String) },
+      success: BatchMessages,
+      error: [...CommonErrors, InsufficientPermissions, InvalidCursor]
+    }).annotate(OpenApi.Summary, "The batch's messages in submitted order, 100 per page (permission delivery.read)")
+  )
+  .middleware(ApiKeyAuth)
+  .prefix(apiPrefix)
+{}
+
 export class Api extends HttpApi.make("sms")
   .add(BalanceGroup)
   .add(ContactsGroup)
   .add(MessagesGroup)
+  .add(MessageBatchesGroup)
   .middleware(SchemaErrors)
   .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })
   .annotateMerge(OpenApi.annotations({

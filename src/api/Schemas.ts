@@ -84,3 +84,42 @@ export const Message = Schema.Struct({
   send_at: DateTimeOrNull,
   delivery_time: DateTimeOrNull
 }).annotate({ identifier: "Message" })
+
+/** Spec 2.4. Distinctness of recipients is checked after decoding, naming the duplicate positions. */
+export const BatchCreate = Schema.Struct({
+  recipients: Schema.Array(PhoneNumber).check(Schema.isMinLength(1), Schema.isMaxLength(1000)),
+  send_at: Schema.String.annotate({ format: "date-time", description: "Future RFC 3339 timestamp with explicit timezone" } as Schema.Annotations.Annotations),
+  text: lengthBetween(1, 320),
+  sender_name: Schema.optionalKey(Schema.String.annotate({ description: "1 to 11 ASCII letters, digits or internal spaces" }))
+}).annotate({ identifier: "BatchCreate" })
+export type BatchCreate = typeof BatchCreate.Type
+
+const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+
+/** Spec 2.5 StatusCounts: one count per message status. */
+export const StatusCounts = Schema.Struct({
+  scheduled: Count,
+  processing: Count,
+  accepted: Count,
+  delivered: Count,
+  undeliverable: Count,
+  blocked: Count,
+  failed: Count,
+  unknown: Count
+}).annotate({ identifier: "StatusCounts" })
+
+/** Spec 2.5. */
+export const Batch = Schema.Struct({
+  id: Schema.String.annotate({ format: "uuid" } as Schema.Annotations.Annotations),
+  recipient_count: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)),
+  credits_reserved: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)),
+  send_at: Schema.String.annotate({ format: "date-time" } as Schema.Annotations.Annotations),
+  created_at: Schema.String.annotate({ format: "date-time" } as Schema.Annotations.Annotations),
+  counts: StatusCounts
+}).annotate({ identifier: "Batch" })
+
+/** Spec 2.6. */
+export const BatchMessages = Schema.Struct({
+  results: Schema.Array(Message),
+  next_cursor: Schema.NullOr(Schema.String)
+}).annotate({ identifier: "BatchMessages" })

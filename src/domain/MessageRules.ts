@@ -5,7 +5,7 @@
  */
 import { InvalidSchedule, InvalidSenderName, ValidationError } from "./Errors.ts"
 import { countSegments, describeSegments, maxSegments } from "./Segments.ts"
-import { checkSendAt } from "./SendAt.ts"
+import { checkSendAt, isFuture } from "./SendAt.ts"
 import { isValidSenderName } from "./SenderName.ts"
 
 export interface CheckedContent {
@@ -15,10 +15,9 @@ export interface CheckedContent {
 
 export type ContentError = ValidationError | InvalidSenderName | InvalidSchedule
 
-/** Checks text, sender name and send_at against the clock reading `nowMs`. */
+/** Checks text, sender name and the syntax of send_at (its future is checked at admission: `requireFuture`). */
 export const checkContent = (
-  input: { readonly text: string; readonly sender_name?: string; readonly send_at?: string },
-  nowMs: number
+  input: { readonly text: string; readonly sender_name?: string; readonly send_at?: string }
 ): CheckedContent | ContentError => {
   const count = countSegments(input.text)
   if (count.segments > maxSegments) {
@@ -32,12 +31,34 @@ export const checkContent = (
     })
   }
   if (input.send_at === undefined) return { segments: count.segments, sendAt: null }
-  const when = checkSendAt(input.send_at, nowMs)
+  const when = checkSendAt(input.send_at)
   if (when.ok) return { segments: count.segments, sendAt: when.at }
   return when.problem === "format"
     ? ValidationError.withMessage("send_at is not a valid timestamp", { details: [{ field: "send_at", message: when.message }] })
     : InvalidSchedule.withMessage(when.message, { details: [{ field: "send_at", message: when.message }] })
 }
 
+/** 400 invalid_schedule unless `sendAt` (when given) is after `now`. */
+export const requireFuture = (sendAt: Date | null, now: Date): InvalidSchedule | undefined =>
+  sendAt === null || isFuture(sendAt, now.getTime())
+    ? undefined
+    : InvalidSchedule.withMessage("send_at must be in the future", {
+      details: [{ field: "send_at", message: "must be in the future" }]
+    })
+
 /** Spec 4.7.1: 1 to 128 visible ASCII characters. */
 export const idempotencyKeyPattern = /^[!-~]{1,128}$/
+
+/** Spec 2.4: recipients must be distinct; each repeat is named with the position it repeats (never removed). */
+export const checkDistinctRecipients = (recipients: ReadonlyArray<string>): ValidationError | undefined => {
+  const first = new Map<string, number>()
+  const details: Array<{ readonly field: string; readonly message: string }> = []
+  recipients.forEach((r, i) => {
+    const seen = first.get(r)
+    if (seen === undefined) first.set(r, i)
+    else details.push({ field: `recipients.${i}`, message: `duplicate of recipients.${seen}` })
+  })
+  return details.length === 0
+    ? undefined
+    : ValidationError.withMessage("recipients must be distinct; duplicates are rejected, not removed", { details })
+}

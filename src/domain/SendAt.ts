@@ -1,6 +1,6 @@
 import { isCalendarDate } from "./Dates.ts"
 
-/** `send_at` rules (spec 2.3, 4.3): RFC 3339 with an explicit offset, strictly in the future. */
+/** `send_at` rules (spec 2.3, 4.3): RFC 3339 with an explicit offset, strictly in the future at initial admission. */
 
 const rfc3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/
 const localTime = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/
@@ -12,8 +12,8 @@ export type SendAtCheck =
   /** a timestamp that breaks the scheduling rule: invalid_schedule */
   | { readonly ok: false; readonly problem: "schedule"; readonly message: string }
 
-/** Checks `value` against the clock reading `nowMs`. */
-export const checkSendAt = (value: string, nowMs: number): SendAtCheck => {
+/** Checks the syntax of `value`: RFC 3339 with an explicit offset (the future rule is `isFuture`). */
+export const checkSendAt = (value: string): SendAtCheck => {
   const m = rfc3339.exec(value)
   if (m === null) {
     return localTime.test(value)
@@ -25,8 +25,11 @@ export const checkSendAt = (value: string, nowMs: number): SendAtCheck => {
   if (Number.isNaN(at.getTime()) || !isCalendarDate(value.slice(0, 10)) || h > 23 || mi > 59 || s > 59) {
     return { ok: false, problem: "format", message: "must be an RFC 3339 date-time with a timezone offset" }
   }
-  if (at.getTime() <= nowMs) {
-    return { ok: false, problem: "schedule", message: "send_at must be in the future" }
-  }
   return { ok: true, at }
 }
+
+/**
+ * True when `at` is in the future of `nowMs`. Judged at initial admission only, after the
+ * idempotency lookup: the replay of a scheduled creation is valid once its time has passed.
+ */
+export const isFuture = (at: Date, nowMs: number): boolean => at.getTime() > nowMs

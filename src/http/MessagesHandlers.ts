@@ -1,5 +1,5 @@
 /** POST /api/sms/v2/messages/ and GET /api/sms/v2/messages/{message_id}/ (spec 4.3, 4.4, 4.7). */
-import { Clock, Effect } from "effect"
+import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../api/Api.ts"
 import { NotFound } from "../domain/Errors.ts"
@@ -18,7 +18,7 @@ export const MessagesHandlers = HttpApiBuilder.group(Api, "messages", Effect.fn(
       Effect.gen(function*() {
         const organisationId = yield* requirePermission(payload.send_at === undefined ? "sms.send" : "sms.schedule")
         const key = yield* requireIdempotencyKey(headers["idempotency-key"])
-        const content = checkContent(payload, yield* Clock.currentTimeMillis)
+        const content = checkContent(payload)
         if (!("segments" in content)) return yield* content
         const { answer, replayed } = yield* messages.create(organisationId, key, idempotency.fingerprint("messages", payload), {
           to: payload.to,

@@ -10,6 +10,7 @@ import { AdminAuthLive, AdminHandlers } from "../admin/AdminHandlers.ts"
 import { Api } from "../api/Api.ts"
 import { ApiKeyAuthLive } from "./ApiKeyAuthLive.ts"
 import { BalanceHandlers } from "./BalanceHandlers.ts"
+import { BatchesHandlers } from "./BatchesHandlers.ts"
 import { ContactsHandlers } from "./ContactsHandlers.ts"
 import { makeEdge } from "./Edge.ts"
 import { MessagesHandlers } from "./MessagesHandlers.ts"
@@ -21,7 +22,7 @@ const openApiPath = "/api/sms/v2/openapi.json"
 const openApiDocument = OpenApi.fromApi(Api)
 
 const PublicRoutes = HttpApiBuilder.layer(Api).pipe(
-  Layer.provide([BalanceHandlers, ContactsHandlers, MessagesHandlers]),
+  Layer.provide([BalanceHandlers, ContactsHandlers, MessagesHandlers, BatchesHandlers]),
   Layer.provide([ApiKeyAuthLive, SchemaErrorsLive])
 )
 

@@ -12,11 +12,13 @@ import {
   IdempotencyConflict,
   IdempotencyInProgress,
   InsufficientCredits,
+  type InvalidSchedule,
   NotFound,
   PersonalDataErased,
-  SenderNameUnavailable,
-  SmsUnavailable
+  type SenderNameUnavailable,
+  type SmsUnavailable
 } from "../domain/Errors.ts"
+import { requireFuture } from "../domain/MessageRules.ts"
 import type { Submission } from "../dispatch/Provider.ts"
 import { Provider } from "../dispatch/Provider.ts"
 import { Idempotency } from "../idempotency/Idempotency.ts"
@@ -26,6 +28,7 @@ import { Organisations } from "../organisations/Organisations.ts"
 import { now } from "../Time.ts"
 import { type Answer, messageBody, messageLocation, type MessageRow } from "./MessageBody.ts"
 import { MessageStore } from "./MessageStore.ts"
+import { requireSendable } from "./Sendability.ts"
 import { type Outcome, Settlement } from "./Settlement.ts"
 
 /** How long the provider may take to answer a submission before the result counts as unknown. */
@@ -40,6 +43,7 @@ export interface MessageRequest {
 }
 
 export type AdmissionError =
+  | InvalidSchedule
   | IdempotencyConflict
   | IdempotencyInProgress
   | PersonalDataErased
@@ -111,13 +115,9 @@ export class Messages extends Context.Service<Messages, {
       Effect.gen(function*() {
         const claim = yield* idempotency.claim(organisationId, "messages", key, fingerprint, { messageId: id }, at)
         if (claim._tag === "Replay") return { _tag: "Replay" as const, answer: claim.answer }
-        const org = yield* organisations.get(organisationId).pipe(Effect.catchTag("NotFound", Effect.die))
-        if (!org.smsEnabled) return yield* SmsUnavailable.withMessage("SMS is not available for this organisation")
-        const senderName = request.senderName ?? org.defaultSenderName
-        const sender = yield* organisations.findSender(organisationId, senderName)
-        if (sender._tag === "None" || !sender.value.active) {
-          return yield* SenderNameUnavailable.withMessage(`The sender name ${senderName} is not registered and active for this organisation`)
-        }
+        const past = requireFuture(request.sendAt, at)
+        if (past !== undefined) return yield* past
+        const senderName = yield* requireSendable(organisations, organisationId, request.senderName)
         const message: MessageRow = {
           organisationId,
           id,

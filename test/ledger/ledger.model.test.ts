@@ -245,5 +245,5 @@ layer(LedgerTestLayer, { excludeTestServices: true })(`Ledger against its model 
         }
       })
       yield* Effect.promise(() => fc.assert(property, { numRuns }))
-    }).pipe(Effect.provide(TestClock.layer())), 600_000)
+    }).pipe(Effect.provide(TestClock.layer())), 300_000)
 })

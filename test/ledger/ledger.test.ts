@@ -1,6 +1,7 @@
 /** Worked examples of the credit ledger (contract section 3), each on a fresh organisation. */
 import { assert, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { Ledger } from "../../src/ledger/Ledger.ts"
 import { addDays, dayOf, messageUuid, nextMidnight } from "./model.ts"
@@ -23,6 +24,24 @@ const tryReserve = (orgId: string, reservations: ReadonlyArray<{ messageId: stri
     )
   })
 
+/** The ids of the organisation's lots, in grant order. */
+const lotIds = (orgId: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ lotId: string }>`SELECT id::text AS lot_id FROM credit_lots
+      WHERE organisation_id = ${orgId} ORDER BY id`
+    return rows.map((r) => Number(r.lotId))
+  })
+
+/** Draws identity values of credit_lots until the last one drawn is `last` (gaps are normal for identities). */
+const skipLotIdsTo = (last: number) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const [{ current }] = yield* sql<{ current: string }>`SELECT nextval(pg_get_serial_sequence('credit_lots', 'id'))::text AS current`
+    const n = last - Number(current)
+    if (n > 0) yield* sql`SELECT count(nextval(pg_get_serial_sequence('credit_lots', 'id'))) FROM generate_series(1, ${n})`
+  })
+
 layer(LedgerTestLayer, { excludeTestServices: true })(`Ledger examples (${backend})`, (it) => {
   it.effect("reserves across two lots, earliest expiry first, then consumes", () =>
     atStart(Effect.gen(function*() {
@@ -43,8 +62,8 @@ layer(LedgerTestLayer, { excludeTestServices: true })(`Ledger examples (${backen
       expect(yield* ledger.balance(org)).toEqual({ total: 3, reserved: 0, available: 3, validUntil: null })
       expect(yield* ledger.totals(org)).toEqual({ granted: 8, consumed: 5, reserved: 0, available: 3, expiredUnreserved: 0 })
       expect(yield* holdRows(org)).toEqual([
-        { messageId: m1, lotSeq: 0, amount: 2, state: "posted" },
-        { messageId: m1, lotSeq: 1, amount: 3, state: "posted" }
+        { messageId: m1, lotSeq: 0, validUntil: null, amount: 2, state: "posted" },
+        { messageId: m1, lotSeq: 1, validUntil: addDays(today, 1), amount: 3, state: "posted" }
       ])
     })))
 
@@ -58,6 +77,36 @@ layer(LedgerTestLayer, { excludeTestServices: true })(`Ledger examples (${backen
       yield* ledger.reserve(org, [{ messageId: m1, credits: 6 }])
       expect((yield* lotRows(org)).map((l) => l.reserved)).toEqual([0, 1, 5])
       expect(yield* ledger.balance(org)).toEqual({ total: 15, reserved: 6, available: 9, validUntil: addDays(today, 3) })
+    })))
+
+  // Lots of one valid_until should be drawn in grant order: Ledger.reserve says
+  // `ORDER BY valid_until ASC NULLS LAST, id ASC`, but its select list aliases `id::text AS id`,
+  // and PostgreSQL resolves ORDER BY names to output columns first, so lots are ordered by their
+  // id as text: lot 100 is drawn before lot 99.
+  it.effect("lots of one valid_until are drawn in grant order, even when their ids differ in length", () =>
+    atStart(Effect.gen(function*() {
+      const ledger = yield* Ledger
+      const day = addDays(today, 2)
+      // Lot A: its id must not be a power of ten (no longer id sorts before "100" as text).
+      let org = yield* newOrganisation
+      yield* ledger.grant(org, 1, day)
+      while (/^10*$/.test(String((yield* lotIds(org))[0]))) {
+        org = yield* newOrganisation
+        yield* ledger.grant(org, 1, day)
+      }
+      const [a] = yield* lotIds(org)
+      // Lot B, granted after A, gets an id one digit longer: after A as a number, before it as text.
+      yield* skipLotIdsTo(10 ** String(a).length - 1)
+      yield* ledger.grant(org, 1, day)
+      const [, b] = yield* lotIds(org)
+      assert.isTrue(b! > a! && String(b) < String(a), `precondition: lot ids ${a} then ${b}`)
+
+      yield* ledger.reserve(org, [{ messageId: m1, credits: 1 }])
+      // Expected: the first-granted lot A funds the reservation.
+      expect(yield* lotRows(org), `lots ${a} and ${b}, both valid until ${day}`).toEqual([
+        { amount: 1, validUntil: day, reserved: 1, consumed: 0 },
+        { amount: 1, validUntil: day, reserved: 0, consumed: 0 }
+      ])
     })))
 
   it.effect("release returns the credits to their lots", () =>
@@ -147,6 +196,6 @@ layer(LedgerTestLayer, { excludeTestServices: true })(`Ledger examples (${backen
       yield* ledger.consume(org, m3)
       yield* ledger.release(org, m3)
       expect(yield* ledger.totals(org)).toEqual(once)
-      expect(yield* holdRows(org)).toEqual([{ messageId: m1, lotSeq: 0, amount: 2, state: "posted" }])
+      expect(yield* holdRows(org)).toEqual([{ messageId: m1, lotSeq: 0, validUntil: null, amount: 2, state: "posted" }])
     })))
 })

@@ -1,0 +1,165 @@
+/**
+ * Batches (spec 2.4-2.6, 4.5, 4.6): one text, one sender, one send time, up to 1000 recipients.
+ * Admission is one transaction with set-based SQL: the idempotency claim, the batch row, every
+ * message in one multi-row insert, and one reservation of segments x recipients; anything
+ * wrong and nothing is written. Members are ordinary scheduled messages for the dispatcher.
+ */
+import { Context, Effect, Layer } from "effect"
+import { SqlClient, type SqlError } from "effect/sql"
+import { InvalidCursor, NotFound } from "../domain/Errors.ts"
+import { requireFuture } from "../domain/MessageRules.ts"
+import { MessageStatuses, type MessageStatus } from "../domain/MessageStatus.ts"
+import { isUuid } from "../domain/Uuid.ts"
+import { Idempotency } from "../idempotency/Idempotency.ts"
+import { Ids } from "../Ids.ts"
+import { Ledger } from "../ledger/Ledger.ts"
+import type { Answer, MessageRow } from "../messages/MessageBody.ts"
+import type { AdmissionError } from "../messages/Messages.ts"
+import { MessageStore } from "../messages/MessageStore.ts"
+import { requireSendable } from "../messages/Sendability.ts"
+import { Organisations } from "../organisations/Organisations.ts"
+import { ServiceSecret } from "../ServiceSecret.ts"
+import { now } from "../Time.ts"
+import { decodeCursor, encodeCursor } from "./Cursor.ts"
+
+/** Most messages on one page of a batch's list. */
+export const pageSizeMax = 100
+
+export interface BatchRequest {
+  readonly recipients: ReadonlyArray<string>
+  readonly text: string
+  readonly senderName: string | undefined
+  readonly segments: number
+  readonly sendAt: Date
+}
+
+interface BatchRow {
+  readonly id: string
+  readonly recipientCount: number
+  readonly creditsReserved: number
+  readonly sendAt: Date
+  readonly createdAt: Date
+}
+
+type Counts = Record<MessageStatus, number>
+
+const zeroCounts = (): Counts => Object.fromEntries(MessageStatuses.map((s) => [s, 0])) as Counts
+
+/** The Batch resource, spec 2.5. */
+export const batchBody = (b: BatchRow, counts: Counts) => ({
+  id: b.id,
+  recipient_count: b.recipientCount,
+  credits_reserved: b.creditsReserved,
+  send_at: b.sendAt.toISOString(),
+  created_at: b.createdAt.toISOString(),
+  counts
+})
+
+export const batchLocation = (id: string) => `/api/sms/v2/message-batches/${id}/`
+
+const columns = `organisation_id::text, id::text, batch_id::text, to_number, sender_name, text, segments::integer,
+  status, send_at, delivery_time, erased_at`
+
+export class Batches extends Context.Service<Batches, {
+  /** Admits a batch under an idempotency key, or replays the answer stored for it. */
+  readonly create: (
+    organisationId: string,
+    key: string,
+    fingerprint: string,
+    request: BatchRequest
+  ) => Effect.Effect<{ readonly answer: Answer; readonly replayed: boolean }, AdmissionError>
+  /** The batch with its current per-status counts. */
+  readonly get: (organisationId: string, id: string) => Effect.Effect<ReturnType<typeof batchBody>, NotFound | SqlError.SqlError>
+  /** One page of the batch's messages in submitted order, and the cursor of the next page (null on the last). */
+  readonly page: (organisationId: string, id: string, cursor: string | undefined) => Effect.Effect<
+    { readonly results: ReadonlyArray<MessageRow>; readonly nextCursor: string | null },
+    NotFound | InvalidCursor | SqlError.SqlError
+  >
+}>()("sms/Batches") {
+  static readonly layer = Layer.effect(Batches, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const ids = yield* Ids
+    const idempotency = yield* Idempotency
+    const organisations = yield* Organisations
+    const store = yield* MessageStore
+    const ledger = yield* Ledger
+    const secret = yield* ServiceSecret
+
+    const findBatch = (organisationId: string, id: string) =>
+      Effect.gen(function*() {
+        if (!isUuid(id)) return yield* NotFound.withMessage("No such batch")
+        const [row] = yield* sql<BatchRow>`SELECT id::text, recipient_count, credits_reserved, send_at, created_at
+          FROM message_batches WHERE organisation_id = ${organisationId} AND id = ${id}`
+        return row === undefined ? yield* NotFound.withMessage("No such batch") : row
+      })
+
+    const create = Effect.fn("Batches.create")(function*(organisationId: string, key: string, fingerprint: string, request: BatchRequest) {
+      const [batchId, at] = [yield* ids.uuid, yield* now]
+      const messageIds = yield* Effect.forEach(request.recipients, () => ids.uuid)
+      return yield* Effect.gen(function*() {
+        const claim = yield* idempotency.claim(organisationId, "message-batches", key, fingerprint, { batchId }, at)
+        if (claim._tag === "Replay") return { answer: claim.answer, replayed: true }
+        const past = requireFuture(request.sendAt, at)
+        if (past !== undefined) return yield* past
+        const senderName = yield* requireSendable(organisations, organisationId, request.senderName)
+        const batch: BatchRow = {
+          id: batchId,
+          recipientCount: request.recipients.length,
+          creditsReserved: request.recipients.length * request.segments,
+          sendAt: request.sendAt,
+          createdAt: at
+        }
+        yield* sql`INSERT INTO message_batches (organisation_id, id, recipient_count, credits_reserved, send_at, created_at)
+          VALUES (${organisationId}, ${batchId}, ${batch.recipientCount}, ${batch.creditsReserved}, ${request.sendAt}, ${at})`
+        yield* store.insert(organisationId, request.recipients.map((to, i) => ({
+          id: messageIds[i]!,
+          batchId,
+          batchPosition: i + 1,
+          toNumber: to,
+          senderName,
+          text: request.text,
+          segments: request.segments,
+          status: "scheduled" as const,
+          sendAt: request.sendAt
+        })), at)
+        yield* ledger.reserve(organisationId, messageIds.map((messageId) => ({ messageId, credits: request.segments })))
+        const answer: Answer = {
+          status: 202,
+          body: batchBody(batch, { ...zeroCounts(), scheduled: batch.recipientCount }),
+          location: batchLocation(batchId)
+        }
+        yield* idempotency.store(organisationId, "message-batches", key, answer, at)
+        return { answer, replayed: false }
+      }).pipe(sql.withTransaction)
+    })
+
+    const get = Effect.fn("Batches.get")(function*(organisationId: string, id: string) {
+      const batch = yield* findBatch(organisationId, id)
+      const rows = yield* sql<{ status: MessageStatus; n: number }>`SELECT status, count(*)::integer AS n FROM messages
+        WHERE organisation_id = ${organisationId} AND batch_id = ${id} GROUP BY status`
+      const counts = zeroCounts()
+      for (const r of rows) counts[r.status] = r.n
+      return batchBody(batch, counts)
+    })
+
+    const page = Effect.fn("Batches.page")(function*(organisationId: string, id: string, cursor: string | undefined) {
+      yield* findBatch(organisationId, id)
+      const after = cursor === undefined ? 0 : decodeCursor(secret, id, cursor)
+      if (after === undefined) {
+        return yield* InvalidCursor.withMessage("The cursor is not a next_cursor of this batch; use it unchanged or restart from the first page")
+      }
+      const rows = yield* sql<MessageRow & { batchPosition: number }>`SELECT ${sql.literal(columns)}, batch_position
+        FROM messages WHERE organisation_id = ${organisationId} AND batch_id = ${id} AND batch_position > ${after}
+        ORDER BY batch_position LIMIT ${pageSizeMax + 1}`
+      const results = rows.slice(0, pageSizeMax)
+      const last = results[results.length - 1]
+      return {
+        results,
+        nextCursor: rows.length > pageSizeMax && last !== undefined ? encodeCursor(secret, id, last.batchPosition) : null
+      }
+    })
+
+    return Batches.of({ create, get, page })
+  }))
+}
+

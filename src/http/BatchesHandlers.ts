@@ -1,0 +1,47 @@
+/** POST /api/sms/v2/message-batches/, GET .../{batch_id}/ and GET .../{batch_id}/messages/ (spec 4.5, 4.6). */
+import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { Api } from "../api/Api.ts"
+import { Batches } from "../batches/Batches.ts"
+import { checkContent, checkDistinctRecipients } from "../domain/MessageRules.ts"
+import { Idempotency } from "../idempotency/Idempotency.ts"
+import { messageBody } from "../messages/MessageBody.ts"
+import { answerResponse, requireIdempotencyKey } from "./Answers.ts"
+import { requirePermission } from "./Permissions.ts"
+
+export const BatchesHandlers = HttpApiBuilder.group(Api, "message-batches", Effect.fn(function*(handlers) {
+  const batches = yield* Batches
+  const idempotency = yield* Idempotency
+  return handlers
+    .handle("create", ({ headers, payload }) =>
+      Effect.gen(function*() {
+        const organisationId = yield* requirePermission("sms.schedule")
+        const key = yield* requireIdempotencyKey(headers["idempotency-key"])
+        const duplicates = checkDistinctRecipients(payload.recipients)
+        if (duplicates !== undefined) return yield* duplicates
+        const content = checkContent(payload)
+        if (!("segments" in content)) return yield* content
+        const { answer, replayed } = yield* batches.create(organisationId, key, idempotency.fingerprint("message-batches", payload), {
+          recipients: payload.recipients,
+          text: payload.text,
+          senderName: payload.sender_name,
+          segments: content.segments,
+          sendAt: content.sendAt ?? new Date(0)
+        }).pipe(
+          // erasure applies to single messages only: a batch key never answers 410
+          Effect.catchTag(["SqlError", "PersonalDataErased"], Effect.die)
+        )
+        return answerResponse(answer, replayed)
+      }))
+    .handle("get", ({ params }) =>
+      requirePermission("delivery.read").pipe(
+        Effect.flatMap((organisationId) => batches.get(organisationId, params.batch_id)),
+        Effect.catchTag("SqlError", Effect.die)
+      ))
+    .handle("messages", ({ params, query }) =>
+      requirePermission("delivery.read").pipe(
+        Effect.flatMap((organisationId) => batches.page(organisationId, params.batch_id, query.cursor)),
+        Effect.map((p) => ({ results: p.results.map(messageBody), next_cursor: p.nextCursor })),
+        Effect.catchTag("SqlError", Effect.die)
+      ))
+}))
