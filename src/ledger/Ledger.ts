@@ -68,7 +68,7 @@ export class Ledger extends Context.Service<Ledger, {
         WHERE organisation_id = ${organisationId}
           AND (valid_until IS NULL OR valid_until >= ${day}::date)
           AND amount - reserved - consumed > 0
-        ORDER BY valid_until ASC NULLS LAST, id ASC
+        ORDER BY valid_until ASC NULLS LAST, credit_lots.id ASC
         FOR UPDATE`
       const holds = allocate(lots, reservations)
       if (holds === undefined) {
