@@ -15,7 +15,7 @@ import { Ids } from "../Ids.ts"
 import { Ledger } from "../ledger/Ledger.ts"
 import type { Answer, MessageRow } from "../messages/MessageBody.ts"
 import type { AdmissionError } from "../messages/Messages.ts"
-import { MessageStore } from "../messages/MessageStore.ts"
+import { messageColumns, MessageStore } from "../messages/MessageStore.ts"
 import { requireSendable } from "../messages/Sendability.ts"
 import { Organisations } from "../organisations/Organisations.ts"
 import { ServiceSecret } from "../ServiceSecret.ts"
@@ -57,8 +57,7 @@ export const batchBody = (b: BatchRow, counts: Counts) => ({
 
 export const batchLocation = (id: string) => `/api/sms/v2/message-batches/${id}/`
 
-const columns = `organisation_id::text, id::text, batch_id::text, to_number, sender_name, text, segments::integer,
-  status, send_at, delivery_time, erased_at`
+const columns = messageColumns()
 
 export class Batches extends Context.Service<Batches, {
   /** Admits a batch under an idempotency key, or replays the answer stored for it. */

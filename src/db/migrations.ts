@@ -128,7 +128,7 @@ export const migrations: ReadonlyArray<Migration> = [
         updated_at timestamptz NOT NULL,
         PRIMARY KEY (organisation_id, id)
       )`,
-      `CREATE INDEX messages_due ON messages (due_at) WHERE status = 'scheduled'`,
+      `CREATE INDEX messages_due ON messages (due_at, created_at, batch_position) WHERE status = 'scheduled'`,
       `CREATE INDEX messages_verify ON messages (verify_at) WHERE status = 'unknown'`,
       `CREATE INDEX messages_processing ON messages (updated_at) WHERE status = 'processing'`,
       `CREATE TABLE message_events (

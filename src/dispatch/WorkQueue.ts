@@ -5,6 +5,7 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import type { MessageRow } from "../messages/MessageBody.ts"
+import { messageColumns } from "../messages/MessageStore.ts"
 
 export interface ClaimedMessage extends MessageRow {
   /** SMS was enabled for the organisation at claim time. */
@@ -18,12 +19,12 @@ export interface StaleMessage extends MessageRow {
   readonly maybeSent: boolean
 }
 
-const returned = `m.organisation_id::text, m.id::text, m.batch_id::text, m.to_number, m.sender_name, m.text,
-  m.segments::integer, m.status, m.send_at, m.delivery_time, m.erased_at`
+const returned = messageColumns("m")
 
 export class WorkQueue extends Context.Service<WorkQueue, {
   /**
-   * Claims up to `limit` scheduled messages due at `at` (earliest first): they become
+   * Claims up to `limit` scheduled messages due at `at` (earliest due first, then in admission
+   * order, batch members in their order): they become
    * `processing`, marked as handed over only when their organisation and sender are available.
    */
   readonly claimDue: (at: Date, limit: number) => Effect.Effect<ReadonlyArray<ClaimedMessage>, SqlError.SqlError>
@@ -44,7 +45,7 @@ export class WorkQueue extends Context.Service<WorkQueue, {
             JOIN organisations o ON o.id = m.organisation_id
             LEFT JOIN senders s ON s.organisation_id = m.organisation_id AND s.name = m.sender_name
             WHERE m.status = 'scheduled' AND m.due_at <= ${at}
-            ORDER BY m.due_at, m.id
+            ORDER BY m.due_at, m.created_at, m.batch_position
             LIMIT ${limit}
             FOR UPDATE OF m SKIP LOCKED),
           u AS (

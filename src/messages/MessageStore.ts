@@ -37,8 +37,13 @@ export interface TimelineEntry {
   readonly at: Date
 }
 
-const columns = `organisation_id::text, id::text, batch_id::text, to_number, sender_name, text, segments::integer,
-  status, send_at, delivery_time, erased_at`
+/** The select list of a MessageRow, optionally qualified by a table alias. */
+export const messageColumns = (alias = "") => {
+  const a = alias === "" ? "" : `${alias}.`
+  return `${a}organisation_id::text, ${a}id::text, ${a}batch_id::text, ${a}to_number, ${a}sender_name, ${a}text,
+  ${a}segments::integer, ${a}status, ${a}send_at, ${a}delivery_time, ${a}erased_at`
+}
+const columns = messageColumns()
 
 export class MessageStore extends Context.Service<MessageStore, {
   /** Inserts messages of one organisation in one statement, each with its admission timeline entry. */
