@@ -4,6 +4,7 @@
  * stdout as plain text, not to the logs: it is the one place a secret is shown, on purpose.
  */
 import { Effect, Layer, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
 import { AdminToken } from "./admin/AdminToken.ts"
 import { AppConfig } from "./Config.ts"
 import { Permissions } from "./domain/Permissions.ts"
@@ -12,17 +13,27 @@ import { ApiKeys } from "./organisations/ApiKeys.ts"
 import { Organisations } from "./organisations/Organisations.ts"
 
 export const demo = { name: "Demo organisation", sender: "DEMO", credits: 1000 } as const
+const seedLockKey = 7_261_300_002
 
 export const SeedLive = Layer.effectDiscard(Effect.gen(function*() {
   const organisations = yield* Organisations
   const config = yield* AppConfig
   const admin = yield* AdminToken
   const base = `http://${config.host === "0.0.0.0" ? "127.0.0.1" : config.host}:${config.port}`
+  const sql = yield* SqlClient.SqlClient
+  const ledger = yield* Ledger
+  const keys = yield* ApiKeys
   const lines: Array<string> = []
-  if (yield* organisations.isEmpty) {
+  // under a lock: replicas starting at once on an empty database create one demo organisation
+  const created = yield* Effect.gen(function*() {
+    yield* sql`SELECT pg_advisory_xact_lock(${seedLockKey})`
+    if (!(yield* organisations.isEmpty)) return undefined
     const org = yield* organisations.create(demo.name, demo.sender)
-    yield* (yield* Ledger).grant(org.id, demo.credits, null)
-    const key = yield* (yield* ApiKeys).issue(org.id, Permissions)
+    yield* ledger.grant(org.id, demo.credits, null)
+    return { org, key: yield* keys.issue(org.id, Permissions) }
+  }).pipe(sql.withTransaction)
+  if (created !== undefined) {
+    const { org, key } = created
     lines.push(
       `Demo organisation ${org.id} created with ${demo.credits} credits and sender ${demo.sender}.`,
       `Demo API key (all five permissions; shown once, only its hash is stored):`,

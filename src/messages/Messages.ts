@@ -6,7 +6,6 @@
  */
 import { Context, Duration, Effect, Layer } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
-import { AppConfig } from "../Config.ts"
 import {
   ErasureNotAllowed,
   IdempotencyConflict,
@@ -91,7 +90,6 @@ export class Messages extends Context.Service<Messages, {
     const settlement = yield* Settlement
     const provider = yield* Provider
     const ids = yield* Ids
-    yield* AppConfig
 
     const submitAndSettle = Effect.fn("Messages.submitAndSettle")(function*(message: MessageRow) {
       const result = yield* provider.submit(submissionOf(message)).pipe(
