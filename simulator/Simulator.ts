@@ -46,12 +46,22 @@ const behaviourOf = (to: string): Behaviour => {
   }
 }
 
+/** How many received message ids the simulator remembers for status queries. */
+const receivedMax = 200_000
+
 export const SimulatorLive = (options: SimulatorOptions) =>
   Layer.effect(Provider, Effect.gen(function*() {
     const receipts = yield* Queue.unbounded<Receipt>()
     const timers = yield* FiberSet.make()
     // messages whose receipt is already scheduled: a status query must not schedule a second one
     const receiptScheduled = new Set<string>()
+    // messages that reached the simulated provider: a status query about any other one (a crash
+    // before the call) truthfully answers "not received". Bounded, oldest forgotten first.
+    const received = new Set<string>()
+    const remember = (id: string) => {
+      received.add(id)
+      if (received.size > receivedMax) received.delete(received.values().next().value!)
+    }
 
     const scheduleReceipt = (s: Submission, outcome: Behaviour["receipt"]) =>
       outcome === "none" || receiptScheduled.has(s.messageId)
@@ -69,6 +79,7 @@ export const SimulatorLive = (options: SimulatorOptions) =>
     const submit = (s: Submission): Effect.Effect<SubmitResult> => {
       const b = behaviourOf(s.to)
       const answer: Effect.Effect<SubmitResult> = Effect.gen(function*() {
+        if (b.submit !== "unreachable") remember(s.messageId)
         switch (b.submit) {
           case "reject": return { _tag: "Rejected", reason: "rejected by the provider (simulated)" } as const
           case "unreachable": return { _tag: "Unreachable" } as const
@@ -83,6 +94,7 @@ export const SimulatorLive = (options: SimulatorOptions) =>
 
     const status = (s: Submission): Effect.Effect<ProviderStatus> => {
       const b = behaviourOf(s.to)
+      if (!received.has(s.messageId)) return Effect.succeed("not_received")
       // an unknown-then-accepted message gets its receipt once the provider has confirmed it
       return b.status === "accepted" && b.submit === "unknown"
         ? scheduleReceipt(s, b.receipt).pipe(Effect.as(b.status))

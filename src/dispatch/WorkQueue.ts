@@ -24,8 +24,9 @@ const returned = messageColumns("m")
 export class WorkQueue extends Context.Service<WorkQueue, {
   /**
    * Claims up to `limit` scheduled messages due at `at` (earliest due first, then in admission
-   * order, batch members in their order): they become
-   * `processing`, marked as handed over only when their organisation and sender are available.
+   * order, batch members in their order). Those whose organisation and sender are available
+   * become `processing`, marked as handed over; the others stay `scheduled`, locked until the
+   * caller's transaction ends, for the caller to settle as blocked or failed.
    */
   readonly claimDue: (at: Date, limit: number) => Effect.Effect<ReadonlyArray<ClaimedMessage>, SqlError.SqlError>
   /** When the next scheduled message falls due, if any. */
@@ -49,14 +50,19 @@ export class WorkQueue extends Context.Service<WorkQueue, {
             LIMIT ${limit}
             FOR UPDATE OF m SKIP LOCKED),
           u AS (
-            UPDATE messages m SET status = 'processing', updated_at = ${at},
-              submitted_at = CASE WHEN due.sms_enabled AND due.sender_active THEN ${at}::timestamptz END
-            FROM due WHERE m.organisation_id = due.organisation_id AND m.id = due.id
-            RETURNING ${sql.literal(returned)}, due.sms_enabled, due.sender_active),
+            UPDATE messages m SET status = 'processing', updated_at = ${at}, submitted_at = ${at}
+            FROM due
+            WHERE m.organisation_id = due.organisation_id AND m.id = due.id AND due.sms_enabled AND due.sender_active
+            RETURNING m.organisation_id, m.id),
           e AS (
             INSERT INTO message_events (organisation_id, message_id, from_status, to_status, source, at)
-            SELECT organisation_id::uuid, id::uuid, 'scheduled', 'processing', 'dispatch', ${at} FROM u)
-          SELECT * FROM u`.pipe(sql.withTransaction),
+            SELECT organisation_id, id, 'scheduled', 'processing', 'dispatch', ${at} FROM u)
+          SELECT ${sql.literal(returned)}, due.sms_enabled, due.sender_active
+          FROM messages m JOIN due ON m.organisation_id = due.organisation_id AND m.id = due.id`.pipe(
+          // the statement sees the rows as they were: available ones are now `processing`
+          Effect.map((rows) => rows.map((r) => (r.smsEnabled && r.senderActive ? { ...r, status: "processing" as const } : r))),
+          sql.withTransaction
+        ),
       nextDue: sql<{ at: Date | null }>`SELECT min(due_at) AS at FROM messages WHERE status = 'scheduled'`.pipe(
         Effect.map((rows) => rows[0]?.at ?? undefined)
       ),

@@ -5,7 +5,7 @@
  * with the layer's scope, i.e. on shutdown.
  */
 import { Duration, Effect, Layer, Stream } from "effect"
-import type { SqlError } from "effect/sql"
+import { SqlClient, type SqlError } from "effect/sql"
 import { AppConfig } from "../Config.ts"
 import { Messages, submissionOf, submitTimeoutMs } from "../messages/Messages.ts"
 import { MessageStore } from "../messages/MessageStore.ts"
@@ -42,23 +42,27 @@ export const WorkersLive = Layer.effectDiscard(Effect.gen(function*() {
   const settlement = yield* Settlement
   const store = yield* MessageStore
   const provider = yield* Provider
-
-  const dispatchOne = (m: ClaimedMessage) =>
-    !m.smsEnabled
-      ? Effect.flatMap(now, (at) => settlement.settle(m, { _tag: "SmsUnavailable" }, "dispatch", at))
-      : !m.senderActive
-      ? Effect.flatMap(now, (at) => settlement.settle(m, { _tag: "SenderUnavailable" }, "dispatch", at))
-      : messages.submitAndSettle(m)
+  const sql = yield* SqlClient.SqlClient
 
   const dispatch = Effect.gen(function*() {
-    const claimed = yield* queue.claimDue(yield* now, claimBatchSizeMax)
-    yield* Effect.forEach(claimed, (m) => Effect.uninterruptible(dispatchOne(m)), {
+    const at = yield* now
+    // the unavailable ones settle (scheduled -> blocked | failed) inside the claim's transaction
+    const claimed = yield* Effect.gen(function*() {
+      const rows = yield* queue.claimDue(at, claimBatchSizeMax)
+      for (const m of rows) {
+        if (!m.smsEnabled) yield* settlement.settle(m, { _tag: "SmsUnavailable" }, "dispatch", at)
+        else if (!m.senderActive) yield* settlement.settle(m, { _tag: "SenderUnavailable" }, "dispatch", at)
+      }
+      return rows
+    }).pipe(sql.withTransaction)
+    const ready = claimed.filter((m: ClaimedMessage) => m.smsEnabled && m.senderActive)
+    yield* Effect.forEach(ready, (m) => Effect.uninterruptible(messages.submitAndSettle(m)), {
       concurrency: providerConcurrencyMax,
       discard: true
     })
     if (claimed.length === claimBatchSizeMax) return
-    const [next, at] = [yield* queue.nextDue, yield* now]
-    const waitMs = next === undefined ? pollIntervalMs : Math.min(pollIntervalMs, next.getTime() - at.getTime())
+    const [next, after] = [yield* queue.nextDue, yield* now]
+    const waitMs = next === undefined ? pollIntervalMs : Math.min(pollIntervalMs, next.getTime() - after.getTime())
     if (waitMs > 0) yield* Effect.sleep(Duration.millis(waitMs))
   })
 
