@@ -1,14 +1,21 @@
 /** Maps HttpApi's request-decoding failures to the spec's bodies; response-encoding failures are ours: 500. */
 import { Effect } from "effect"
+import { HttpServerRequest } from "effect/http"
 import { HttpApiMiddleware } from "effect/http-api"
 import { SchemaErrors } from "../api/Security.ts"
-import { InternalError, NotFound, ValidationError } from "../domain/Errors.ts"
+import { InternalError, NotFound, ParseError, ValidationError } from "../domain/Errors.ts"
 import { issueDetails, payloadError } from "./SchemaIssues.ts"
 
 export const SchemaErrorsLive = HttpApiMiddleware.layerSchemaErrorTransform(SchemaErrors, (error) => {
   switch (error.kind) {
     case "Payload":
-      return Effect.fail(payloadError(error.cause.issue))
+      // an empty body is not JSON at all (HttpApi decodes it as a missing payload)
+      return HttpServerRequest.HttpServerRequest.pipe(
+        Effect.flatMap((request) => Effect.orElseSucceed(request.text, () => "")),
+        Effect.flatMap((text) =>
+          Effect.fail(text.trim() === "" ? ParseError.withMessage("Request body is empty: send a JSON object") : payloadError(error.cause.issue))
+        )
+      )
     case "Params":
       return Effect.fail(NotFound.withMessage("No such resource"))
     case "Headers":

@@ -445,6 +445,18 @@ describe(`idempotency (${backend})`, () => {
     expect(timeline.map((t: Body) => t.source)).toEqual(["admission", "provider"])
   })
 
+  it("an identical request while the first is still with the provider: 409 idempotency_in_progress, one send", async () => {
+    const { orgId, apiKey } = await app.newOrg({ credits: 5 })
+    const key = newKey()
+    const body = { to: testNumbers.slow, text: "slow one" }
+    const [x, y] = await Promise.all([post(apiKey, body, key), post(apiKey, body, key)])
+    const [first, second] = x.status === 201 ? [x, y] : [y, x]
+    expect(first.status, first.text).toBe(201)
+    expectPlainError(second, 409, "idempotency_in_progress")
+    expect(await balanceOf(orgId)).toEqual({ total: 4, reserved: 0, available: 4, valid_until: null })
+    expectReplayOf(await post(apiKey, body, key), first)
+  })
+
   it("the same key with a different body: 409 idempotency_conflict (text, recipient, send_at); no credit moves", async () => {
     const { orgId, apiKey } = await app.newOrg({ credits: 5 })
     const key = newKey()
