@@ -6,6 +6,7 @@ import { AppConfig } from "./Config.ts"
 import { Contacts } from "./contacts/Contacts.ts"
 import type { Provider } from "./dispatch/Provider.ts"
 import { WorkQueue } from "./dispatch/WorkQueue.ts"
+import { WorkSteps } from "./dispatch/WorkSteps.ts"
 import { Idempotency } from "./idempotency/Idempotency.ts"
 import { Ids } from "./Ids.ts"
 import { Ledger } from "./ledger/Ledger.ts"
@@ -26,7 +27,8 @@ const Base = Layer.mergeAll(Ledger.layer, Organisations.layer, ApiKeys.layer, Co
 
 /** Every service, with the given provider. */
 export const servicesWith = <E, R>(provider: Layer.Layer<Provider, E, R>) =>
-  Layer.merge(Messages.layer, Batches.layer).pipe(
+  WorkSteps.layer.pipe(
+    Layer.provideMerge(Layer.merge(Messages.layer, Batches.layer)),
     Layer.provideMerge(Settlement.layer),
     Layer.provideMerge(Base),
     Layer.provideMerge(provider)

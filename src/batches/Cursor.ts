@@ -17,6 +17,8 @@ export const decodeCursor = (secret: ServiceSecret["Service"], batchId: string, 
   const [encoded, signature, ...rest] = cursor.split(".")
   if (encoded === undefined || signature === undefined || rest.length > 0) return undefined
   const payload = Buffer.from(encoded, "base64url").toString("utf8")
+  // base64url decoding ignores stray bits of the last character: accept only the canonical encoding
+  if (Buffer.from(payload, "utf8").toString("base64url") !== encoded) return undefined
   const match = /^([0-9a-f-]{36}):(\d{1,4})$/.exec(payload)
   if (match === null || match[1] !== batchId) return undefined
   const position = Number(match[2])

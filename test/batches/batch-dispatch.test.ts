@@ -1,0 +1,264 @@
+/**
+ * Batches after their send time, with the background workers running under a TestClock
+ * (spec 2.5, 3, 4.5-4.7; contract 3, 5, 7): every member meets the simulator outcome of its
+ * number, the batch counts equal the members' individual statuses, credits settle member by
+ * member, and a replay of the creation answers the original 202 without sending anything again.
+ */
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Ledger } from "../../src/ledger/Ledger.ts"
+import { backend } from "../support/TestApp.ts"
+import {
+  countsOf,
+  expectAdmitted,
+  expectedFinal,
+  getBalance,
+  getBatch,
+  ordinaryNumbers,
+  postBatch,
+  readAll,
+  type Status,
+  testNumberOutcomes,
+  twoSegmentText,
+  withOffset,
+  zeroCounts
+} from "./support.ts"
+import { makeWorkerApp, type WorkerApp, workerLock } from "./WorkerApp.ts"
+
+let app: WorkerApp
+let release: (() => Promise<void>) | undefined
+
+beforeAll(async () => {
+  release = await workerLock()
+}, 300_000)
+
+afterAll(async () => {
+  await release?.()
+})
+
+/** Each describe block runs its own app (and workers); they never run at the same time. */
+const withApp = (config: Parameters<typeof makeWorkerApp>[0] = {}) => {
+  beforeAll(async () => {
+    app = await makeWorkerApp(config)
+  }, 120_000)
+  afterAll(async () => {
+    await app?.dispose()
+  })
+}
+
+const hour = 3_600_000
+
+/** The nine simulator test numbers interleaved with `ordinary` ordinary numbers. */
+const mixed = (ordinary: number, base: number) => {
+  const others = ordinaryNumbers(ordinary, base)
+  const out: Array<string> = []
+  const tests = testNumberOutcomes.map(([n]) => n)
+  while (others.length > 0 || tests.length > 0) {
+    if (others.length > 0) out.push(others.shift()!)
+    if (tests.length > 0) out.push(tests.shift()!)
+  }
+  return out
+}
+
+/** Admits a batch due in one hour of virtual time; returns its request, key and 202 body. */
+const admit = async (apiKey: string, recipients: ReadonlyArray<string>, extra: Record<string, unknown> = {}) => {
+  const request = {
+    recipients,
+    text: twoSegmentText,
+    send_at: withOffset(new Date(app.now() + hour), "+03:00"),
+    ...extra
+  }
+  const key = `batch-${app.now()}-${recipients.length}-${Math.random()}`
+  const res = await postBatch(app, apiKey, request, key)
+  const batch = expectAdmitted(res)
+  expect(batch.counts).toEqual({ ...zeroCounts(), scheduled: recipients.length })
+  return { request, key, batch, location: res.headers.get("location") }
+}
+
+/** Steps the clock until the batch's counts are `expected`; returns the last counts seen. */
+const settle = async (apiKey: string, batchId: string, expected: Record<Status, number>) => {
+  let last = (await getBatch(app, apiKey, batchId)).counts
+  await app.runUntil(async () => {
+    last = (await getBatch(app, apiKey, batchId)).counts
+    return JSON.stringify(last) === JSON.stringify(expected)
+  })
+  expect(last).toEqual(expected)
+  return last
+}
+
+const ledgerTotals = (orgId: string) =>
+  app.run(Effect.gen(function*() {
+    const ledger = yield* Ledger
+    return yield* ledger.totals(orgId)
+  }))
+
+describe(`batch dispatch with the workers under a TestClock (${backend})`, () => {
+  withApp()
+
+  it("nothing is dispatched before send_at", async () => {
+    const { orgId, apiKey } = await app.newOrg({ credits: 50 })
+    const { batch } = await admit(apiKey, mixed(3, 100))
+    await app.advance(hour - 60_000)
+    // a few more steps, still well before send_at
+    await app.runUntil(async () => false, { timeoutMs: 300, stepMs: 100 })
+    expect(app.now()).toBeLessThan(new Date(batch.send_at).getTime())
+    expect((await getBatch(app, apiKey, batch.id)).counts).toEqual({ ...zeroCounts(), scheduled: 12 })
+    const members = await app.members(orgId, batch.id)
+    expect(members.every((m) => !app.calls.submits.has(m.id))).toBe(true)
+    expect(await getBalance(app, apiKey)).toMatchObject({ total: 50, reserved: 24, available: 26 })
+  })
+
+  it("after send_at every member meets its contract outcome, the counts equal the members' statuses, credits settle per member", async () => {
+    const { orgId, apiKey } = await app.newOrg({ credits: 100 })
+    const recipients = mixed(6, 200)
+    const { batch } = await admit(apiKey, recipients)
+    expect(batch.credits_reserved).toBe(30)
+    const expected = countsOf(recipients.map(expectedFinal))
+    expect(expected).toEqual({ ...zeroCounts(), delivered: 9, undeliverable: 1, accepted: 1, failed: 3, unknown: 1 })
+
+    await app.advance(hour)
+    const counts = await settle(apiKey, batch.id, expected)
+
+    // the counts are the members' own statuses, read through the list endpoint and the store
+    const { messages } = await readAll(app, apiKey, batch.id)
+    expect(messages.map((m) => m.to)).toEqual(recipients)
+    expect(countsOf(messages.map((m) => m.status))).toEqual(counts)
+    expect(messages.map((m) => [m.to, m.status])).toEqual(recipients.map((to) => [to, expectedFinal(to)]))
+    const stored = await app.members(orgId, batch.id)
+    expect(stored.map((m) => m.status)).toEqual(messages.map((m) => m.status))
+    expect(stored.map((m) => m.id)).toEqual(messages.map((m) => m.id))
+
+    // each member is handed to the provider exactly once
+    for (const m of messages) expect(app.calls.submits.get(m.id), m.to).toBe(1)
+    for (const m of messages) {
+      expect(m.segments).toBe(2)
+      expect(new Date(m.send_at!).getTime()).toBe(new Date(batch.send_at).getTime())
+      if (m.status === "delivered" || m.status === "undeliverable") expect(m.delivery_time, m.to).not.toBeNull()
+      else expect(m.delivery_time, m.to).toBeNull()
+    }
+
+    // contract 3: accepted/delivered/undeliverable consumed, failed/blocked released, unknown reserved
+    const consumed = 2 * (counts.accepted + counts.delivered + counts.undeliverable)
+    const reserved = 2 * (counts.scheduled + counts.processing + counts.unknown)
+    expect({ consumed, reserved }).toEqual({ consumed: 22, reserved: 2 })
+    expect(await ledgerTotals(orgId)).toEqual({ granted: 100, consumed, reserved, available: 100 - consumed - reserved, expiredUnreserved: 0 })
+    expect(await getBalance(app, apiKey)).toEqual({ total: 100 - consumed, reserved, available: 100 - consumed - reserved, valid_until: null })
+    // credits_reserved keeps the initial reservation
+    expect((await getBatch(app, apiKey, batch.id)).credits_reserved).toBe(30)
+  })
+
+  it("a replay after dispatch returns the original 202 body and reschedules nothing, not even the failed recipients", async () => {
+    const { orgId, apiKey } = await app.newOrg({ credits: 100 })
+    const recipients = mixed(2, 300)
+    const { request, key, batch, location } = await admit(apiKey, recipients)
+    await app.advance(hour)
+    const settled = await settle(apiKey, batch.id, countsOf(recipients.map(expectedFinal)))
+    const before = await app.members(orgId, batch.id)
+    const balanceBefore = await getBalance(app, apiKey)
+    const totalsBefore = await ledgerTotals(orgId)
+
+    // send_at is now in the past: the replay is still the stored answer, not invalid_schedule
+    const replay = await postBatch(app, apiKey, request, key)
+    expect(replay.status, replay.text).toBe(202)
+    expect(replay.body).toEqual(batch)
+    expect(replay.body.counts).toEqual({ ...zeroCounts(), scheduled: recipients.length })
+    expect(replay.headers.get("location")).toBe(location)
+    expect(replay.headers.get("idempotent-replayed")).toBe("true")
+
+    // let the workers run for a while: nothing moves
+    await app.runUntil(async () => false, { timeoutMs: 1500, stepMs: 1000 })
+    const after = await app.members(orgId, batch.id)
+    expect(after).toEqual(before)
+    for (const m of after) expect(app.calls.submits.get(m.id), m.toNumber).toBe(1)
+    const failed = after.filter((m) => m.status === "failed").map((m) => m.toNumber)
+    expect(failed.sort()).toEqual(["+261340000003", "+261340000005", "+261340000008"])
+    expect((await getBatch(app, apiKey, batch.id)).counts).toEqual(settled)
+    expect(await getBalance(app, apiKey)).toEqual(balanceBefore)
+    expect(await ledgerTotals(orgId)).toEqual(totalsBefore)
+    const [{ n }] = await app.run(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      return yield* sql<{ n: number }>`SELECT count(*)::integer AS n FROM messages WHERE organisation_id = ${orgId}`
+    }))
+    expect(n).toBe(recipients.length)
+  })
+
+  it("a sender deactivated before send_at blocks every member and releases all its credits", async () => {
+    const { orgId, apiKey } = await app.newOrg({ credits: 40 })
+    expect((await app.admin("PUT", `/organizations/${orgId}/senders/PROMO`, { active: true })).status).toBe(200)
+    const recipients = [...ordinaryNumbers(3, 400), "+261340000001", "+261340000003"]
+    const { batch } = await admit(apiKey, recipients, { sender_name: "PROMO" })
+    expect(await getBalance(app, apiKey)).toMatchObject({ reserved: 10, available: 30 })
+    expect((await app.admin("PUT", `/organizations/${orgId}/senders/PROMO`, { active: false })).status).toBe(200)
+    await app.advance(hour)
+    await settle(apiKey, batch.id, { ...zeroCounts(), blocked: 5 })
+    const { messages } = await readAll(app, apiKey, batch.id)
+    expect(messages.map((m) => m.status)).toEqual(Array(5).fill("blocked"))
+    for (const m of messages) expect(app.calls.submits.has(m.id), m.to).toBe(false)
+    expect(await getBalance(app, apiKey)).toEqual({ total: 40, reserved: 0, available: 40, valid_until: null })
+    expect(await ledgerTotals(orgId)).toEqual({ granted: 40, consumed: 0, reserved: 0, available: 40, expiredUnreserved: 0 })
+  })
+
+  it("SMS disabled for the organisation at send_at fails every member and releases all its credits", async () => {
+    const { orgId, apiKey } = await app.newOrg({ credits: 40 })
+    const recipients = [...ordinaryNumbers(2, 500), "+261340000006"]
+    const { batch } = await admit(apiKey, recipients)
+    expect((await app.admin("PATCH", `/organizations/${orgId}`, { sms_enabled: false })).status).toBe(200)
+    await app.advance(hour)
+    await settle(apiKey, batch.id, { ...zeroCounts(), failed: 3 })
+    const { messages } = await readAll(app, apiKey, batch.id)
+    for (const m of messages) expect(app.calls.submits.has(m.id), m.to).toBe(false)
+    expect(await ledgerTotals(orgId)).toEqual({ granted: 40, consumed: 0, reserved: 0, available: 40, expiredUnreserved: 0 })
+  })
+
+  it("a batch larger than one dispatcher claim (230 members) settles completely, counts equal statuses", async () => {
+    const { orgId, apiKey } = await app.newOrg({ credits: 230 })
+    const recipients = mixed(221, 600)
+    const { batch } = await admit(apiKey, recipients, { text: "one segment" })
+    await app.advance(hour)
+    const counts = await settle(apiKey, batch.id, countsOf(recipients.map(expectedFinal)))
+    const { messages, sizes } = await readAll(app, apiKey, batch.id)
+    expect(sizes).toEqual([100, 100, 30])
+    expect(messages.map((m) => [m.to, m.status])).toEqual(recipients.map((to) => [to, expectedFinal(to)]))
+    expect(countsOf(messages.map((m) => m.status))).toEqual(counts)
+    for (const m of messages) expect(app.calls.submits.get(m.id), m.to).toBe(1)
+    const consumed = counts.accepted + counts.delivered + counts.undeliverable
+    expect(await ledgerTotals(orgId)).toEqual({
+      granted: 230,
+      consumed,
+      reserved: counts.unknown,
+      available: 230 - consumed - counts.unknown,
+      expiredUnreserved: 0
+    })
+  })
+})
+
+describe(`batch dispatch with a fast provider: receipts at once (${backend})`, () => {
+  // SMS_SIMULATOR_RECEIPT_DELAY_MS=0 (a valid setting): a receipt can arrive while its
+  // acceptance is still being settled; it must still be applied (contract 5: delivered)
+  withApp({ config: { simulatorReceiptDelayMs: 0, simulatorSlowMs: 0, verifyIntervalMs: 1000 } })
+
+  it("every receipt is applied even when it overtakes the settlement of its acceptance", async () => {
+    const { orgId, apiKey } = await app.newOrg({ credits: 400 })
+    const recipients = mixed(291, 800)
+    const { batch } = await admit(apiKey, recipients, { text: "one segment" })
+    await app.advance(hour)
+    const expected = countsOf(recipients.map(expectedFinal))
+    let last = (await getBatch(app, apiKey, batch.id)).counts
+    await app.runUntil(async () => {
+      last = (await getBatch(app, apiKey, batch.id)).counts
+      return JSON.stringify(last) === JSON.stringify(expected)
+    }, { timeoutMs: 12_000 })
+    const members = await app.members(orgId, batch.id)
+    const lost = members
+      .filter((m) => m.status !== expectedFinal(m.toNumber))
+      .map((m) => {
+        const receipts = app.calls.receipts.filter((r) => r.messageId === m.id).map((r) => r.outcome)
+        return `${m.toNumber}: ${m.status} (expected ${expectedFinal(m.toNumber)}; receipts emitted: ${receipts.join(", ") || "none"})`
+      })
+    expect(lost.length, `${lost.length} of ${members.length} members not in their final status, counts ${JSON.stringify(last)}; ` +
+      `e.g. ${lost.slice(0, 3).join(" | ")}`).toBe(0)
+    expect(last).toEqual(expected)
+    for (const m of members) expect(app.calls.submits.get(m.id), m.toNumber).toBe(1)
+  })
+})
