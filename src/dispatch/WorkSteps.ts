@@ -13,10 +13,16 @@ import { now } from "../Time.ts"
 import { Provider, type Receipt } from "./Provider.ts"
 import { WorkQueue } from "./WorkQueue.ts"
 
-/** Most messages one claim takes. */
+/** Most messages one verification or recovery round takes. */
 export const claimBatchSizeMax = 100
 /** Most provider calls in flight per process. */
 export const providerConcurrencyMax = 16
+/**
+ * Most due messages one dispatch round claims: as many as can be in flight at once, because a
+ * claimed round is finished even when the process is stopping (a claimed message left behind
+ * could only end as failed). Shutdown waits at most one provider timeout for it.
+ */
+export const dispatchBatchSizeMax = providerConcurrencyMax
 /** A message still `processing` after this long belongs to a dead process. */
 export const staleProcessingMs = 4 * submitTimeoutMs
 /** A receipt for a message whose acceptance is still being settled is retried this often, this many times. */
@@ -53,7 +59,7 @@ export class WorkSteps extends Context.Service<WorkSteps, {
     const dispatchOnce = Effect.gen(function*() {
       const at = yield* now
       const claimed = yield* Effect.gen(function*() {
-        const rows = yield* queue.claimDue(at, claimBatchSizeMax)
+        const rows = yield* queue.claimDue(at, dispatchBatchSizeMax)
         for (const m of rows) {
           if (!m.smsEnabled) yield* settlement.settle(m, { _tag: "SmsUnavailable" }, "dispatch", at)
           else if (!m.senderActive) yield* settlement.settle(m, { _tag: "SenderUnavailable" }, "dispatch", at)
@@ -61,12 +67,9 @@ export class WorkSteps extends Context.Service<WorkSteps, {
         return rows
       }).pipe(sql.withTransaction)
       const ready = claimed.filter((m) => m.smsEnabled && m.senderActive)
-      yield* Effect.forEach(ready, (m) => Effect.uninterruptible(messages.submitAndSettle(m)), {
-        concurrency: providerConcurrencyMax,
-        discard: true
-      })
+      yield* Effect.forEach(ready, messages.submitAndSettle, { concurrency: providerConcurrencyMax, discard: true })
       return claimed.length
-    }).pipe(Effect.withSpan("WorkSteps.dispatchOnce"))
+    }).pipe(Effect.uninterruptible, Effect.withSpan("WorkSteps.dispatchOnce"))
 
     const verifyOnce = Effect.gen(function*() {
       const due = yield* queue.claimVerification(yield* now, claimBatchSizeMax, config.verifyIntervalMs)
@@ -108,7 +111,8 @@ export class WorkSteps extends Context.Service<WorkSteps, {
         const current = yield* store.find(r.organisationId, r.messageId)
         // `accepted` read back means the acceptance committed just after the update looked: try again now
         if (current?.status === "accepted") return yield* applyReceipt(r, attempt + 1)
-        if (current?.status === "processing") {
+        // still being settled (an answer, or the verification that confirmed it): wait a little
+        if (current?.status === "processing" || current?.status === "unknown") {
           yield* Effect.sleep(Duration.millis(receiptRetryMs))
           return yield* applyReceipt(r, attempt + 1)
         }

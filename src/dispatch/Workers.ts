@@ -9,7 +9,7 @@ import { AppConfig } from "../Config.ts"
 import { now } from "../Time.ts"
 import { Provider } from "./Provider.ts"
 import { WorkQueue } from "./WorkQueue.ts"
-import { claimBatchSizeMax, WorkSteps } from "./WorkSteps.ts"
+import { claimBatchSizeMax, dispatchBatchSizeMax, WorkSteps } from "./WorkSteps.ts"
 
 /** Longest a loop sleeps before looking again (new work may come from other processes). */
 export const pollIntervalMs = 1000
@@ -32,7 +32,7 @@ export const WorkersLive = Layer.effectDiscard(Effect.gen(function*() {
 
   // a full claim means more is due: go on at once; otherwise sleep until the next due time, bounded
   const dispatch = Effect.gen(function*() {
-    if ((yield* steps.dispatchOnce) === claimBatchSizeMax) return
+    if ((yield* steps.dispatchOnce) === dispatchBatchSizeMax) return
     const [next, at] = [yield* queue.nextDue, yield* now]
     yield* sleepMs(next === undefined ? pollIntervalMs : Math.min(pollIntervalMs, next.getTime() - at.getTime()))
   })
