@@ -112,10 +112,11 @@ export class Messages extends Context.Service<Messages, {
     const admit = (organisationId: string, key: string, fingerprint: string, request: MessageRequest, id: string, at: Date) =>
       Effect.gen(function*() {
         const claim = yield* idempotency.claim(organisationId, "messages", key, fingerprint, { messageId: id }, at)
-        if (claim._tag === "Replay") return { _tag: "Replay" as const, answer: claim.answer }
+        if (claim._tag === "Replay") return { _tag: "Answered" as const, answer: claim.answer, replayed: true }
         const past = requireFuture(request.sendAt, at)
         if (past !== undefined) return yield* past
         const senderName = yield* requireSendable(organisations, organisationId, request.senderName)
+        const status = request.sendAt === null ? "processing" as const : "scheduled" as const
         const message: MessageRow = {
           organisationId,
           id,
@@ -124,24 +125,24 @@ export class Messages extends Context.Service<Messages, {
           senderName,
           text: request.text,
           segments: request.segments,
-          status: request.sendAt === null ? "processing" : "scheduled",
+          status,
           sendAt: request.sendAt,
           deliveryTime: null,
           erasedAt: null
         }
-        yield* store.insert(organisationId, [{ ...message, status: message.status as "scheduled" | "processing", batchPosition: null }], at)
+        yield* store.insert(organisationId, [{ ...message, status, batchPosition: null }], at)
         yield* ledger.reserve(organisationId, [{ messageId: id, credits: request.segments }])
         if (request.sendAt === null) return { _tag: "Immediate" as const, message }
         const answer: Answer = { status: 202, body: messageBody(message), location: messageLocation(id) }
         yield* idempotency.store(organisationId, "messages", key, answer, at)
-        return { _tag: "Replay" as const, answer, fresh: true }
+        return { _tag: "Answered" as const, answer, replayed: false }
       }).pipe(sql.withTransaction)
 
     return Messages.of({
       create: Effect.fn("Messages.create")(function*(organisationId, key, fingerprint, request) {
         const [id, at] = [yield* ids.uuid, yield* now]
         const admitted = yield* admit(organisationId, key, fingerprint, request, id, at)
-        if (admitted._tag === "Replay") return { answer: admitted.answer, replayed: !("fresh" in admitted) }
+        if (admitted._tag === "Answered") return { answer: admitted.answer, replayed: admitted.replayed }
         const answer = yield* Effect.gen(function*() {
           yield* store.markSubmitted(organisationId, [id], yield* now)
           return yield* submitAndSettle(admitted.message)
