@@ -34,7 +34,11 @@ export const Int64 = Schema.BigInt.check(
     (n >= -(2n ** 63n) && n <= 2n ** 63n - 1n) || "must be a 64-bit signed integer"
   )
 ).annotate({ message: "must be an integer (int64)" })
-const Int64Wire = Schema.Int.annotate({ description: "64-bit signed integer", format: "int64" } as Schema.Annotations.Annotations)
+const Int64Wire = Schema.Finite.check(
+  Schema.makeFilter((n: number) => Number.isInteger(n) || "must be an integer", {
+    toJsonSchema: () => ({ type: "integer", format: "int64" })
+  })
+).annotate({ description: "64-bit signed integer" })
 
 const contactFields = <S extends Schema.Top>(status: S) => ({
   phone_number: PhoneNumber,
