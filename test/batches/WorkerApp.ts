@@ -6,27 +6,24 @@
  * The provider simulator is wrapped to count submissions and status queries per message, so a
  * test can prove that nothing was sent twice.
  *
- * On a shared PostgreSQL (DATABASE_URL) the workers of one process dispatch every organisation's
- * due messages; `workerLock` serialises the worker-running test files of this folder with an
- * advisory lock, and the clocks start in 2001 so that they never reach the live-clock messages of
- * other test files.
+ * The workers dispatch every organisation's due messages, so on PostgreSQL (DATABASE_URL) each app
+ * runs on a scratch database of its own (test/support/ScratchDatabase.ts), dropped by `dispose`.
  */
-import { PgClient } from "@effect/sql-pg"
-import { Clock, Context, Effect, Exit, Layer, Redacted, Scope, Stream } from "effect"
+import { Clock, Context, Effect, Layer, Stream } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { AdminToken } from "../../src/admin/AdminToken.ts"
-import { type AppConfigShape, layerConfig } from "../../src/Config.ts"
-import { DatabaseLive } from "../../src/db/Database.ts"
+import type { AppConfigShape } from "../../src/Config.ts"
 import { Provider } from "../../src/dispatch/Provider.ts"
 import { WorkersLive } from "../../src/dispatch/Workers.ts"
 import { HttpAppLive } from "../../src/http/Server.ts"
 import { ProviderLive, servicesWith } from "../../src/Services.ts"
+import { scratchDatabaseLayer } from "../support/ScratchDatabase.ts"
 import { adminToken, type CallOptions, type Reply, testConfig } from "../support/TestApp.ts"
 
-/** 2001-01-01T09:00:00Z: long before any live-clock message of the other test files. */
-export const defaultStart = Date.UTC(2001, 0, 1, 9, 0, 0)
+/** 2001-01-01T09:00:00Z: where the TestClock starts unless told otherwise. */
+const defaultStart = Date.UTC(2001, 0, 1, 9, 0, 0)
 
 export interface ProviderCalls {
   /** messageId -> number of `submit` calls */
@@ -65,7 +62,14 @@ export interface RunUntilOptions {
   readonly timeoutMs?: number
 }
 
-export const makeWorkerApp = async (options: { readonly start?: number; readonly config?: Partial<AppConfigShape> } = {}) => {
+export interface WorkerAppOptions {
+  /** Names the app's scratch database on PostgreSQL (`<db>_<label>_<pid>`): one label per test file. */
+  readonly label: string
+  readonly start?: number
+  readonly config?: Partial<AppConfigShape>
+}
+
+export const makeWorkerApp = async (options: WorkerAppOptions) => {
   const config = testConfig({ schedulerEnabled: true, ...options.config })
   const calls: ProviderCalls = { submits: new Map(), statusQueries: new Map(), receipts: [] }
 
@@ -74,15 +78,13 @@ export const makeWorkerApp = async (options: { readonly start?: number; readonly
     captured = context
   })))
 
-  const Database = DatabaseLive.pipe(Layer.provide(layerConfig(config)))
   const app = Layer.merge(HttpAppLive, Capture).pipe(
     Layer.provideMerge(WorkersLive),
     Layer.provideMerge(AdminToken.layer),
     Layer.provideMerge(servicesWith(countingProvider(calls))),
-    Layer.provideMerge(layerConfig(config)),
-    // everything above reads this clock; the database below it keeps the live one
+    // everything above reads this clock; the database and configuration below it keep the live one
     Layer.provideMerge(TestClock.layer()),
-    Layer.provideMerge(Database),
+    Layer.provideMerge(scratchDatabaseLayer(options.label, config)),
     Layer.provide(HttpServer.layerServices)
   )
   const { handler, dispose } = HttpRouter.toWebHandler(app, { disableLogger: true })
@@ -197,24 +199,3 @@ export const makeWorkerApp = async (options: { readonly start?: number; readonly
 }
 
 export type WorkerApp = Awaited<ReturnType<typeof makeWorkerApp>>
-
-/**
- * On PostgreSQL, holds a session advisory lock until the returned release is called, so that the
- * worker-running files of this folder never dispatch each other's messages. A no-op on the
- * embedded database (one per file).
- */
-export const workerLock = async (): Promise<() => Promise<void>> => {
-  const url = process.env.DATABASE_URL
-  if (!url) return async () => {}
-  const scope = Scope.makeUnsafe()
-  const context = await Effect.runPromise(Layer.buildWithScope(
-    PgClient.layer({ url: Redacted.make(url), maxConnections: 1, minConnections: 1, idleTimeout: "1 hour" }),
-    scope
-  ))
-  const sql = Context.get(context, SqlClient.SqlClient)
-  await Effect.runPromise(sql`SELECT pg_advisory_lock(730417001)`.pipe(Effect.asVoid))
-  return async () => {
-    await Effect.runPromise(sql`SELECT pg_advisory_unlock(730417001)`.pipe(Effect.asVoid, Effect.ignore))
-    await Effect.runPromise(Scope.close(scope, Exit.void))
-  }
-}

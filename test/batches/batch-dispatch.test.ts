@@ -24,23 +24,14 @@ import {
   withOffset,
   zeroCounts
 } from "./support.ts"
-import { makeWorkerApp, type WorkerApp, workerLock } from "./WorkerApp.ts"
+import { makeWorkerApp, type WorkerApp, type WorkerAppOptions } from "./WorkerApp.ts"
 
 let app: WorkerApp
-let release: (() => Promise<void>) | undefined
 
-beforeAll(async () => {
-  release = await workerLock()
-}, 300_000)
-
-afterAll(async () => {
-  await release?.()
-})
-
-/** Each describe block runs its own app (and workers); they never run at the same time. */
-const withApp = (config: Parameters<typeof makeWorkerApp>[0] = {}) => {
+/** Each describe block runs its own app (workers, scratch database); they never run at the same time. */
+const withApp = (options: Omit<WorkerAppOptions, "label"> = {}) => {
   beforeAll(async () => {
-    app = await makeWorkerApp(config)
+    app = await makeWorkerApp({ label: "batch_dispatch", ...options })
   }, 120_000)
   afterAll(async () => {
     await app?.dispose()

@@ -28,20 +28,20 @@ import {
   withOffset,
   zeroCounts
 } from "./support.ts"
-import { makeWorkerApp, type WorkerApp, workerLock } from "./WorkerApp.ts"
+import { makeWorkerApp, type WorkerApp } from "./WorkerApp.ts"
 
 let app: WorkerApp
-let release: (() => Promise<void>) | undefined
 
 beforeAll(async () => {
-  release = await workerLock()
   // shorter (still realistic) simulator and verification delays keep each run brief in virtual time
-  app = await makeWorkerApp({ config: { simulatorReceiptDelayMs: 500, simulatorSlowMs: 700, verifyIntervalMs: 1000 } })
+  app = await makeWorkerApp({
+    label: "batch_property",
+    config: { simulatorReceiptDelayMs: 500, simulatorSlowMs: 700, verifyIntervalMs: 1000 }
+  })
 }, 300_000)
 
 afterAll(async () => {
   await app?.dispose()
-  await release?.()
 })
 
 const testNumbers = testNumberOutcomes.map(([n]) => n)

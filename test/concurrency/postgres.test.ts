@@ -11,8 +11,7 @@
  *     provider exactly once and ends accepted.
  */
 import { describe, expect, it, layer } from "@effect/vitest"
-import { PgClient } from "@effect/sql-pg"
-import { Context, Effect, Layer, Redacted } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
@@ -30,6 +29,7 @@ import { MessageStore } from "../../src/messages/MessageStore.ts"
 import { Organisations } from "../../src/organisations/Organisations.ts"
 import { servicesWith } from "../../src/Services.ts"
 import { now } from "../../src/Time.ts"
+import { scratchDatabaseLayer } from "../support/ScratchDatabase.ts"
 import { adminToken, type CallOptions, type Reply, testConfig } from "../support/TestApp.ts"
 
 const databaseUrl = process.env.DATABASE_URL
@@ -113,43 +113,12 @@ const makeCountingApp = (slowMs: number) => {
 }
 
 // ---------------------------------------------------------------------------------------------
-// (b) a database of its own: the work queue's claims are global, and another test file running
-// against the same DATABASE_URL (the message-lifecycle property test dispatches too) would
-// otherwise take some of these 1000 messages, or have its own taken.
+// (b) a scratch database of its own: the work queue's claims are global, and another test file
+// dispatching on the same server would otherwise take some of these 1000 messages.
 // ---------------------------------------------------------------------------------------------
 
-const withDatabase = (url: string, name: string) => {
-  const u = new URL(url)
-  u.pathname = `/${name}`
-  return u.toString()
-}
-
-const adminStatement = (url: string, statement: string) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    yield* sql.unsafe(statement)
-  }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })), Effect.scoped)
-
-/** A fresh database next to DATABASE_URL's for the file's scope, dropped afterwards; DATABASE_URL's own when it cannot be created. */
-const ScratchDatabase = Layer.unwrap(Effect.gen(function*() {
-  const base = databaseUrl!
-  const name = `sms_dispatch_${process.pid}_${Date.now()}`
-  const created = yield* Effect.acquireRelease(
-    adminStatement(base, `CREATE DATABASE "${name}"`).pipe(
-      Effect.as(true),
-      Effect.catchCause((cause) =>
-        Effect.logWarning("cannot create a scratch database; the dispatcher test shares DATABASE_URL's", cause).pipe(Effect.as(false))
-      )
-    ),
-    (ok) => ok ? adminStatement(base, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).pipe(Effect.ignore) : Effect.void
-  )
-  const url = created ? withDatabase(base, name) : base
-  return DatabaseLive.pipe(Layer.provide(layerConfig(testConfig({ databaseUrl: Redacted.make(url) }))))
-}))
-
 const DispatchLayer = servicesWith(countingProvider({ receiptDelayMs: 2000, slowMs: 0 })).pipe(
-  Layer.provideMerge(ScratchDatabase),
-  Layer.provideMerge(layerConfig(testConfig()))
+  Layer.provideMerge(scratchDatabaseLayer("dispatch", testConfig()))
 )
 
 const dueCount = 1000

@@ -32,7 +32,7 @@ import {
   liveSleep,
   newOrg,
   replay,
-  SharedDb,
+  sharedDb,
   snapshot,
   statusOf,
   verifyAttempts,
@@ -46,7 +46,7 @@ const slowMs = workersConfig.simulatorSlowMs
 
 const count = (counts: Map<string, number>, id: string) => counts.get(id) ?? 0
 
-layer(SharedDb, { excludeTestServices: true, timeout: 60_000 })(`background fibers (${backend})`, (it) => {
+layer(sharedDb("lifecycle"), { excludeTestServices: true, timeout: 60_000 })(`background fibers (${backend})`, (it) => {
   it.effect("a scheduled message is not submitted before send_at, then exactly once at send_at", () =>
     inWorld(({ probe, base }) =>
       Effect.gen(function*() {

@@ -5,9 +5,9 @@
  * PGlite, or the PostgreSQL of DATABASE_URL), with a fresh organisation per sequence:
  * admissions (immediate or scheduled, simulator test numbers or ordinary ones, 1 or 2
  * segments), idempotent replays, clock moves, credit grants, sender / SMS availability
- * changes, and the steps of the background loops of src/dispatch/Workers.ts reproduced here
- * step by step (dispatcher, verifier, receipt consumer, recovery). Crashes are simulated by
- * running only part of a flow and leaving the database as a dead process would:
+ * changes, and one round at a time of the background work the loops of src/dispatch/Workers.ts
+ * repeat (the WorkSteps service: dispatcher, verifier, receipt consumer, recovery). Crashes are
+ * simulated by running only part of a flow and leaving the database as a dead process would:
  *
  * - after the admission transaction committed, before `markSubmitted`;
  * - inside the dispatcher's claim transaction (it rolls back);
@@ -24,24 +24,25 @@
  * each message must have reached the final state the simulator table (contract section 5)
  * gives for its number and crash history, and its idempotency key must replay, not be stuck.
  *
- * The step bodies mirror src/dispatch/Workers.ts as it is; keep them in step with it.
+ * Only the crashing dispatch round is a copy (of WorkSteps.dispatchOnce); keep it in step with it.
+ * The file runs on a database of its own (test/support/ScratchDatabase.ts): the work queue's
+ * claims are global, and other files' workers must not take these messages, nor these steps theirs.
  * PROPERTY_NUM_RUNS (default 500 with CI, else 60), PROPERTY_MAX_COMMANDS (20) and
  * PROPERTY_STATS=1 (prints how the messages ended, by path) tune a run.
  */
 import { expect, layer } from "@effect/vitest"
-import { Cause, Effect, Exit, Layer, Stream } from "effect"
+import { Cause, Clock, Effect, Exit, Layer, References, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import * as fc from "fast-check"
 import { randomUUID } from "node:crypto"
 import { testNumbers, SimulatorLive } from "../../simulator/Simulator.ts"
-import { AppConfig, layerConfig } from "../../src/Config.ts"
-import { DatabaseLive } from "../../src/db/Database.ts"
+import type { AppConfig } from "../../src/Config.ts"
 import { utcDay } from "../../src/domain/Dates.ts"
 import { canTransition, type MessageStatus } from "../../src/domain/MessageStatus.ts"
 import { Provider, type Receipt } from "../../src/dispatch/Provider.ts"
-import { claimBatchSizeMax, staleProcessingMs } from "../../src/dispatch/WorkSteps.ts"
-import { type ClaimedMessage, WorkQueue } from "../../src/dispatch/WorkQueue.ts"
+import { WorkQueue } from "../../src/dispatch/WorkQueue.ts"
+import { dispatchBatchSizeMax, staleProcessingMs, WorkSteps } from "../../src/dispatch/WorkSteps.ts"
 import { Idempotency } from "../../src/idempotency/Idempotency.ts"
 import { Ledger } from "../../src/ledger/Ledger.ts"
 import type { Answer } from "../../src/messages/MessageBody.ts"
@@ -51,6 +52,7 @@ import { Settlement } from "../../src/messages/Settlement.ts"
 import { Organisations } from "../../src/organisations/Organisations.ts"
 import { servicesWith } from "../../src/Services.ts"
 import { now } from "../../src/Time.ts"
+import { scratchDatabaseLayer } from "../support/ScratchDatabase.ts"
 import { backend, testConfig } from "../support/TestApp.ts"
 
 const numRuns = Number(process.env.PROPERTY_NUM_RUNS ?? (process.env.CI ? 500 : 60))
@@ -106,11 +108,13 @@ const RecordingProvider = Layer.effect(Provider, Effect.gen(function*() {
 )
 
 const TestLayer = servicesWith(RecordingProvider).pipe(
-  Layer.provideMerge(DatabaseLive),
-  Layer.provideMerge(layerConfig(testConfig({ simulatorReceiptDelayMs: receiptDelayMs, simulatorSlowMs: 0, verifyIntervalMs })))
+  Layer.provideMerge(
+    scratchDatabaseLayer("lifecycle_property", testConfig({ simulatorReceiptDelayMs: receiptDelayMs, simulatorSlowMs: 0, verifyIntervalMs }))
+  )
 )
 
 type Services =
+  | WorkSteps
   | Messages
   | Settlement
   | MessageStore
@@ -160,8 +164,6 @@ interface Model {
   readonly messages: Array<ModelMessage>
   smsEnabled: boolean
   senderActive: boolean
-  /** Receipts that found their message still `processing`: retried by the next receipt step. */
-  heldReceipts: Array<Receipt>
   /** Creations refused with an answer that is not stored: an identical retry runs again. */
   refused: Array<Creation>
   keySeq: number
@@ -331,7 +333,8 @@ const checkInvariants = async (model: Model, real: Real, after: string) => {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The loop steps of src/dispatch/Workers.ts, one iteration each, optionally crashing
+// One round of each kind of background work (src/dispatch/WorkSteps.ts), the dispatcher's
+// optionally crashing
 // ---------------------------------------------------------------------------------------------
 
 type DispatchCrash =
@@ -340,42 +343,63 @@ type DispatchCrash =
   | undefined
 
 /**
- * One dispatcher iteration (Workers.dispatch): in one transaction, claim what is due and settle
- * the messages whose organisation or sender is unavailable; then submit and settle each ready
- * one. A crash inside the claim's transaction rolls it back; a later one leaves the ready
- * messages from the `after`-th on processing, unsent or sent but unsettled.
+ * The messages the dispatcher settled because SMS was off or the sender inactive when they fell
+ * due: the model's availability must say so, and their path says where they must end.
+ */
+const noteUnavailable = (model: Model) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const settled = yield* sql<{ messageId: string; toStatus: MessageStatus }>`SELECT message_id::text AS message_id, to_status
+      FROM message_events WHERE organisation_id = ${model.orgId} AND source = 'dispatch' AND to_status IN ('failed', 'blocked')`
+    const expected = !model.smsEnabled ? "failed" : !model.senderActive ? "blocked" : "(none: available)"
+    for (const { messageId, toStatus } of settled) {
+      const m = model.messages.find((x) => x.id === messageId)
+      const path = toStatus === "failed" ? "smsUnavailable" as const : "senderUnavailable" as const
+      if (m === undefined || m.path === path) continue
+      expect({ path: m.path, status: toStatus }, `dispatch settled ${m.request.to} while sms ${model.smsEnabled}, sender ${model.senderActive}`)
+        .toEqual({ path: "clean", status: expected })
+      m.path = path
+    }
+  })
+
+/**
+ * One dispatcher round: WorkSteps.dispatchOnce. With a crash, which must happen in the middle of
+ * the round, a copy of it (src/dispatch/WorkSteps.ts, dispatchOnce): it claims what is due and
+ * settles the unavailable messages in one transaction, then submits and settles the ready ones
+ * (one by one, so that `after` says where the process dies). A crash inside the claim's
+ * transaction rolls it back; a later one leaves the ready messages from the `after`-th on
+ * processing, unsent or sent but unsettled.
  */
 const dispatchStep = (model: Model, crash: DispatchCrash) =>
   Effect.gen(function*() {
+    if (crash === undefined) {
+      const claimed = yield* (yield* WorkSteps).dispatchOnce
+      yield* noteUnavailable(model)
+      return claimed
+    }
     const sql = yield* SqlClient.SqlClient
     const queue = yield* WorkQueue
     const messages = yield* Messages
     const settlement = yield* Settlement
     const provider = yield* Provider
     const at = yield* now
-    const own = (m: ClaimedMessage) => model.messages.find((x) => x.id === m.id)
     const claim = Effect.gen(function*() {
-      const rows = yield* queue.claimDue(at, claimBatchSizeMax)
+      const rows = yield* queue.claimDue(at, dispatchBatchSizeMax)
       for (const m of rows) {
         if (!m.smsEnabled) yield* settlement.settle(m, { _tag: "SmsUnavailable" }, "dispatch", at)
         else if (!m.senderActive) yield* settlement.settle(m, { _tag: "SenderUnavailable" }, "dispatch", at)
       }
-      if (crash?.at === "inClaim" && rows.length > 0) return yield* Effect.die(new SimulatedCrash("crash inside the claim"))
+      if (crash.at === "inClaim" && rows.length > 0) return yield* Effect.die(new SimulatedCrash("crash inside the claim"))
       return rows
     }).pipe(sql.withTransaction)
     const claimed = yield* claim.pipe(
       Effect.catchDefect((defect) => defect instanceof SimulatedCrash ? Effect.succeed([]) : Effect.die(defect))
     )
-    for (const m of claimed) {
-      const mine = own(m)
-      if (mine === undefined) continue
-      if (!m.smsEnabled) mine.path = "smsUnavailable"
-      else if (!m.senderActive) mine.path = "senderUnavailable"
-    }
+    yield* noteUnavailable(model)
     const ready = claimed.filter((m) => m.smsEnabled && m.senderActive)
     for (const [i, m] of ready.entries()) {
-      const mine = own(m)
-      if (crash !== undefined && crash.at !== "inClaim" && i >= crash.after && mine !== undefined) {
+      const mine = model.messages.find((x) => x.id === m.id)
+      if (crash.at !== "inClaim" && i >= crash.after && mine !== undefined) {
         // the process dies: the message is processing with submitted_at set, maybe submitted
         if (crash.at === "beforeProvider") mine.path = "markedNotSent"
         else {
@@ -389,53 +413,29 @@ const dispatchStep = (model: Model, crash: DispatchCrash) =>
     return claimed.length
   })
 
-/** One verifier iteration (Workers.verify). */
-const verifyStep = Effect.gen(function*() {
-  const queue = yield* WorkQueue
-  const provider = yield* Provider
-  const settlement = yield* Settlement
-  const config = yield* AppConfig
-  const due = yield* queue.claimVerification(yield* now, claimBatchSizeMax, config.verifyIntervalMs)
-  for (const m of due) {
-    const status = yield* provider.status(submissionOf(m))
-    if (status === "unknown") continue
-    yield* settlement.settle(
-      m,
-      status === "accepted" ? { _tag: "Accepted", providerMessageId: `verified-${m.id}` } : { _tag: "NotReceived" },
-      "verification",
-      yield* now
-    )
-  }
-})
+/** One verifier round. */
+const verifyStep = WorkSteps.use((steps) => steps.verifyOnce)
 
-/** One recovery iteration (Workers.recover). */
-const recoveryStep = Effect.gen(function*() {
-  const queue = yield* WorkQueue
-  const settlement = yield* Settlement
-  const at = yield* now
-  const stale = yield* queue.staleProcessing(new Date(at.getTime() - staleProcessingMs), claimBatchSizeMax)
-  for (const m of stale) yield* settlement.settle(m, m.maybeSent ? { _tag: "Unknown" } : { _tag: "NeverSent" }, "recovery", at)
-})
+/** One recovery round (without its warning: recovering what the crashes left is what this test does). */
+const recoveryStep = WorkSteps.use((steps) => steps.recoverOnce).pipe(Effect.provideService(References.MinimumLogLevel, "Error"))
 
 /**
- * Applies the receipts emitted so far (Workers.applyReceipt): a receipt moves an accepted
- * message; one that finds its message still processing is held for the next step; any other
- * is a duplicate or too late and is dropped.
+ * The receipt consumer: WorkSteps.applyReceipt for each receipt emitted so far. A receipt whose
+ * message is still `processing` or `unknown` is retried there for a while, in case its settlement
+ * is in flight. Nothing else runs during this step, so those retries cannot see a change: they
+ * run with their sleeps skipped (the TestClock would otherwise wait for this test to move it),
+ * and such a receipt is dropped, as src drops it once its retries are spent.
  */
 const receiptStep = (model: Model) =>
   Effect.gen(function*() {
-    const store = yield* MessageStore
+    const steps = yield* WorkSteps
     // let the simulator's timers that the clock woke hand their receipts over
     yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
     const fresh = probe.receipts.splice(0).filter((r) => r.organisationId === model.orgId)
-    const pending = [...model.heldReceipts, ...fresh]
-    model.heldReceipts = []
-    for (const r of pending) {
-      const moved = yield* store.transition(r.organisationId, r.messageId, ["accepted"], r.outcome, "receipt", r.at, { deliveryTime: r.at })
-      if (moved !== undefined) continue
-      const m = yield* store.find(r.organisationId, r.messageId)
-      if (m?.status === "processing") model.heldReceipts.push(r)
+    for (const r of fresh) {
+      yield* steps.applyReceipt(r).pipe(Effect.updateService(Clock.Clock, (clock) => ({ ...clock, sleep: () => Effect.void })))
     }
+    return fresh.length
   })
 
 // ---------------------------------------------------------------------------------------------
@@ -671,9 +671,9 @@ const dispatch = (crash: DispatchCrash) =>
     return `-> ${n} claimed`
   })
 
-const verify = command("verify", (_model, real) => real.run(verifyStep))
-const recover = command("recover", (_model, real) => real.run(recoveryStep))
-const receipts = command("receipts", (model, real) => real.run(receiptStep(model)))
+const verify = command("verify", async (_model, real) => `-> ${await real.run(verifyStep)} claimed`)
+const recover = command("recover", async (_model, real) => `-> ${await real.run(recoveryStep)} recovered`)
+const receipts = command("receipts", async (model, real) => `-> ${await real.run(receiptStep(model))} applied or dropped`)
 
 const numberArb = fc.oneof(
   { arbitrary: fc.constantFrom(...simulatorNumbers), weight: 4 },
@@ -730,8 +730,7 @@ const setupArb = fc.record({
 /**
  * Each sequence runs 40 days before the previous one: the work queue's claims are global, and
  * leftovers of earlier sequences (an `unknown` for good, a sequence that failed) are then never
- * due for a later one. The first epoch is in the past, so nothing created at real time by
- * another test on a shared PostgreSQL is ever due, stale or to verify for these steps.
+ * due, stale or to verify for a later one.
  */
 const epoch = Date.UTC(2020, 0, 15, 9, 30, 0)
 let sequences = 0
@@ -761,7 +760,6 @@ const drainAndCheck = async (model: Model, real: Real) => {
     const status = rows.find((r) => r.id === m.id)!.status
     expect(expectedFinal(m), `final status of ${m.request.to} (${m.kind}, ${m.path})`).toContain(status)
   }
-  expect(model.heldReceipts, "receipts still held").toEqual([])
   // no key is left stuck: every creation replays what the contract says it answers
   for (const m of model.messages) {
     const exit = await real.run((Effect.gen(function*() {
@@ -805,7 +803,7 @@ layer(TestLayer, { excludeTestServices: true })(`message lifecycle against its m
       const id = (answer.body as { readonly id: string }).id
       yield* (yield* Organisations).setSender(org.id, sender, false)
       yield* TestClock.adjust(1_000)
-      const model: Model = { orgId: org.id, messages: [], smsEnabled: true, senderActive: false, heldReceipts: [], refused: [], keySeq: 0 }
+      const model: Model = { orgId: org.id, messages: [], smsEnabled: true, senderActive: false, refused: [], keySeq: 0 }
       // the dispatcher dies inside its claim; another one recovers and dispatches later
       yield* dispatchStep(model, { at: "inClaim" })
       yield* TestClock.adjust(staleProcessingMs + 1)
@@ -839,7 +837,7 @@ layer(TestLayer, { excludeTestServices: true })(`message lifecycle against its m
           }
           return org.id
         }))
-        const model: Model = { orgId, messages: [], smsEnabled: true, senderActive: true, heldReceipts: [], refused: [], keySeq: 0 }
+        const model: Model = { orgId, messages: [], smsEnabled: true, senderActive: true, refused: [], keySeq: 0 }
         const real: Real = { run }
         await checkInvariants(model, real, "setup")
         await fc.asyncModelRun(() => ({ model, real }), commands)

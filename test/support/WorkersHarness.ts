@@ -1,8 +1,9 @@
 /**
  * The background fibers (src/dispatch/Workers.ts) over a real database, under a TestClock.
  *
- * - `SharedDb`: the database (embedded PGlite in memory, or DATABASE_URL) and the configuration,
- *   built once per file on the live clock, so the pool's own timers stay real.
+ * - `sharedDb(label)`: the database (embedded PGlite in memory, or a scratch database next to
+ *   DATABASE_URL's) and the configuration, built once per file on the live clock, so the pool's
+ *   own timers stay real.
  * - `inWorld(body)`: runs `body` with a fresh TestClock set to a base instant, and under it a fresh
  *   service graph (a simulator wrapped by a `Probe` that counts submissions and status queries and
  *   can inject delivery receipts) with `WorkersLive` forked. The fibers stop when `body` ends.
@@ -13,16 +14,14 @@
  *
  * Time bases: each world starts earlier than the previous one (`nextBase`), from 2001 downwards.
  * The queue queries are global (not per organisation), so a later world never reaches the due,
- * verify or stale times of messages an earlier world left behind. On PostgreSQL the file gets a
- * database of its own (see `SharedDb`).
+ * verify or stale times of messages an earlier world of the file left behind; other files never
+ * share the database (see `sharedDb`).
  */
-import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Queue, Redacted, Stream } from "effect"
+import { Effect, Layer, Queue, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { SimulatorLive } from "../../simulator/Simulator.ts"
-import { type AppConfigShape, layerConfig } from "../../src/Config.ts"
-import { DatabaseLive } from "../../src/db/Database.ts"
+import type { AppConfigShape } from "../../src/Config.ts"
 import { Provider, type Receipt } from "../../src/dispatch/Provider.ts"
 import { WorkersLive } from "../../src/dispatch/Workers.ts"
 import { countSegments } from "../../src/domain/Segments.ts"
@@ -32,6 +31,7 @@ import { Messages } from "../../src/messages/Messages.ts"
 import { MessageStore } from "../../src/messages/MessageStore.ts"
 import { Organisations } from "../../src/organisations/Organisations.ts"
 import { servicesWith } from "../../src/Services.ts"
+import { scratchDatabaseLayer } from "./ScratchDatabase.ts"
 import { testConfig } from "./TestApp.ts"
 
 export { backend } from "./TestApp.ts"
@@ -44,38 +44,10 @@ export const workersConfig: AppConfigShape = testConfig({
 })
 
 /**
- * On PostgreSQL, a database of its own next to DATABASE_URL's (`<name>_workers`, dropped and
- * created afresh): the worker and recovery queries are global, and other suites drive the same
- * queries under their own clocks (2001, 2013-2020, 2026, live), so sharing one database would let
- * them dispatch, recover or verify this file's messages and the other way round. Undefined on the
- * embedded database (one per file anyway), or when the server refuses to create a database
- * (then the shared one is used, with a warning).
+ * The database and configuration shared by a file's worlds (live clock): on PostgreSQL a scratch
+ * database of the file's own (see ScratchDatabase.ts), named after `label`.
  */
-const isolatedDatabaseUrl = Effect.gen(function*() {
-  const url = process.env.DATABASE_URL
-  if (url === undefined || url.trim() === "") return undefined
-  const target = new URL(url)
-  const name = `${decodeURIComponent(target.pathname.slice(1)) || "postgres"}_workers`
-  if (!/^[A-Za-z0-9_]{1,63}$/.test(name)) return url
-  return yield* Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    yield* sql.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
-    yield* sql.unsafe(`CREATE DATABASE "${name}"`)
-    target.pathname = `/${name}`
-    return target.toString()
-  }).pipe(
-    Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 })),
-    Effect.catchCause((cause) =>
-      Effect.logWarning("cannot create a database of its own for the worker tests; sharing DATABASE_URL's", cause).pipe(Effect.as(url)))
-  )
-})
-
-/** The database and configuration shared by a file's worlds (live clock). */
-export const SharedDb = Layer.unwrap(Effect.map(isolatedDatabaseUrl, (url) =>
-  DatabaseLive.pipe(Layer.provideMerge(layerConfig({
-    ...workersConfig,
-    databaseUrl: url === undefined ? undefined : Redacted.make(url)
-  })))))
+export const sharedDb = (label: string) => scratchDatabaseLayer(label, workersConfig)
 
 /** Counts what the service asks the provider, and lets a test push receipts of its own. */
 export interface Probe {
