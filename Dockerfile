@@ -10,4 +10,5 @@ COPY bin ./bin
 USER node
 EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=3s CMD node -e "fetch('http://127.0.0.1:8080/ready').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-CMD ["node", "src/main.ts"]
+# a bounded heap keeps the process well under 256 MB RSS (bench/RESULTS.md)
+CMD ["node", "--max-old-space-size=160", "src/main.ts"]

@@ -65,7 +65,6 @@ export const migrations: ReadonlyArray<Migration> = [
         PRIMARY KEY (organisation_id, message_id, lot_id),
         FOREIGN KEY (organisation_id, lot_id) REFERENCES credit_lots (organisation_id, id)
       )`,
-      `CREATE INDEX credit_holds_pending ON credit_holds (organisation_id, lot_id) WHERE state = 'pending'`,
       `CREATE TABLE credit_entries (
         organisation_id uuid NOT NULL,
         id bigint GENERATED ALWAYS AS IDENTITY,

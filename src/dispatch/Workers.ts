@@ -13,6 +13,8 @@ import { claimBatchSizeMax, dispatchBatchSizeMax, WorkSteps } from "./WorkSteps.
 
 /** Longest a loop sleeps before looking again (new work may come from other processes). */
 export const pollIntervalMs = 1000
+/** Most receipts applied at once (one may wait for its acceptance to settle). */
+export const receiptConcurrencyMax = 16
 /** How often recovery looks for messages left in `processing`. */
 export const recoveryIntervalMs = 30_000
 
@@ -43,9 +45,11 @@ export const WorkersLive = Layer.effectDiscard(Effect.gen(function*() {
     if ((yield* steps.recoverOnce) < claimBatchSizeMax) yield* sleepMs(recoveryIntervalMs)
   })
   const receipts = provider.receipts.pipe(
-    Stream.runForEach((r) =>
-      steps.applyReceipt(r).pipe(Effect.catchCause((cause) => Effect.logWarning("receipt not applied", cause)), Effect.forkScoped)
-    )
+    Stream.mapEffect(
+      (r) => steps.applyReceipt(r).pipe(Effect.catchCause((cause) => Effect.logWarning("receipt not applied", cause))),
+      { concurrency: receiptConcurrencyMax, unordered: true }
+    ),
+    Stream.runDrain
   )
 
   yield* Effect.forkScoped(receipts)

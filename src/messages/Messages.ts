@@ -139,16 +139,15 @@ export class Messages extends Context.Service<Messages, {
       }).pipe(sql.withTransaction)
 
     return Messages.of({
+      // From the admission on, nothing stops halfway (a client hanging up interrupts its request):
+      // a committed admission always goes on to the provider and a stored answer.
       create: Effect.fn("Messages.create")(function*(organisationId, key, fingerprint, request) {
         const [id, at] = [yield* ids.uuid, yield* now]
         const admitted = yield* admit(organisationId, key, fingerprint, request, id, at)
         if (admitted._tag === "Answered") return { answer: admitted.answer, replayed: admitted.replayed }
-        const answer = yield* Effect.gen(function*() {
-          yield* store.markSubmitted(organisationId, [id], yield* now)
-          return yield* submitAndSettle(admitted.message)
-        }).pipe(Effect.uninterruptible)
-        return { answer, replayed: false }
-      }),
+        yield* store.markSubmitted(organisationId, [id], yield* now)
+        return { answer: yield* submitAndSettle(admitted.message), replayed: false }
+      }, Effect.uninterruptible),
       get: (organisationId, id) => store.find(organisationId, id),
       erase: Effect.fn("Messages.erase")(function*(organisationId, id) {
         const at = yield* now

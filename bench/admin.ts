@@ -1,0 +1,31 @@
+/** The operator API calls the harness needs: an organisation, its API key and its credits. */
+import type { Service } from "./service.ts"
+
+export interface BenchOrg {
+  readonly id: string
+  readonly keyId: string
+  readonly apiKey: string
+  readonly sender: string
+}
+
+const call = async (service: Service, method: string, path: string, body: unknown): Promise<Record<string, unknown>> => {
+  const res = await fetch(`${service.base}/admin/v1${path}`, {
+    method,
+    headers: { authorization: `Bearer ${service.adminToken}`, "content-type": "application/json" },
+    body: JSON.stringify(body)
+  })
+  const json = (await res.json()) as Record<string, unknown>
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`)
+  return json
+}
+
+/** An organisation with the sender INFO, a key with every permission and `credits` never-expiring credits. */
+export const createOrg = async (service: Service, name: string, credits: number): Promise<BenchOrg> => {
+  const org = await call(service, "POST", "/organizations", { name, default_sender_name: "INFO" })
+  const id = String(org["id"])
+  const key = await call(service, "POST", `/organizations/${id}/api-keys`, {
+    permissions: ["sms.send", "sms.schedule", "delivery.read", "balance.read", "contacts.manage"]
+  })
+  await call(service, "POST", `/organizations/${id}/credits`, { amount: credits })
+  return { id, keyId: String(key["key_id"]), apiKey: String(key["api_key"]), sender: "INFO" }
+}

@@ -1,0 +1,162 @@
+/**
+ * `npm run bench [-- --smoke] [--only=1,6] [--drain=N] [--cpu-prof]`: creates a fresh database on the
+ * DATABASE_URL server, starts the service on it as a separate process, runs the scenarios with
+ * their pgbench / graphile-worker baselines in the same run, prints the table and writes
+ * bench/results/<ISO date>.json. The database is dropped at the end (kept with BENCH_KEEP_DB=1).
+ */
+import { mkdtempSync } from "node:fs"
+import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from "node:os"
+import { join } from "node:path"
+import { createOrg } from "./admin.ts"
+import type { BenchContext, OrgWithLot } from "./context.ts"
+import { graphileDrain } from "./graphile.ts"
+import { createDatabase, dropDatabase, query, scalar, withDatabase } from "./psql.ts"
+import { markdownTable, writeResults } from "./report.ts"
+import { type Results, rowsOf } from "./rows.ts"
+import { openLoop, scheduledAdmission } from "./scenarios/admission.ts"
+import { batchAdmission } from "./scenarios/batch.ts"
+import { claimBaseline, serviceDrain } from "./scenarios/drain.ts"
+import { immediateSend } from "./scenarios/immediate.ts"
+import { replay } from "./scenarios/replay.ts"
+import { memorySampler, type Service, startService } from "./service.ts"
+import { fullSettings, smokeSettings } from "./settings.ts"
+import { round } from "./stats.ts"
+
+const args = process.argv.slice(2)
+const smoke = args.includes("--smoke")
+const cpuProf = args.includes("--cpu-prof")
+const onlyArg = args.find((a) => a.startsWith("--only="))
+const only = onlyArg === undefined ? undefined : new Set(onlyArg.slice("--only=".length).split(","))
+const wanted = (n: string) => only === undefined || only.has(n) || (n === "1" && only.has("2"))
+const drainArg = args.find((a) => a.startsWith("--drain="))
+const settings = {
+  ...(smoke ? smokeSettings : fullSettings),
+  ...(drainArg === undefined ? {} : { drainCount: Number(drainArg.slice("--drain=".length)) })
+}
+
+const adminUrl = process.env["DATABASE_URL"]
+if (adminUrl === undefined || adminUrl === "") {
+  process.stderr.write("npm run bench needs DATABASE_URL, e.g. postgres://postgres@127.0.0.1:5432/postgres\n")
+  process.exit(2)
+}
+
+const log = (line: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`)
+const startedAt = new Date()
+const loadAtStart = loadavg().map((x) => round(x, 2))
+const t0 = performance.now()
+const durations: Record<string, number> = {}
+
+/** Runs one phase, timing it and (for service phases) sampling the service's peak RSS. */
+const phase = async <A>(name: string, body: () => Promise<A>, service?: Service, memory?: Record<string, number>): Promise<A> => {
+  log(`${name}...`)
+  const started = performance.now()
+  const sampler = service === undefined ? undefined : memorySampler(service.pid)
+  try {
+    return await body()
+  } finally {
+    const mb = sampler?.stop()
+    if (mb !== undefined && memory !== undefined) memory[name] = mb
+    durations[name] = round((performance.now() - started) / 1000, 1)
+  }
+}
+
+const dbName = `sms_bench_${Date.now()}_${process.pid}`
+const url = withDatabase(adminUrl, dbName)
+const logDir = mkdtempSync(join(tmpdir(), "sms-bench-"))
+const results: Results = { memory: {} }
+let service: Service | undefined
+
+await createDatabase(adminUrl, dbName)
+const autovacuum = (await scalar(adminUrl, "SHOW autovacuum")) === "on"
+if (!autovacuum) log("autovacuum is off on this server: VACUUM ANALYZE before each phase stands in for it")
+/** With autovacuum off, every phase starts from vacuumed tables and fresh statistics, as autovacuum would leave them. */
+const tidy = async () => {
+  if (!autovacuum) await query(url, "VACUUM ANALYZE")
+}
+try {
+  service = await phase("start service", () =>
+    startService({
+      databaseUrl: url,
+      logDir,
+      ...(cpuProf ? { nodeFlags: ["--cpu-prof", `--cpu-prof-dir=${join(import.meta.dirname, "results")}`] } : {})
+    }))
+  const running = service
+  const withLot = async (name: string, credits: number): Promise<OrgWithLot> => {
+    const org = await createOrg(running, name, credits)
+    return { ...org, lot: await scalar(url, `SELECT id FROM credit_lots WHERE organisation_id = '${org.id}'`) }
+  }
+  const ctx: BenchContext = {
+    settings,
+    url,
+    service: running,
+    org: await withLot("bench http", 1_000_000_000),
+    pgOrg: await withLot("bench pgbench", 1_000_000_000),
+    drainOrg: await withLot("bench drain", 2 * settings.drainCount + 10),
+    runId: `bench-${Date.now().toString(36)}`
+  }
+  const mem = results.memory
+  await tidy()
+  if (wanted("1")) results.s1 = await phase("scheduled admission", () => scheduledAdmission(ctx), running, mem)
+  if (wanted("2") && results.s1 !== undefined) {
+    const rate = Math.max(1, Math.round(results.s1.service.reqPerSec / 2))
+    await tidy()
+    results.s2 = await phase("open loop", () => openLoop(ctx, rate), running, mem)
+  }
+  if (wanted("3")) await tidy()
+  if (wanted("3")) results.s3 = await phase("immediate send", () => immediateSend(ctx), running, mem)
+  if (wanted("4")) await tidy()
+  if (wanted("4")) results.s4 = await phase("idempotent replay", () => replay(ctx), running, mem)
+  if (wanted("5")) await tidy()
+  if (wanted("5")) results.s5 = await phase("batch admission", () => batchAdmission(ctx), running, mem)
+  results.leftProcessing = Number(await scalar(url, `SELECT count(*) FROM messages
+    WHERE organisation_id = '${ctx.org.id}' AND status = 'processing' AND updated_at < now() - interval '2 seconds'`))
+  if (results.leftProcessing > 0) log(`${results.leftProcessing} HTTP-created message(s) left in processing (client hang-up after admission?)`)
+  if (wanted("6")) {
+    await tidy()
+    const drained = await phase("dispatcher drain", () => serviceDrain(ctx), running, mem)
+    results.s6 = { service: drained }
+  }
+  await phase("stop service", () => running.stop())
+  service = undefined
+  if (results.s6 !== undefined) {
+    await tidy()
+    const claim = await phase("claim SQL drain (pgbench)", () => claimBaseline(ctx))
+    await tidy()
+    const graphile = await phase("graphile-worker drain", () => graphileDrain(url, settings.drainCount))
+    results.s6 = { ...results.s6, claim, graphile }
+  }
+} finally {
+  if (service !== undefined) await service.stop()
+  if (process.env["BENCH_KEEP_DB"] === "1") log(`kept database ${dbName} (BENCH_KEEP_DB=1)`)
+  else await dropDatabase(adminUrl, dbName)
+}
+
+const rows = rowsOf(results, settings.connections, settings.batchConnections)
+const totalS = round((performance.now() - t0) / 1000, 1)
+const pgVersion = (await query(adminUrl, "SHOW server_version"))[0]?.[0] ?? "?"
+const machine = {
+  nproc: availableParallelism(),
+  cpu: cpus()[0]?.model ?? "?",
+  memoryGB: round(totalmem() / 1024 ** 3, 1),
+  postgres: pgVersion,
+  node: process.version,
+  autovacuum,
+  /** Other work on the machine skews every figure: the 1/5/15-minute load averages at start and end. */
+  loadavgStart: loadAtStart,
+  loadavgEnd: loadavg().map((x) => round(x, 2))
+}
+const shownUrl = new URL(adminUrl)
+if (shownUrl.password !== "") shownUrl.password = "***"
+const command = `DATABASE_URL=${shownUrl.toString()} npm run bench${args.length > 0 ? ` -- ${args.join(" ")}` : ""}`
+const file = writeResults(startedAt, smoke, { startedAt: startedAt.toISOString(), command, machine, settings, durations, totalS, rows, results })
+// The harness itself must have worked (targets missed are results, not failures): every load
+// phase got expected answers and the drain finished.
+const loads = [results.s1?.service, results.s2?.service, results.s3, results.s4, results.s5?.service]
+const broken = [
+  ...loads.flatMap((l) => (l !== undefined && l.ok === 0 ? [`a ${l.tool} phase got no expected answer: ${JSON.stringify(l.statusCounts)}`] : [])),
+  ...(results.s6 !== undefined && !results.s6.service.complete ? ["the dispatcher drain did not finish in time"] : [])
+]
+const table = markdownTable(rows)
+for (const line of broken) log(`FAILED: ${line}`)
+if (broken.length > 0) process.exitCode = 1
+process.stdout.write(`\n${table}\n\nmachine: ${JSON.stringify(machine)}\ndurations (s): ${JSON.stringify(durations)}\ntotal: ${totalS} s\nresults: ${file}\nservice logs: ${logDir}\n`)

@@ -1,0 +1,92 @@
+/**
+ * Scenario 6: due scheduled messages seeded with SQL (each with its admission event and pending
+ * hold), drained by the service's dispatcher to the zero-delay simulator; then, with the service
+ * stopped, the same number drained by pgbench replaying the claim SQL alone.
+ */
+import { join } from "node:path"
+import { setTimeout as sleep } from "node:timers/promises"
+import type { BenchContext, OrgWithLot } from "../context.ts"
+import { type PgbenchResult, runPgbench } from "../pgbench.ts"
+import { query, runFile, scalar } from "../psql.ts"
+import { round } from "../stats.ts"
+
+export interface DrainFacts {
+  readonly count: number
+  readonly seedS: number
+  /** Seconds from falling due to the last settlement (service) or the last claim (claim SQL). */
+  readonly drainS: number
+  readonly messagesPerSec: number
+  /** submitted_at - due_at, seconds. */
+  readonly lagP50S: number
+  readonly lagP99S: number
+  readonly statuses: Readonly<Record<string, number>>
+  readonly complete: boolean
+}
+
+const seed = async (url: string, org: OrgWithLot, n: number, dueInS: number): Promise<{ due: string; seedS: number }> => {
+  const due = new Date(Date.now() + dueInS * 1000).toISOString()
+  const started = performance.now()
+  await runFile(url, join(import.meta.dirname, "..", "sql", "seed-due.sql"), { org: org.id, lot: org.lot, n, due })
+  const seedS = (performance.now() - started) / 1000
+  if (Date.now() > Date.parse(due)) process.stderr.write(`warning: seeding took ${seedS.toFixed(1)} s, past the due time\n`)
+  return { due, seedS }
+}
+
+/** Seeded messages not yet settled (still scheduled, or claimed and not yet answered by the provider). */
+const pending = async (url: string, org: OrgWithLot, due: string) =>
+  Number(await scalar(url, `SELECT (SELECT count(*) FROM messages WHERE status = 'scheduled' AND due_at <= '${due}')
+    + (SELECT count(*) FROM messages WHERE status = 'processing' AND organisation_id = '${org.id}' AND due_at = '${due}')`))
+
+/** When the last seeded message was settled on the provider's answer (its `provider` event). */
+const settledEnd = (org: OrgWithLot, due: string) => `(SELECT max(e.at) FROM message_events e
+  WHERE e.organisation_id = '${org.id}' AND e.source = 'provider'
+    AND e.message_id IN (SELECT id FROM messages WHERE organisation_id = '${org.id}' AND due_at = '${due}'))`
+
+const facts = async (url: string, org: OrgWithLot, due: string, seedS: number, end: "settled" | "claimed"): Promise<DrainFacts> => {
+  const [row] = await query(url, `SELECT count(*),
+      extract(epoch FROM ${end === "settled" ? settledEnd(org, due) : "max(submitted_at)"} - '${due}'::timestamptz),
+      percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM submitted_at - due_at)),
+      percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM submitted_at - due_at))
+    FROM messages WHERE organisation_id = '${org.id}' AND due_at = '${due}'`)
+  const statusRows = await query(url, `SELECT status, count(*) FROM messages
+    WHERE organisation_id = '${org.id}' AND due_at = '${due}' GROUP BY status ORDER BY status`)
+  const statuses = Object.fromEntries(statusRows.map(([s, n]) => [s!, Number(n)]))
+  const count = Number(row![0])
+  const drainS = Number(row![1])
+  return {
+    count,
+    seedS: round(seedS, 2),
+    drainS: round(drainS, 2),
+    messagesPerSec: round(count / drainS, 1),
+    lagP50S: round(Number(row![2]), 3),
+    lagP99S: round(Number(row![3]), 3),
+    statuses,
+    complete: (statuses["scheduled"] ?? 0) === 0 && (statuses["processing"] ?? 0) === 0
+  }
+}
+
+/** Seeds due messages and waits until the running service has dispatched and settled them all. */
+export const serviceDrain = async (ctx: BenchContext): Promise<DrainFacts> => {
+  const { drainCount, drainDueInS, drainTimeoutS } = ctx.settings
+  const { due, seedS } = await seed(ctx.url, ctx.drainOrg, drainCount, drainDueInS)
+  const deadline = Date.parse(due) + drainTimeoutS * 1000
+  await sleep(Math.max(0, Date.parse(due) - Date.now()))
+  while (Date.now() < deadline && (await pending(ctx.url, ctx.drainOrg, due)) > 0) await sleep(250)
+  return facts(ctx.url, ctx.drainOrg, due, seedS, "settled")
+}
+
+export interface ClaimResult {
+  readonly pgbench: PgbenchResult
+  readonly messagesPerSec: number
+  readonly drain: DrainFacts
+}
+
+/** With the service stopped: seeds as many due messages and claims them all with pgbench (one client, like the dispatcher's one claim loop). */
+export const claimBaseline = async (ctx: BenchContext): Promise<ClaimResult> => {
+  const { drainCount, drainDueInS } = ctx.settings
+  const { due, seedS } = await seed(ctx.url, ctx.drainOrg, drainCount, drainDueInS)
+  await sleep(Math.max(0, Date.parse(due) - Date.now()))
+  const pgbench = await runPgbench({ url: ctx.url, script: "claim", vars: {}, clients: 1, transactions: Math.ceil(drainCount / 100) })
+  const drain = await facts(ctx.url, ctx.drainOrg, due, seedS, "claimed")
+  return { pgbench, messagesPerSec: round(pgbench.tps * 100, 1), drain }
+}

@@ -1,0 +1,47 @@
+/** How long and how big each part of the benchmark is, for a full run and for the CI smoke run. */
+export interface Settings {
+  readonly mode: "full" | "smoke"
+  /** Seconds of each measured closed- or open-loop phase (service and pgbench alike). */
+  readonly durationS: number
+  /** Seconds of service warm-up (JIT, pool) before the first measurement. */
+  readonly warmupS: number
+  /** Connections (and pgbench clients) of the single-admission scenarios. */
+  readonly connections: number
+  /** Connections (and pgbench clients) of the batch scenario. */
+  readonly batchConnections: number
+  /** Recipients per batch. */
+  readonly batchSize: number
+  /** Due messages the dispatcher drains (and the claim SQL and graphile-worker drain); `--drain=N` overrides. */
+  readonly drainCount: number
+  /** Seconds after the seed transaction starts at which the seeded messages fall due. */
+  readonly drainDueInS: number
+  /** Longest a drain may take before it is reported as incomplete. */
+  readonly drainTimeoutS: number
+}
+
+export const fullSettings: Settings = {
+  mode: "full",
+  durationS: 12,
+  warmupS: 3,
+  connections: 32,
+  batchConnections: 2,
+  batchSize: 1000,
+  // 100,000 takes ~7 minutes on the 2-core machine (the dispatcher drains ~400 messages/s and the
+  // claim SQL slows down as dead index entries pile up; bench/RESULTS.md): with the other scenarios
+  // over the 10-minute budget. `npm run bench -- --drain=100000` runs the full size.
+  drainCount: 50_000,
+  drainDueInS: 4,
+  drainTimeoutS: 300
+}
+
+export const smokeSettings: Settings = {
+  mode: "smoke",
+  durationS: 2,
+  warmupS: 1,
+  connections: 32,
+  batchConnections: 2,
+  batchSize: 1000,
+  drainCount: 1000,
+  drainDueInS: 1,
+  drainTimeoutS: 30
+}

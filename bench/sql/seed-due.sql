@@ -1,0 +1,25 @@
+-- Seeds :n scheduled messages of organisation :'org' falling due at :'due', each with its
+-- admission event and a pending one-credit hold on lot :lot (with its reserve entry and the
+-- lot's reserved counter), as if admitted by the service: settlement then consumes them normally.
+BEGIN;
+WITH m AS (
+    INSERT INTO messages (organisation_id, id, to_number, sender_name, text, segments,
+      status, send_at, due_at, created_at, updated_at)
+    SELECT :'org'::uuid, gen_random_uuid(), '+26133' || lpad(i::text, 7, '0'), 'INFO', 'Bench due message', 1,
+      'scheduled', :'due'::timestamptz, :'due'::timestamptz, now(), now()
+    FROM generate_series(1, :n) AS i
+    RETURNING organisation_id, id),
+  ev AS (
+    INSERT INTO message_events (organisation_id, message_id, from_status, to_status, source, at)
+    SELECT organisation_id, id, NULL, 'scheduled', 'admission', now() FROM m),
+  h AS (
+    INSERT INTO credit_holds (organisation_id, message_id, lot_id, amount, state, created_at)
+    SELECT organisation_id, id, :lot, 1, 'pending', now() FROM m
+    RETURNING organisation_id, message_id, lot_id, amount)
+  INSERT INTO credit_entries (organisation_id, lot_id, message_id, kind, amount, at)
+  SELECT organisation_id, lot_id, message_id, 'reserve', amount, now() FROM h;
+UPDATE credit_lots SET reserved = reserved + :n WHERE organisation_id = :'org' AND id = :lot;
+COMMIT;
+-- Fresh statistics for the bulk-loaded tables, as autoanalyze would give them (with stale ones the
+-- planner settles holds through credit_holds_pending, scanning every pending hold of the organisation).
+ANALYZE messages, message_events, credit_holds, credit_entries, credit_lots;
