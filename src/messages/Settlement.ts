@@ -111,7 +111,8 @@ export class Settlement extends Context.Service<Settlement, {
           if (moved === undefined) return
           if (plan.credits === "consume") yield* ledger.consume(message.organisationId, message.id)
           if (plan.credits === "release") yield* ledger.release(message.organisationId, message.id)
-          yield* idempotency.storeForMessage(message.organisationId, message.id, answer, at)
+          // only an immediate send can still hold its key in progress: a scheduled one stored its 202
+          if (message.sendAt === null) yield* idempotency.storeForMessage(message.organisationId, message.id, answer, at)
         }).pipe(sql.withTransaction)
         return answer
       })
