@@ -61,7 +61,8 @@ const startOnce = async (options: StartOptions, attempt: number): Promise<Servic
   const adminToken = `bench-admin-${Math.random().toString(36).slice(2)}-token`
   const logFile = join(options.logDir, `service-${port}-${attempt}.log`)
   const log = createWriteStream(logFile)
-  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), "src/main.ts"], {
+  // the heap cap is the container image's (Dockerfile CMD): measure the service as it is deployed
+  const child = spawn(process.execPath, ["--max-old-space-size=160", ...(options.nodeFlags ?? []), "src/main.ts"], {
     cwd: root,
     env: {
       ...process.env,
