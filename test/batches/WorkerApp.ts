@@ -20,7 +20,7 @@ import { WorkersLive } from "../../src/dispatch/Workers.ts"
 import { HttpAppLive } from "../../src/http/Server.ts"
 import { ProviderLive, servicesWith } from "../../src/Services.ts"
 import { scratchDatabaseLayer } from "../support/ScratchDatabase.ts"
-import { adminToken, type CallOptions, type Reply, testConfig } from "../support/TestApp.ts"
+import { adminToken, makeCaller, testConfig } from "../support/TestApp.ts"
 
 /** 2001-01-01T09:00:00Z: where the TestClock starts unless told otherwise. */
 const defaultStart = Date.UTC(2001, 0, 1, 9, 0, 0)
@@ -89,23 +89,7 @@ export const makeWorkerApp = async (options: WorkerAppOptions) => {
   )
   const { handler, dispose } = HttpRouter.toWebHandler(app, { disableLogger: true })
 
-  const call = async (method: string, path: string, callOptions: CallOptions = {}): Promise<Reply> => {
-    const headers: Record<string, string> = { ...callOptions.headers }
-    if (callOptions.token !== undefined) headers.authorization = `Bearer ${callOptions.token}`
-    const body = callOptions.raw ?? (callOptions.body === undefined ? undefined : JSON.stringify(callOptions.body))
-    if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === "content-type")) {
-      headers["content-type"] = "application/json"
-    }
-    const res = await handler(new Request(`http://test${path}`, { method, headers, ...(body === undefined ? {} : { body }) }))
-    const text = await res.text()
-    let parsed: unknown = undefined
-    try {
-      parsed = text === "" ? undefined : JSON.parse(text)
-    } catch {
-      parsed = undefined
-    }
-    return { status: res.status, headers: res.headers, text, body: parsed }
-  }
+  const call = makeCaller(handler)
 
   // the first request waits for the layer to be built
   const health = await call("GET", "/api/sms/v2/balance/")

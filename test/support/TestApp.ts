@@ -49,6 +49,26 @@ export interface CallOptions {
   readonly token?: string
 }
 
+/** Calls a fetch-style handler as a client would: bearer token, JSON body, parsed answer. */
+export const makeCaller = (handler: (request: Request) => Promise<Response>) =>
+async (method: string, path: string, options: CallOptions = {}): Promise<Reply> => {
+  const headers: Record<string, string> = { ...options.headers }
+  if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`
+  const body = options.raw ?? (options.body === undefined ? undefined : JSON.stringify(options.body))
+  if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === "content-type")) {
+    headers["content-type"] = "application/json"
+  }
+  const res = await handler(new Request(`http://test${path}`, { method, headers, ...(body === undefined ? {} : { body }) }))
+  const text = await res.text()
+  let parsed: unknown = undefined
+  try {
+    parsed = text === "" ? undefined : JSON.parse(text)
+  } catch {
+    parsed = undefined
+  }
+  return { status: res.status, headers: res.headers, text, body: parsed }
+}
+
 export const makeTestApp = (overrides: Partial<AppConfigShape> = {}) => {
   const config = testConfig(overrides)
   const app = HttpAppLive.pipe(
@@ -60,23 +80,7 @@ export const makeTestApp = (overrides: Partial<AppConfigShape> = {}) => {
   )
   const { handler, dispose } = HttpRouter.toWebHandler(app, { disableLogger: true })
 
-  const call = async (method: string, path: string, options: CallOptions = {}): Promise<Reply> => {
-    const headers: Record<string, string> = { ...options.headers }
-    if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`
-    const body = options.raw ?? (options.body === undefined ? undefined : JSON.stringify(options.body))
-    if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === "content-type")) {
-      headers["content-type"] = "application/json"
-    }
-    const res = await handler(new Request(`http://test${path}`, { method, headers, ...(body === undefined ? {} : { body }) }))
-    const text = await res.text()
-    let parsed: unknown = undefined
-    try {
-      parsed = text === "" ? undefined : JSON.parse(text)
-    } catch {
-      parsed = undefined
-    }
-    return { status: res.status, headers: res.headers, text, body: parsed }
-  }
+  const call = makeCaller(handler)
 
   const admin = (method: string, path: string, body?: unknown) =>
     call(method, `/admin/v1${path}`, { token: adminToken, ...(body === undefined ? {} : { body }) })
