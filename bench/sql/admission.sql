@@ -1,7 +1,7 @@
 -- One scheduled single-message admission, statement for statement as the service issues it:
 -- the API key lookup (src/organisations/ApiKeys.ts authenticate), then the admission
--- transaction of src/messages/Messages.ts (idempotency claim, organisation and sender lookups,
--- message + event insert, lot lock, hold/entry/lot update, idempotency store).
+-- transaction of src/messages/Messages.ts (organisation + sender lookup, idempotency claim stored
+-- with its 202 answer, message + event insert, lot lock, hold/entry/lot update).
 -- pgbench turns every colon-prefixed name into a parameter, even inside a literal: the JSON texts below
 -- therefore have a space after each key's colon and write the colons of times as \u003a.
 -- Variables (-D): org (organisation uuid), keyid (its API key id), lot (its credit lot id).
@@ -9,13 +9,19 @@
 SELECT organisation_id::text, secret_sha256, permissions, revoked_at IS NOT NULL AS revoked
   FROM api_keys WHERE key_id = :keyid;
 BEGIN;
+SELECT o.sms_enabled, coalesce(NULL::text, o.default_sender_name) AS sender_name,
+    coalesce(s.active, false) AS sender_active
+  FROM organisations o
+  LEFT JOIN senders s ON s.organisation_id = o.id AND s.name = coalesce(NULL::text, o.default_sender_name)
+  WHERE o.id = :org;
 INSERT INTO idempotency_keys
-    (organisation_id, route, key, fingerprint, state, message_id, batch_id, created_at, updated_at)
-  VALUES (:org, 'messages', 'pgbench-' || :k, md5('f' || :k), 'in_progress',
-    md5('m' || :k)::uuid, NULL::uuid, now(), now())
+    (organisation_id, route, key, fingerprint, state, message_id, batch_id,
+     response_status, response_body, response_location, created_at, updated_at)
+  VALUES (:org, 'messages', 'pgbench-' || :k, md5('f' || :k), 'done',
+    md5('m' || :k)::uuid, NULL::uuid, 202::integer,
+    ('{"id": "' || md5('m' || :k)::uuid || '", "to": "+261331234567", "sender_name": "INFO", "status": "scheduled", "segments": 1, "send_at": "2099-01-01T00\u003a00\u003a00.000Z", "delivery_time": null}')::text,
+    ('/api/sms/v2/messages/' || md5('m' || :k)::uuid || '/')::text, now(), now())
   ON CONFLICT DO NOTHING RETURNING key;
-SELECT id::text, name, sms_enabled, default_sender_name FROM organisations WHERE id = :org;
-SELECT name, active FROM senders WHERE organisation_id = :org AND name = 'INFO';
 WITH m AS (
     INSERT INTO messages (organisation_id, id, batch_id, batch_position, to_number, sender_name, text, segments,
       status, send_at, due_at, created_at, updated_at)
@@ -46,8 +52,4 @@ WITH h AS (
   UPDATE credit_lots AS l SET reserved = l.reserved + t.amount
   FROM (SELECT lot_id, sum(amount)::integer AS amount FROM h GROUP BY lot_id) AS t
   WHERE l.organisation_id = :org AND l.id = t.lot_id;
-UPDATE idempotency_keys SET state = 'done', response_status = 202,
-    response_body = '{"id": "' || md5('m' || :k)::uuid || '", "to": "+261331234567", "sender_name": "INFO", "status": "scheduled", "segments": 1, "send_at": "2099-01-01T00\u003a00\u003a00.000Z", "delivery_time": null}',
-    response_location = '/api/sms/v2/messages/' || md5('m' || :k)::uuid || '/', updated_at = now()
-  WHERE organisation_id = :org AND route = 'messages' AND key = 'pgbench-' || :k;
 COMMIT;

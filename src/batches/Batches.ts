@@ -96,11 +96,7 @@ export class Batches extends Context.Service<Batches, {
       const [batchId, at] = [yield* ids.uuid, yield* now]
       const messageIds = yield* Effect.forEach(request.recipients, () => ids.uuid)
       return yield* Effect.gen(function*() {
-        const claim = yield* idempotency.claim(organisationId, "message-batches", key, fingerprint, { batchId }, at)
-        if (claim._tag === "Replay") return { answer: claim.answer, replayed: true }
-        const past = requireFuture(request.sendAt, at)
-        if (past !== undefined) return yield* past
-        const senderName = yield* requireSendable(organisations, organisationId, request.senderName)
+        const profile = yield* organisations.sendingProfile(organisationId, request.senderName)
         const batch: BatchRow = {
           id: batchId,
           recipientCount: request.recipients.length,
@@ -108,6 +104,17 @@ export class Batches extends Context.Service<Batches, {
           sendAt: request.sendAt,
           createdAt: at
         }
+        const answer: Answer = {
+          status: 202,
+          body: batchBody(batch, { ...zeroCounts(), scheduled: batch.recipientCount }),
+          location: batchLocation(batchId)
+        }
+        // the 202 is known before anything is written: stored with the claim, rolled back with it
+        const claim = yield* idempotency.claim(organisationId, "message-batches", key, fingerprint, { batchId, answer }, at)
+        if (claim._tag === "Replay") return { answer: claim.answer, replayed: true }
+        const past = requireFuture(request.sendAt, at)
+        if (past !== undefined) return yield* past
+        const senderName = yield* requireSendable(profile)
         yield* sql`INSERT INTO message_batches (organisation_id, id, recipient_count, credits_reserved, send_at, created_at)
           VALUES (${organisationId}, ${batchId}, ${batch.recipientCount}, ${batch.creditsReserved}, ${request.sendAt}, ${at})`
         yield* store.insert(organisationId, request.recipients.map((to, i) => ({
@@ -122,12 +129,6 @@ export class Batches extends Context.Service<Batches, {
           sendAt: request.sendAt
         })), at)
         yield* ledger.reserve(organisationId, messageIds.map((messageId) => ({ messageId, credits: request.segments })))
-        const answer: Answer = {
-          status: 202,
-          body: batchBody(batch, { ...zeroCounts(), scheduled: batch.recipientCount }),
-          location: batchLocation(batchId)
-        }
-        yield* idempotency.store(organisationId, "message-batches", key, answer, at)
         return { answer, replayed: false }
       }).pipe(sql.withTransaction)
     })

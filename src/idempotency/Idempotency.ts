@@ -31,7 +31,8 @@ export class Idempotency extends Context.Service<Idempotency, {
   /** The fingerprint of a request: an HMAC of its route and canonical JSON body. */
   readonly fingerprint: (route: Route, body: unknown) => string
   /**
-   * Claims the key for this request, inside the caller's transaction. Fails
+   * Claims the key for this request, inside the caller's transaction; with `answer`, the key is
+   * stored answered at once (a creation whose answer is known before it commits). Fails
    * IdempotencyConflict (same key, other content), IdempotencyInProgress (identical request
    * still running) or PersonalDataErased (its message was erased).
    */
@@ -40,11 +41,9 @@ export class Idempotency extends Context.Service<Idempotency, {
     route: Route,
     key: string,
     fingerprint: string,
-    ids: { readonly messageId?: string; readonly batchId?: string },
+    ids: { readonly messageId?: string; readonly batchId?: string; readonly answer?: Answer },
     at: Date
   ) => Effect.Effect<Claim, IdempotencyConflict | IdempotencyInProgress | PersonalDataErased | SqlError.SqlError>
-  /** Stores the answer of a claimed key (by key). */
-  readonly store: (organisationId: string, route: Route, key: string, answer: Answer, at: Date) => Effect.Effect<void, SqlError.SqlError>
   /** Stores the answer for the in-progress key whose request created this message, if any. */
   readonly storeForMessage: (organisationId: string, messageId: string, answer: Answer, at: Date) => Effect.Effect<void, SqlError.SqlError>
   /** Forgets the stored body of a message's key (erasure); replays then answer 410. */
@@ -59,13 +58,16 @@ export class Idempotency extends Context.Service<Idempotency, {
       route: Route,
       key: string,
       fingerprint: string,
-      ids: { readonly messageId?: string; readonly batchId?: string },
+      ids: { readonly messageId?: string; readonly batchId?: string; readonly answer?: Answer },
       at: Date
     ) {
+      const answer = ids.answer
       const inserted = yield* sql`INSERT INTO idempotency_keys
-          (organisation_id, route, key, fingerprint, state, message_id, batch_id, created_at, updated_at)
-        VALUES (${organisationId}, ${route}, ${key}, ${fingerprint}, 'in_progress',
-          ${ids.messageId ?? null}::uuid, ${ids.batchId ?? null}::uuid, ${at}, ${at})
+          (organisation_id, route, key, fingerprint, state, message_id, batch_id,
+           response_status, response_body, response_location, created_at, updated_at)
+        VALUES (${organisationId}, ${route}, ${key}, ${fingerprint}, ${answer === undefined ? "in_progress" : "done"},
+          ${ids.messageId ?? null}::uuid, ${ids.batchId ?? null}::uuid, ${answer?.status ?? null}::integer,
+          ${answer === undefined ? null : JSON.stringify(answer.body)}::text, ${answer?.location ?? null}::text, ${at}, ${at})
         ON CONFLICT DO NOTHING RETURNING key`
       if (inserted.length > 0) return { _tag: "New" } as Claim
       const [row] = yield* sql<KeyRow>`SELECT k.fingerprint, k.state, k.response_status, k.response_body, k.response_location,
@@ -98,10 +100,6 @@ export class Idempotency extends Context.Service<Idempotency, {
     return Idempotency.of({
       fingerprint: (route, body) => secret.sign(`${route}\n${canonicalJson(body)}`),
       claim,
-      store: (organisationId, route, key, answer, at) =>
-        sql`UPDATE idempotency_keys SET state = 'done', response_status = ${answer.status},
-            response_body = ${JSON.stringify(answer.body)}, response_location = ${answer.location}, updated_at = ${at}
-          WHERE organisation_id = ${organisationId} AND route = ${route} AND key = ${key}`.pipe(Effect.asVoid),
       storeForMessage: (organisationId, messageId, answer, at) =>
         sql`UPDATE idempotency_keys SET state = 'done', response_status = ${answer.status},
             response_body = ${JSON.stringify(answer.body)}, response_location = ${answer.location}, updated_at = ${at}

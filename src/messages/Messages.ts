@@ -108,34 +108,47 @@ export class Messages extends Context.Service<Messages, {
       return yield* settlement.settle(message, outcome, "provider", yield* now)
     })
 
-    /** The admission transaction: claim, checks, message row, reservation (and the 202 answer when scheduled). */
+    /**
+     * The admission transaction: the organisation's sending profile (read first, judged only for a
+     * new request), the idempotency claim (a scheduled message's 202 is known already and stored
+     * with it), the message row and its reservation. Any refusal rolls the claim back.
+     */
     const admit = (organisationId: string, key: string, fingerprint: string, request: MessageRequest, id: string, at: Date) =>
       Effect.gen(function*() {
-        const claim = yield* idempotency.claim(organisationId, "messages", key, fingerprint, { messageId: id }, at)
-        if (claim._tag === "Replay") return { _tag: "Answered" as const, answer: claim.answer, replayed: true }
-        const past = requireFuture(request.sendAt, at)
-        if (past !== undefined) return yield* past
-        const senderName = yield* requireSendable(organisations, organisationId, request.senderName)
-        const status = request.sendAt === null ? "processing" as const : "scheduled" as const
+        const profile = yield* organisations.sendingProfile(organisationId, request.senderName)
         const message: MessageRow = {
           organisationId,
           id,
           batchId: null,
           toNumber: request.to,
-          senderName,
+          senderName: profile.senderName,
           text: request.text,
           segments: request.segments,
-          status,
+          status: request.sendAt === null ? "processing" : "scheduled",
           sendAt: request.sendAt,
           deliveryTime: null,
           erasedAt: null
         }
-        yield* store.insert(organisationId, [{ ...message, status, batchPosition: null }], at)
+        const scheduled: Answer | undefined = request.sendAt === null
+          ? undefined
+          : { status: 202, body: messageBody(message), location: messageLocation(id) }
+        const claim = yield* idempotency.claim(organisationId, "messages", key, fingerprint, {
+          messageId: id,
+          ...(scheduled === undefined ? {} : { answer: scheduled })
+        }, at)
+        if (claim._tag === "Replay") return { _tag: "Answered" as const, answer: claim.answer, replayed: true }
+        const past = requireFuture(request.sendAt, at)
+        if (past !== undefined) return yield* past
+        yield* requireSendable(profile)
+        yield* store.insert(organisationId, [{
+          ...message,
+          status: request.sendAt === null ? "processing" : "scheduled",
+          batchPosition: null
+        }], at)
         yield* ledger.reserve(organisationId, [{ messageId: id, credits: request.segments }])
-        if (request.sendAt === null) return { _tag: "Immediate" as const, message }
-        const answer: Answer = { status: 202, body: messageBody(message), location: messageLocation(id) }
-        yield* idempotency.store(organisationId, "messages", key, answer, at)
-        return { _tag: "Answered" as const, answer, replayed: false }
+        return scheduled === undefined
+          ? { _tag: "Immediate" as const, message }
+          : { _tag: "Answered" as const, answer: scheduled, replayed: false }
       }).pipe(sql.withTransaction)
 
     return Messages.of({

@@ -1,5 +1,5 @@
 /** Organisations and their registered sender names: the operator's view of a customer. */
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import { NotFound } from "../domain/Errors.ts"
 import { isUuid } from "../domain/Uuid.ts"
@@ -18,6 +18,12 @@ export interface Sender {
   readonly active: boolean
 }
 
+export interface SendingProfile {
+  readonly smsEnabled: boolean
+  readonly senderName: string
+  readonly senderActive: boolean
+}
+
 const orgNotFound = (id: string) => NotFound.withMessage(`No organisation ${id}`)
 
 export class Organisations extends Context.Service<Organisations, {
@@ -32,8 +38,11 @@ export class Organisations extends Context.Service<Organisations, {
   ) => Effect.Effect<Organisation, NotFound | SqlError.SqlError>
   /** Registers a sender or changes whether it is active. */
   readonly setSender: (organisationId: string, name: string, active: boolean) => Effect.Effect<Sender, NotFound | SqlError.SqlError>
-  /** The sender if registered for the organisation. */
-  readonly findSender: (organisationId: string, name: string) => Effect.Effect<Option.Option<Sender>, SqlError.SqlError>
+  /**
+   * In one read: whether SMS is enabled for the organisation, the sender a message would use
+   * (`requested`, else the default) and whether that sender is registered and active.
+   */
+  readonly sendingProfile: (organisationId: string, requested: string | undefined) => Effect.Effect<SendingProfile, SqlError.SqlError>
   /** Whether any organisation exists (start-up seeds a demo one otherwise). */
   readonly isEmpty: Effect.Effect<boolean, SqlError.SqlError>
 }>()("sms/Organisations") {
@@ -87,9 +96,13 @@ export class Organisations extends Context.Service<Organisations, {
         yield* upsertSender(organisationId, name, active, yield* now, false)
         return { name, active }
       }),
-      findSender: (organisationId, name) =>
-        sql<Sender>`SELECT name, active FROM senders WHERE organisation_id = ${organisationId} AND name = ${name}`.pipe(
-          Effect.map((rows) => Option.fromNullishOr(rows[0]))
+      sendingProfile: (organisationId, requested) =>
+        sql<SendingProfile>`SELECT o.sms_enabled, coalesce(${requested ?? null}::text, o.default_sender_name) AS sender_name,
+            coalesce(s.active, false) AS sender_active
+          FROM organisations o
+          LEFT JOIN senders s ON s.organisation_id = o.id AND s.name = coalesce(${requested ?? null}::text, o.default_sender_name)
+          WHERE o.id = ${organisationId}`.pipe(
+          Effect.flatMap((rows) => rows[0] === undefined ? Effect.die(orgNotFound(organisationId)) : Effect.succeed(rows[0]))
         ),
       isEmpty: sql<{ n: number }>`SELECT count(*)::integer AS n FROM (SELECT 1 FROM organisations LIMIT 1) o`.pipe(
         Effect.map((rows) => rows[0]!.n === 0)
