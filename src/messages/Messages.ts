@@ -116,6 +116,7 @@ export class Messages extends Context.Service<Messages, {
     const admit = (organisationId: string, key: string, fingerprint: string, request: MessageRequest, id: string, at: Date) =>
       Effect.gen(function*() {
         const profile = yield* organisations.sendingProfile(organisationId, request.senderName)
+        const status = request.sendAt === null ? "processing" as const : "scheduled" as const
         const message: MessageRow = {
           organisationId,
           id,
@@ -124,7 +125,7 @@ export class Messages extends Context.Service<Messages, {
           senderName: profile.senderName,
           text: request.text,
           segments: request.segments,
-          status: request.sendAt === null ? "processing" : "scheduled",
+          status,
           sendAt: request.sendAt,
           deliveryTime: null,
           erasedAt: null
@@ -140,11 +141,7 @@ export class Messages extends Context.Service<Messages, {
         const past = requireFuture(request.sendAt, at)
         if (past !== undefined) return yield* past
         yield* requireSendable(profile)
-        yield* store.insert(organisationId, [{
-          ...message,
-          status: request.sendAt === null ? "processing" : "scheduled",
-          batchPosition: null
-        }], at)
+        yield* store.insert(organisationId, [{ ...message, status, batchPosition: null }], at)
         yield* ledger.reserve(organisationId, [{ messageId: id, credits: request.segments }])
         return scheduled === undefined
           ? { _tag: "Immediate" as const, message }

@@ -30,7 +30,7 @@ import { Organisations } from "../../src/organisations/Organisations.ts"
 import { servicesWith } from "../../src/Services.ts"
 import { now } from "../../src/Time.ts"
 import { scratchDatabaseLayer } from "../support/ScratchDatabase.ts"
-import { adminToken, type CallOptions, type Reply, testConfig } from "../support/TestApp.ts"
+import { adminToken, makeCaller, testConfig } from "../support/TestApp.ts"
 
 const databaseUrl = process.env.DATABASE_URL
 
@@ -76,21 +76,7 @@ const makeCountingApp = (slowMs: number) => {
   )
   const { handler, dispose } = HttpRouter.toWebHandler(app, { disableLogger: true })
 
-  const call = async (method: string, path: string, options: CallOptions = {}): Promise<Reply> => {
-    const headers: Record<string, string> = { ...options.headers }
-    if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`
-    const body = options.body === undefined ? undefined : JSON.stringify(options.body)
-    if (body !== undefined) headers["content-type"] = "application/json"
-    const res = await handler(new Request(`http://test${path}`, { method, headers, ...(body === undefined ? {} : { body }) }))
-    const text = await res.text()
-    let parsed: unknown = undefined
-    try {
-      parsed = text === "" ? undefined : JSON.parse(text)
-    } catch {
-      parsed = undefined
-    }
-    return { status: res.status, headers: res.headers, text, body: parsed }
-  }
+  const call = makeCaller(handler)
 
   /** Runs an effect with the app's own SqlClient and Ledger (after a first request built the app). */
   const query = <A, E>(effect: Effect.Effect<A, E, Captured>): Promise<A> => {
