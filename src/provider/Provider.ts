@@ -1,0 +1,104 @@
+/**
+ * The port to SMS providers, in both directions. The service reaches a provider only through
+ * `Provider` (submit, query); a provider reaches the service only through `ProviderInbox`
+ * (delivery receipts, late answers), which stores what it is told before the adapter
+ * acknowledges it. The in-process simulator (simulator/), the SMPP adapter (provider/smpp/) and
+ * any later adapter are layers of `Provider` that may use the inbox; `ProviderLayer.ts` picks
+ * one from SMS_PROVIDER.
+ */
+import { Context, Data, type Effect } from "effect"
+
+/** One message handed to a provider. */
+export interface Submission {
+  readonly organisationId: string
+  readonly messageId: string
+  /** E.164, `+2613…`. */
+  readonly to: string
+  readonly senderName: string
+  readonly text: string
+  /** As contract section 6 counts them (1 or 2); an adapter splits the text exactly there. */
+  readonly segments: number
+}
+
+/**
+ * A provider's own id of a message, namespaced by the route (SMSC) that took it:
+ * `<route>:<id>`, the id normalised the same way in answers and receipts (SMPP `msg_id_type`),
+ * so a receipt finds its message by equality.
+ */
+export type ProviderRef = string
+
+/** The provider's answer to a submission. */
+export type SubmitResult =
+  /** The provider took the message. */
+  | { readonly _tag: "Accepted"; readonly providerRef: ProviderRef }
+  /** The provider explicitly refused it: it will never be sent. */
+  | { readonly _tag: "Rejected"; readonly reason: string }
+  /** No answer in time, or a connection lost after the write: it may or may not have been taken. */
+  | { readonly _tag: "Unknown"; readonly reason: string }
+  /** Nothing was handed over (no connection, bind refused, throttled until the deadline, no route). */
+  | { readonly _tag: "Unreachable"; readonly reason: string }
+
+/** A message whose submission result is unknown, as the verifier asks about it. */
+export interface Query extends Submission {
+  /** Known when the provider's id reached us (a late answer); usually null. */
+  readonly providerRef: ProviderRef | null
+}
+
+/** What the provider knows of a message whose submission result was unknown. Never a resend. */
+export type QueryResult =
+  /** It was taken, under this id. */
+  | { readonly _tag: "Accepted"; readonly providerRef: ProviderRef }
+  /** It provably never was. */
+  | { readonly _tag: "NotReceived"; readonly reason: string }
+  /** No evidence either way: ask again later. */
+  | { readonly _tag: "Unknown" }
+
+/** The state of one route (an SMSC bind, or the simulator), for /ready and the logs. */
+export interface RouteHealth {
+  readonly route: string
+  readonly connected: boolean
+  /** One line an operator can act on: `bound to host:port`, `bind refused: 0x0e`, `reconnecting in 4 s`. */
+  readonly detail: string
+}
+
+export class Provider extends Context.Service<Provider, {
+  /** Hands one message to the provider; never fails: every outcome is a SubmitResult. Safe to call concurrently. */
+  readonly submit: (submission: Submission) => Effect.Effect<SubmitResult>
+  /** Asks what the provider knows of a message whose result was unknown; never resubmits it. */
+  readonly query: (query: Query) => Effect.Effect<QueryResult>
+  /** The state of every route this provider serves. */
+  readonly health: Effect.Effect<ReadonlyArray<RouteHealth>>
+  /** Longest `submit` may take before it answers (its own response deadline): the caller's guard waits a little longer. */
+  readonly submitDeadlineMs: number
+}>()("sms/Provider") {}
+
+/** A final delivery receipt as a provider reports it. Non-final states (ENROUTE, ACCEPTD) are not receipts. */
+export interface IncomingReceipt {
+  readonly providerRef: ProviderRef
+  readonly outcome: "delivered" | "undeliverable"
+  /** When the provider says it happened (its done date), else when the receipt arrived. */
+  readonly occurredAt: Date
+}
+
+/** An answer to a submission that arrived after the adapter had reported it Unknown: verification evidence. */
+export interface LateResult {
+  readonly organisationId: string
+  readonly messageId: string
+  readonly result:
+    | { readonly _tag: "Accepted"; readonly providerRef: ProviderRef }
+    | { readonly _tag: "Rejected"; readonly reason: string }
+}
+
+/** The inbox could not store what it was given (the database is unreachable): the provider must keep it and tell us again. */
+export class InboxUnavailable extends Data.TaggedError("InboxUnavailable")<{ readonly cause: unknown }> {}
+
+export class ProviderInbox extends Context.Service<ProviderInbox, {
+  /**
+   * Stores a receipt durably; succeeds only once it is committed, so the adapter acknowledges it
+   * after (SMPP `deliver_sm_resp`). A repeated receipt is stored once. It is applied to its
+   * message later, whenever that message can take it.
+   */
+  readonly receipt: (receipt: IncomingReceipt) => Effect.Effect<void, InboxUnavailable>
+  /** Stores a late answer to a submission as evidence for the verifier; repeated evidence is stored once. */
+  readonly lateResult: (result: LateResult) => Effect.Effect<void, InboxUnavailable>
+}>()("sms/ProviderInbox") {}
