@@ -1,15 +1,34 @@
 /**
- * The deterministic provider simulator (contract section 5): the outcome depends on the
- * recipient alone. Time goes through Effect's Clock, so tests drive it with TestClock.
+ * The deterministic provider simulator (contract section 5), in-process: the outcome depends on
+ * the recipient alone. What a real provider would remember (which messages it received, which
+ * receipt it owes and when) lives in the database (`simulator_messages`), so its outcomes hold
+ * across restarts, `kill -9` and several processes on one database. Receipts go through the
+ * service's ProviderInbox like a real provider's, and are sent again until it has stored them.
+ * Time goes through Effect's Clock, so the test clock drives the receipt delay.
  */
-import { Clock, Duration, Effect, FiberSet, Layer, Queue, Stream } from "effect"
-import { Provider, type ProviderStatus, type Receipt, type SubmitResult, type Submission } from "../src/dispatch/Provider.ts"
+import { Context, Duration, Effect, Layer, Queue } from "effect"
+import { SqlClient, type SqlError } from "effect/sql"
+import { makeGroupCommit } from "../src/db/GroupCommit.ts"
+import {
+  Provider,
+  ProviderInbox,
+  type Query,
+  type QueryResult,
+  type Submission,
+  type SubmitResult
+} from "../src/provider/Provider.ts"
+import { now } from "../src/Time.ts"
 
 export interface SimulatorOptions {
   /** Delay between acceptance and the delivery receipt. */
   readonly receiptDelayMs: number
   /** Acceptance delay of the slow test number. */
   readonly slowMs: number
+  /**
+   * Whether the simulator sends its receipts by itself when they fall due (a background fiber).
+   * Off under the test clock, whose `advance` calls `SimulatorControl.runDue` instead.
+   */
+  readonly autonomous: boolean
 }
 
 /** The test numbers and what each does. Any other number is accepted, then delivered. */
@@ -25,81 +44,199 @@ export const testNumbers = {
   unknownForGood: "+261340000009"
 } as const
 
-type Behaviour = {
+type ReceiptKind = "delivered" | "undeliverable" | "none"
+
+interface Behaviour {
   readonly submit: "accept" | "reject" | "unknown" | "unreachable"
-  readonly receipt: "delivered" | "undeliverable" | "none"
-  readonly status: ProviderStatus
+  readonly receipt: ReceiptKind
+  /** What a status query answers once the simulator received the message. */
+  readonly query: "accepted" | "not_received" | "unknown"
   readonly slow?: true
 }
 
 const behaviourOf = (to: string): Behaviour => {
   switch (to) {
-    case testNumbers.undeliverable: return { submit: "accept", receipt: "undeliverable", status: "accepted" }
-    case testNumbers.rejected: return { submit: "reject", receipt: "none", status: "not_received" }
-    case testNumbers.unknownThenAccepted: return { submit: "unknown", receipt: "delivered", status: "accepted" }
-    case testNumbers.unreachable: return { submit: "unreachable", receipt: "none", status: "not_received" }
-    case testNumbers.acceptedNoReceipt: return { submit: "accept", receipt: "none", status: "accepted" }
-    case testNumbers.slow: return { submit: "accept", receipt: "delivered", status: "accepted", slow: true }
-    case testNumbers.unknownNeverReceived: return { submit: "unknown", receipt: "none", status: "not_received" }
-    case testNumbers.unknownForGood: return { submit: "unknown", receipt: "none", status: "unknown" }
-    default: return { submit: "accept", receipt: "delivered", status: "accepted" }
+    case testNumbers.undeliverable: return { submit: "accept", receipt: "undeliverable", query: "accepted" }
+    case testNumbers.rejected: return { submit: "reject", receipt: "none", query: "not_received" }
+    case testNumbers.unknownThenAccepted: return { submit: "unknown", receipt: "delivered", query: "accepted" }
+    case testNumbers.unreachable: return { submit: "unreachable", receipt: "none", query: "not_received" }
+    case testNumbers.acceptedNoReceipt: return { submit: "accept", receipt: "none", query: "accepted" }
+    case testNumbers.slow: return { submit: "accept", receipt: "delivered", query: "accepted", slow: true }
+    case testNumbers.unknownNeverReceived: return { submit: "unknown", receipt: "none", query: "not_received" }
+    case testNumbers.unknownForGood: return { submit: "unknown", receipt: "none", query: "unknown" }
+    default: return { submit: "accept", receipt: "delivered", query: "accepted" }
   }
 }
 
-/** How many received message ids the simulator remembers for status queries. */
-const receivedMax = 200_000
+/** The route name of the simulator: its provider references are `sim:<message id>`. */
+export const simulatorRoute = "sim"
+const refOf = (messageId: string) => `${simulatorRoute}:${messageId}`
+
+/** Most receipts one round sends. */
+const receiptRoundMax = 500
+/** A receipt handed to the inbox but not confirmed stored is sent again after this long. */
+const resendAfterMs = 5_000
+/** Longest the autonomous sender sleeps before looking again (receipts owed by other processes). */
+const pollMs = 1_000
+
+/** What the simulator lets an operator (the console, the test clock) do besides being a provider. */
+export class SimulatorControl extends Context.Service<SimulatorControl, {
+  /** Sends every receipt due by the clock's now; returns how many it sent. */
+  readonly runDue: Effect.Effect<number, SqlError.SqlError>
+  /** When the next receipt is due, if any. */
+  readonly nextDue: Effect.Effect<Date | undefined, SqlError.SqlError>
+  /**
+   * Makes the simulated provider send a receipt now for a message it accepted, whatever its test
+   * number said; false when the simulator never accepted that message.
+   */
+  readonly sendReceipt: (
+    organisationId: string,
+    messageId: string,
+    outcome: "delivered" | "undeliverable"
+  ) => Effect.Effect<boolean, SqlError.SqlError>
+}>()("sms/SimulatorControl") {}
+
+interface Received {
+  readonly submission: Submission
+  readonly receipt: ReceiptKind
+  /** When the receipt is owed; null when none is owed yet. */
+  readonly receiptAt: Date | null
+}
 
 export const SimulatorLive = (options: SimulatorOptions) =>
-  Layer.effect(Provider, Effect.gen(function*() {
-    const receipts = yield* Queue.unbounded<Receipt>()
-    const timers = yield* FiberSet.make()
-    // messages whose receipt is already scheduled: a status query must not schedule a second one
-    const receiptScheduled = new Set<string>()
-    // messages that reached the simulated provider: a status query about any other one (a crash
-    // before the call) truthfully answers "not received". Bounded, oldest forgotten first.
-    const received = new Set<string>()
-    const remember = (id: string) => {
-      received.add(id)
-      if (received.size > receivedMax) received.delete(received.values().next().value!)
-    }
+  Layer.effectContext(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const inbox = yield* ProviderInbox
+    const wake = yield* Queue.sliding<true>(1)
 
-    const scheduleReceipt = (s: Submission, outcome: Behaviour["receipt"]) =>
-      outcome === "none" || receiptScheduled.has(s.messageId)
-        ? Effect.void
-        : Effect.sync(() => receiptScheduled.add(s.messageId)).pipe(
-          Effect.andThen(Effect.sleep(Duration.millis(options.receiptDelayMs))),
-          Effect.andThen(Clock.currentTimeMillis),
-          Effect.flatMap((ms) =>
-            Queue.offer(receipts, { organisationId: s.organisationId, messageId: s.messageId, outcome, at: new Date(ms) })),
-          Effect.ensuring(Effect.sync(() => receiptScheduled.delete(s.messageId))),
-          FiberSet.run(timers),
-          Effect.asVoid
-        )
+    // what the simulated provider received, stored in sets as submissions arrive
+    const receive = yield* makeGroupCommit({
+      name: "simulator",
+      maxSize: 500,
+      runSet: (items: ReadonlyArray<Received>) =>
+        Effect.gen(function*() {
+          const at = yield* now
+          const rows = items.map((r) => ({
+            organisation_id: r.submission.organisationId,
+            message_id: r.submission.messageId,
+            provider_ref: refOf(r.submission.messageId),
+            receipt: r.receipt,
+            receipt_at: r.receiptAt?.toISOString() ?? null
+          }))
+          yield* sql`INSERT INTO simulator_messages (organisation_id, message_id, provider_ref, receipt, receipt_at, receipt_due_at, received_at)
+            SELECT organisation_id, message_id, provider_ref, receipt, receipt_at, receipt_at, ${at}
+            FROM json_to_recordset(${JSON.stringify(rows)}::json)
+              AS x(organisation_id uuid, message_id uuid, provider_ref text, receipt text, receipt_at timestamptz)
+            ON CONFLICT DO NOTHING`
+          return items.map(() => undefined)
+        })
+    })
+
+    const receiptAt = Effect.map(now, (at) => new Date(at.getTime() + options.receiptDelayMs))
 
     const submit = (s: Submission): Effect.Effect<SubmitResult> => {
       const b = behaviourOf(s.to)
-      const answer: Effect.Effect<SubmitResult> = Effect.gen(function*() {
-        if (b.submit !== "unreachable") remember(s.messageId)
+      const answer = Effect.gen(function*() {
         switch (b.submit) {
-          case "reject": return { _tag: "Rejected", reason: "rejected by the provider (simulated)" } as const
-          case "unreachable": return { _tag: "Unreachable" } as const
-          case "unknown": return { _tag: "Unknown" } as const
-          case "accept":
-            yield* scheduleReceipt(s, b.receipt)
-            return { _tag: "Accepted", providerMessageId: `sim-${s.messageId}` } as const
+          case "reject":
+            return { _tag: "Rejected", reason: "rejected by the provider (simulated)" } as const
+          case "unreachable":
+            return { _tag: "Unreachable", reason: "the provider could not be reached (simulated)" } as const
+          case "unknown":
+            // received, but the answer is lost; a receipt is owed only once a query confirmed it
+            yield* receive({ submission: s, receipt: b.receipt, receiptAt: null })
+            return { _tag: "Unknown", reason: "the provider's answer was lost (simulated)" } as const
+          case "accept": {
+            const at = b.receipt === "none" ? null : yield* receiptAt
+            yield* receive({ submission: s, receipt: b.receipt, receiptAt: at })
+            if (at !== null) yield* Queue.offer(wake, true)
+            return { _tag: "Accepted", providerRef: refOf(s.messageId) } as const
+          }
         }
-      })
+      }).pipe(
+        // a simulator that cannot record what it received behaves like a provider whose answer was lost
+        Effect.catchCause((cause) =>
+          Effect.logWarning("simulator could not record a submission", cause).pipe(
+            Effect.as({ _tag: "Unknown", reason: "the simulator could not record it" } as const)
+          ))
+      )
       return b.slow ? Effect.sleep(Duration.millis(options.slowMs)).pipe(Effect.andThen(answer)) : answer
     }
 
-    const status = (s: Submission): Effect.Effect<ProviderStatus> => {
-      const b = behaviourOf(s.to)
-      if (!received.has(s.messageId)) return Effect.succeed("not_received")
-      // an unknown-then-accepted message gets its receipt once the provider has confirmed it
-      return b.status === "accepted" && b.submit === "unknown"
-        ? scheduleReceipt(s, b.receipt).pipe(Effect.as(b.status))
-        : Effect.succeed(b.status)
+    const query = (q: Query): Effect.Effect<QueryResult> =>
+      Effect.gen(function*() {
+        const b = behaviourOf(q.to)
+        const [row] = yield* sql<{ providerRef: string }>`SELECT provider_ref FROM simulator_messages
+          WHERE organisation_id = ${q.organisationId} AND message_id = ${q.messageId}`
+        if (row === undefined || b.query === "not_received") {
+          return { _tag: "NotReceived", reason: "the provider never received it (simulated)" } as const
+        }
+        if (b.query === "unknown") return { _tag: "Unknown" } as const
+        // an answer that was lost: once confirmed, the receipt it owes is scheduled (once)
+        const at = yield* receiptAt
+        const scheduled = yield* sql`UPDATE simulator_messages SET receipt_at = ${at}, receipt_due_at = ${at}
+          WHERE organisation_id = ${q.organisationId} AND message_id = ${q.messageId}
+            AND receipt <> 'none' AND receipt_at IS NULL RETURNING message_id`
+        if (scheduled.length > 0) yield* Queue.offer(wake, true)
+        return { _tag: "Accepted", providerRef: row.providerRef } as const
+      }).pipe(Effect.catchCause((cause) =>
+        Effect.logWarning("simulator could not answer a query", cause).pipe(Effect.as({ _tag: "Unknown" } as const))
+      ))
+
+    const runDue = Effect.gen(function*() {
+      const at = yield* now
+      // claimed for a while: if the inbox does not confirm, another round sends them again
+      const due = yield* sql<{ providerRef: string; receipt: "delivered" | "undeliverable"; receiptAt: Date }>`
+        UPDATE simulator_messages AS s SET receipt_due_at = ${new Date(at.getTime() + resendAfterMs)}
+        FROM (SELECT provider_ref FROM simulator_messages
+          WHERE receipt_due_at <= ${at} ORDER BY receipt_due_at LIMIT ${receiptRoundMax}
+          FOR UPDATE SKIP LOCKED) AS d
+        WHERE s.provider_ref = d.provider_ref
+        RETURNING s.provider_ref, s.receipt, s.receipt_at`
+      if (due.length === 0) return 0
+      const sent = yield* Effect.forEach(due, (r) =>
+        inbox.receipt({ providerRef: r.providerRef, outcome: r.receipt, occurredAt: r.receiptAt }).pipe(
+          Effect.as([r.providerRef]),
+          Effect.catchTag("InboxUnavailable", () => Effect.succeed([]))
+        ), { concurrency: "unbounded" })
+      const refs = sent.flat()
+      if (refs.length > 0) {
+        yield* sql`UPDATE simulator_messages SET receipt_due_at = NULL WHERE provider_ref = ANY(${refs}::text[])`
+      }
+      return refs.length
+    }).pipe(Effect.withSpan("Simulator.runDue"))
+
+    const nextDue = sql<{ at: Date | null }>`SELECT min(receipt_due_at) AS at FROM simulator_messages`.pipe(
+      Effect.map(([row]) => row?.at ?? undefined)
+    )
+
+    const sendReceipt = (organisationId: string, messageId: string, outcome: "delivered" | "undeliverable") =>
+      Effect.gen(function*() {
+        const at = yield* now
+        const rows = yield* sql`UPDATE simulator_messages SET receipt = ${outcome}, receipt_at = ${at}, receipt_due_at = ${at}
+          WHERE organisation_id = ${organisationId} AND message_id = ${messageId} RETURNING message_id`
+        if (rows.length === 0) return false
+        yield* runDue
+        return true
+      })
+
+    if (options.autonomous) {
+      const loop = Effect.gen(function*() {
+        if ((yield* runDue) >= receiptRoundMax) return
+        const [next, at] = [yield* nextDue, yield* now]
+        const waitMs = next === undefined ? pollMs : Math.max(0, Math.min(pollMs, next.getTime() - at.getTime()))
+        yield* Queue.take(wake).pipe(Effect.timeoutOrElse({ duration: Duration.millis(waitMs), orElse: () => Effect.succeed(true) }))
+      }).pipe(
+        Effect.catchCause((cause) => Effect.logWarning("simulator receipts failed; retrying", cause).pipe(Effect.andThen(Effect.sleep(Duration.millis(pollMs))))),
+        Effect.forever
+      )
+      yield* Effect.forkScoped(loop)
     }
 
-    return Provider.of({ submit, status, receipts: Stream.fromQueue(receipts) })
+    return Context.make(Provider, Provider.of({
+      submit,
+      query,
+      health: Effect.succeed([{ route: simulatorRoute, connected: true, detail: "in-process simulator" }]),
+      submitDeadlineMs: options.slowMs + 1_000
+    })).pipe(Context.add(SimulatorControl, SimulatorControl.of({ runDue, nextDue, sendReceipt })))
   }))

@@ -4,6 +4,7 @@ import { Layer } from "effect"
 import { HttpRouter } from "effect/http"
 import { createServer } from "node:http"
 import { AdminToken } from "./admin/AdminToken.ts"
+import { clockLayer } from "./clock/ServiceClock.ts"
 import { type AppConfigShape, layerConfig } from "./Config.ts"
 import { DatabaseLive } from "./db/Database.ts"
 import { WorkersLive } from "./dispatch/Workers.ts"
@@ -20,6 +21,7 @@ export const AppLive = (config: AppConfigShape) => {
     Layer.provideMerge(Startup),
     Layer.provideMerge(Core),
     Layer.provide(layerConfig(config)),
-    Layer.provide(LoggingLive(config.logLevel))
+    Layer.provide(LoggingLive(config.logLevel)),
+    Layer.provide(clockLayer(config.clock))
   )
 }

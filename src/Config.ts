@@ -20,6 +20,8 @@ export interface AppConfigShape {
   readonly verifyIntervalMs: number
   readonly schedulerEnabled: boolean
   readonly logLevel: LogLevelName
+  /** `test`: the service's clock moves only through the operator API (contract section 9). */
+  readonly clock: "system" | "test"
 }
 
 export class AppConfig extends Context.Service<AppConfig, AppConfigShape>()("sms/AppConfig") {}
@@ -87,7 +89,8 @@ export const decodeConfig = (env: Env): { readonly ok: true; readonly config: Ap
     simulatorSlowMs: integer(env, "SMS_SIMULATOR_SLOW_MS", 3000, 0, 600_000),
     verifyIntervalMs: integer(env, "SMS_VERIFY_INTERVAL_MS", 5000, 10, 86_400_000),
     schedulerEnabled: boolean(env, "SMS_SCHEDULER_ENABLED", true),
-    logLevel: oneOf(env, "LOG_LEVEL", "info", ["debug", "info", "warn", "error"])
+    logLevel: oneOf(env, "LOG_LEVEL", "info", ["debug", "info", "warn", "error"]),
+    clock: oneOf(env, "SMS_CLOCK", "system", ["system", "test"])
   }
   const errors = Object.values(fields).flatMap((f) => (f.ok ? [] : [f.line]))
   if (errors.length > 0) return { ok: false, errors }
@@ -105,7 +108,8 @@ export const decodeConfig = (env: Env): { readonly ok: true; readonly config: Ap
       simulatorSlowMs: value(fields.simulatorSlowMs),
       verifyIntervalMs: value(fields.verifyIntervalMs),
       schedulerEnabled: value(fields.schedulerEnabled),
-      logLevel: value(fields.logLevel)
+      logLevel: value(fields.logLevel),
+      clock: value(fields.clock)
     }
   }
 }

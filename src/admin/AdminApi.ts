@@ -4,7 +4,7 @@ import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchem
 import { Balance, Message } from "../api/Schemas.ts"
 import { SchemaErrors } from "../api/Security.ts"
 import { CalendarDate } from "../domain/Dates.ts"
-import { CommonErrors, ErasureNotAllowed, InvalidApiKey } from "../domain/Errors.ts"
+import { ClockNotTest, CommonErrors, ErasureNotAllowed, InvalidApiKey } from "../domain/Errors.ts"
 import { MessageStatusSchema } from "../domain/MessageStatus.ts"
 import { PermissionSchema } from "../domain/Permissions.ts"
 import { SenderName } from "../domain/SenderName.ts"
@@ -106,8 +106,33 @@ export class AdminGroup extends HttpApiGroup.make("admin")
   .prefix("/admin/v1")
 {}
 
+const DateTime = Schema.String.annotate({ format: "date-time" } as Schema.Annotations.Annotations)
+
+/** The service's clock (contract section 9): read it; under SMS_CLOCK=test, advance it. */
+export class ClockGroup extends HttpApiGroup.make("clock")
+  .add(
+    HttpApiEndpoint.get("get", "/clock", {
+      success: Schema.Struct({ now: DateTime, mode: Schema.Literals(["system", "test"]) })
+    }).annotate(OpenApi.Summary, "The service's current time and whether it is a test clock"),
+    HttpApiEndpoint.post("advance", "/clock/advance", {
+      payload: Schema.Struct({
+        seconds: Schema.optionalKey(Schema.Finite),
+        to: Schema.optionalKey(DateTime)
+      }),
+      success: Schema.Struct({ now: DateTime }),
+      error: [...CommonErrors, ClockNotTest]
+    }).annotate(
+      OpenApi.Summary,
+      "Move the test clock forward (by seconds, or to an instant); answers once all work due by then is done"
+    )
+  )
+  .middleware(AdminAuth)
+  .prefix("/admin/v1")
+{}
+
 export class AdminApi extends HttpApi.make("sms-admin")
   .add(AdminGroup)
+  .add(ClockGroup)
   .middleware(SchemaErrors)
   .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })
   .annotateMerge(OpenApi.annotations({ title: "SMS Service operator API", version: "1.0.0" }))

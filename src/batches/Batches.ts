@@ -13,7 +13,8 @@ import { isUuid } from "../domain/Uuid.ts"
 import { Idempotency } from "../idempotency/Idempotency.ts"
 import { Ids } from "../Ids.ts"
 import { Ledger } from "../ledger/Ledger.ts"
-import type { Answer, MessageRow } from "../messages/MessageBody.ts"
+import type { Answer } from "../idempotency/Answer.ts"
+import type { MessageRow } from "../messages/MessageBody.ts"
 import type { AdmissionError } from "../messages/Messages.ts"
 import { messageColumns, MessageStore } from "../messages/MessageStore.ts"
 import { requireSendable } from "../messages/Sendability.ts"
@@ -126,7 +127,8 @@ export class Batches extends Context.Service<Batches, {
           text: request.text,
           segments: request.segments,
           status: "scheduled" as const,
-          sendAt: request.sendAt
+          sendAt: request.sendAt,
+          workerId: null
         })), at)
         yield* ledger.reserve(organisationId, messageIds.map((messageId) => ({ messageId, credits: request.segments })))
         return { answer, replayed: false }

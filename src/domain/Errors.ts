@@ -1,6 +1,6 @@
 /**
- * One error class per row of the spec's error table (section 7), plus the two the service adds
- * (413 `payload_too_large`, operator-only 409 `erasure_not_allowed`). Each class carries its HTTP
+ * One error class per row of the spec's error table (section 7), plus those the service adds
+ * (413 `payload_too_large`; operator-only 409 `erasure_not_allowed` and `clock_not_test`). Each class carries its HTTP
  * status and serialises to exactly the spec's error body (2.10):
  * `{ "error": { "code", "message", "details"? }, "message_id"? }`.
  */
@@ -64,6 +64,7 @@ export class IdempotencyConflict extends ApiError("IdempotencyConflict", "idempo
 export class IdempotencyInProgress extends ApiError("IdempotencyInProgress", "idempotency_in_progress", 409) {}
 export class InsufficientCredits extends ApiError("InsufficientCredits", "insufficient_credits", 409) {}
 export class ErasureNotAllowed extends ApiError("ErasureNotAllowed", "erasure_not_allowed", 409) {}
+export class ClockNotTest extends ApiError("ClockNotTest", "clock_not_test", 409) {}
 export class PersonalDataErased extends ApiError("PersonalDataErased", "personal_data_erased", 410) {}
 export class PayloadTooLarge extends ApiError("PayloadTooLarge", "payload_too_large", 413) {}
 export class UnsupportedMediaType extends ApiError("UnsupportedMediaType", "unsupported_media_type", 415) {}

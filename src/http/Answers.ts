@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { InvalidIdempotencyKey } from "../domain/Errors.ts"
 import { idempotencyKeyPattern } from "../domain/MessageRules.ts"
-import type { Answer } from "../messages/MessageBody.ts"
+import type { Answer } from "../idempotency/Answer.ts"
 
 /** The answer as an HTTP response; a replay carries `Idempotent-Replayed: true`. */
 export const answerResponse = (answer: Answer, replayed: boolean) =>

@@ -7,6 +7,7 @@ import { HttpRouter, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar, OpenApi } from "effect/http-api"
 import { AdminApi } from "../admin/AdminApi.ts"
 import { AdminAuthLive, AdminHandlers } from "../admin/AdminHandlers.ts"
+import { ClockHandlers } from "../admin/ClockHandlers.ts"
 import { Api } from "../api/Api.ts"
 import { ApiKeyAuthLive } from "./ApiKeyAuthLive.ts"
 import { BalanceHandlers } from "./BalanceHandlers.ts"
@@ -27,7 +28,7 @@ const PublicRoutes = HttpApiBuilder.layer(Api).pipe(
 )
 
 const AdminRoutes = HttpApiBuilder.layer(AdminApi).pipe(
-  Layer.provide(AdminHandlers),
+  Layer.provide([AdminHandlers, ClockHandlers]),
   Layer.provide([AdminAuthLive, SchemaErrorsLive])
 )
 

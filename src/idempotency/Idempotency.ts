@@ -8,7 +8,7 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import { canonicalJson } from "../domain/CanonicalJson.ts"
 import { IdempotencyConflict, IdempotencyInProgress, PersonalDataErased } from "../domain/Errors.ts"
-import type { Answer } from "../messages/MessageBody.ts"
+import type { Answer } from "./Answer.ts"
 import { ServiceSecret } from "../ServiceSecret.ts"
 
 export type Route = "messages" | "message-batches"
@@ -44,8 +44,15 @@ export class Idempotency extends Context.Service<Idempotency, {
     ids: { readonly messageId?: string; readonly batchId?: string; readonly answer?: Answer },
     at: Date
   ) => Effect.Effect<Claim, IdempotencyConflict | IdempotencyInProgress | PersonalDataErased | SqlError.SqlError>
-  /** Stores the answer for the in-progress key whose request created this message, if any. */
-  readonly storeForMessage: (organisationId: string, messageId: string, answer: Answer, at: Date) => Effect.Effect<void, SqlError.SqlError>
+  /** Stores each answer for the in-progress key whose request created its message, if any; one statement for the set. */
+  readonly storeForMessages: (
+    answers: ReadonlyArray<{ readonly organisationId: string; readonly messageId: string; readonly answer: Answer }>,
+    at: Date
+  ) => Effect.Effect<void, SqlError.SqlError>
+  /** The message whose creation still holds this key in progress, if any. */
+  readonly inProgressMessage: (organisationId: string, route: Route, key: string) => Effect.Effect<string | undefined, SqlError.SqlError>
+  /** The answer stored for the key whose request created this message, when it has one. */
+  readonly storedForMessage: (organisationId: string, messageId: string) => Effect.Effect<Answer | undefined, SqlError.SqlError>
   /** Forgets the stored body of a message's key (erasure); replays then answer 410. */
   readonly eraseForMessage: (organisationId: string, messageId: string) => Effect.Effect<void, SqlError.SqlError>
 }>()("sms/Idempotency") {
@@ -100,10 +107,38 @@ export class Idempotency extends Context.Service<Idempotency, {
     return Idempotency.of({
       fingerprint: (route, body) => secret.sign(`${route}\n${canonicalJson(body)}`),
       claim,
-      storeForMessage: (organisationId, messageId, answer, at) =>
-        sql`UPDATE idempotency_keys SET state = 'done', response_status = ${answer.status},
-            response_body = ${JSON.stringify(answer.body)}, response_location = ${answer.location}, updated_at = ${at}
-          WHERE organisation_id = ${organisationId} AND message_id = ${messageId} AND state = 'in_progress'`.pipe(Effect.asVoid),
+      storeForMessages: (answers, at) => {
+        if (answers.length === 0) return Effect.void
+        const rows = answers.map((a) => ({
+          organisation_id: a.organisationId,
+          message_id: a.messageId,
+          status: a.answer.status,
+          body: JSON.stringify(a.answer.body),
+          location: a.answer.location
+        }))
+        return sql`UPDATE idempotency_keys AS k SET state = 'done', response_status = x.status,
+            response_body = x.body, response_location = x.location, updated_at = ${at}
+          FROM json_to_recordset(${JSON.stringify(rows)}::json)
+            AS x(organisation_id uuid, message_id uuid, status integer, body text, location text)
+          WHERE k.organisation_id = x.organisation_id AND k.message_id = x.message_id AND k.state = 'in_progress'`.pipe(
+          Effect.asVoid
+        )
+      },
+      inProgressMessage: (organisationId, route, key) =>
+        sql<{ messageId: string | null }>`SELECT message_id::text FROM idempotency_keys
+          WHERE organisation_id = ${organisationId} AND route = ${route} AND key = ${key} AND state = 'in_progress'`.pipe(
+          Effect.map(([row]) => row?.messageId ?? undefined)
+        ),
+      storedForMessage: (organisationId, messageId) =>
+        sql<{ responseStatus: number; responseBody: string; responseLocation: string | null }>`SELECT response_status,
+            response_body, response_location FROM idempotency_keys
+          WHERE organisation_id = ${organisationId} AND message_id = ${messageId} AND state = 'done'
+            AND response_body IS NOT NULL`.pipe(
+          Effect.map(([row]) =>
+            row === undefined
+              ? undefined
+              : { status: row.responseStatus, body: JSON.parse(row.responseBody), location: row.responseLocation })
+        ),
       eraseForMessage: (organisationId, messageId) =>
         sql`UPDATE idempotency_keys SET response_body = NULL
           WHERE organisation_id = ${organisationId} AND message_id = ${messageId}`.pipe(Effect.asVoid)

@@ -31,11 +31,23 @@ export interface Reservation {
   readonly credits: number
 }
 
+/** The end of one message's reservation: its credits spent (`consume`) or returned to their lots (`release`). */
+export interface HoldSettlement {
+  readonly organisationId: string
+  readonly messageId: string
+  readonly kind: "consume" | "release"
+}
+
 export class Ledger extends Context.Service<Ledger, {
   /** Adds a lot of `amount` credits valid through `validUntil` (inclusive UTC date; null = never expires). */
   readonly grant: (organisationId: string, amount: number, validUntil: string | null) => Effect.Effect<void, SqlError.SqlError>
   /** Reserves each message's credits from valid lots, all or nothing; fails InsufficientCredits. Atomic with the caller's transaction. */
   readonly reserve: (organisationId: string, reservations: ReadonlyArray<Reservation>) => Effect.Effect<void, InsufficientCredits | SqlError.SqlError>
+  /**
+   * Posts (consume) or voids (release) the pending reservations of a set of messages in one
+   * statement, touching each lot once; a message with nothing pending is left alone.
+   */
+  readonly settle: (settlements: ReadonlyArray<HoldSettlement>) => Effect.Effect<void, SqlError.SqlError>
   /** Posts a message's pending reservation: its credits are spent. A no-op when nothing is pending. */
   readonly consume: (organisationId: string, messageId: string) => Effect.Effect<void, SqlError.SqlError>
   /** Voids a message's pending reservation: its credits return to their lots. A no-op when nothing is pending. */
@@ -92,23 +104,27 @@ export class Ledger extends Context.Service<Ledger, {
         WHERE l.organisation_id = ${organisationId} AND l.id = t.lot_id`
     })
 
-    const settle = (kind: "consume" | "release") =>
-      Effect.fn(`Ledger.${kind}`)(function*(organisationId: string, messageId: string) {
-        const at = yield* now
-        const state = kind === "consume" ? "posted" : "voided"
-        const spent = kind === "consume" ? 1 : 0
-        yield* sql`WITH h AS (
-            UPDATE credit_holds SET state = ${state}, settled_at = ${at}
-            WHERE organisation_id = ${organisationId} AND message_id = ${messageId} AND state = 'pending'
-            RETURNING organisation_id, message_id, lot_id, amount),
-          e AS (
-            INSERT INTO credit_entries (organisation_id, lot_id, message_id, kind, amount, at)
-            SELECT organisation_id, lot_id, message_id, ${kind}, amount, ${at} FROM h)
-          UPDATE credit_lots AS l
-          SET reserved = l.reserved - h.amount, consumed = l.consumed + h.amount * ${spent}::integer
-          FROM h
-          WHERE l.organisation_id = h.organisation_id AND l.id = h.lot_id`
-      })
+    const settle = Effect.fn("Ledger.settle")(function*(settlements: ReadonlyArray<HoldSettlement>) {
+      if (settlements.length === 0) return
+      const at = yield* now
+      const rows = settlements.map((x) => ({ organisation_id: x.organisationId, message_id: x.messageId, kind: x.kind }))
+      yield* sql`WITH x AS (
+          SELECT * FROM json_to_recordset(${JSON.stringify(rows)}::json) AS x(organisation_id uuid, message_id uuid, kind text)),
+        h AS (
+          UPDATE credit_holds AS ch SET state = CASE x.kind WHEN 'consume' THEN 'posted' ELSE 'voided' END, settled_at = ${at}
+          FROM x
+          WHERE ch.organisation_id = x.organisation_id AND ch.message_id = x.message_id AND ch.state = 'pending'
+          RETURNING ch.organisation_id, ch.message_id, ch.lot_id, ch.amount, x.kind),
+        e AS (
+          INSERT INTO credit_entries (organisation_id, lot_id, message_id, kind, amount, at)
+          SELECT organisation_id, lot_id, message_id, kind, amount, ${at} FROM h)
+        UPDATE credit_lots AS l
+        SET reserved = l.reserved - t.amount, consumed = l.consumed + t.consumed
+        FROM (SELECT organisation_id, lot_id, sum(amount)::integer AS amount,
+            coalesce(sum(amount) FILTER (WHERE kind = 'consume'), 0)::integer AS consumed
+          FROM h GROUP BY organisation_id, lot_id) AS t
+        WHERE l.organisation_id = t.organisation_id AND l.id = t.lot_id`
+    })
 
     const totals = Effect.fn("Ledger.totals")(function*(organisationId: string) {
       const day = yield* today
@@ -126,8 +142,9 @@ export class Ledger extends Context.Service<Ledger, {
     return Ledger.of({
       grant,
       reserve,
-      consume: settle("consume"),
-      release: settle("release"),
+      settle,
+      consume: (organisationId, messageId) => settle([{ organisationId, messageId, kind: "consume" }]),
+      release: (organisationId, messageId) => settle([{ organisationId, messageId, kind: "release" }]),
       totals: (organisationId) => totals(organisationId).pipe(Effect.map(({ validUntil: _, ...t }) => t)),
       balance: (organisationId) =>
         totals(organisationId).pipe(Effect.map((t) => ({

@@ -1,4 +1,4 @@
-/** A stored message as the API shows it (spec 2.2), and the answers creations give and replay. */
+/** A stored message as the API shows it (spec 2.2). */
 import type { MessageStatus } from "../domain/MessageStatus.ts"
 
 export interface MessageRow {
@@ -28,10 +28,3 @@ export const messageBody = (m: MessageRow) => ({
 export type MessageBody = ReturnType<typeof messageBody>
 
 export const messageLocation = (id: string) => `/api/sms/v2/messages/${id}/`
-
-/** An HTTP answer as stored for idempotent replay: status, JSON body, optional Location. */
-export interface Answer {
-  readonly status: number
-  readonly body: unknown
-  readonly location: string | null
-}

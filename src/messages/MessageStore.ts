@@ -1,7 +1,7 @@
 /**
- * The SQL of messages and their timeline. Every status change goes through `transition`, which
- * moves the row only from the expected states and writes the timeline entry in the same
- * statement; the caller's transaction makes it atomic with the ledger.
+ * The SQL of messages and their timeline. Every status change after admission goes through
+ * `transitionSet`, which moves each row only from its expected states and writes its timeline
+ * entry in the same statement; the caller's transaction makes it atomic with the ledger.
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
@@ -21,13 +21,25 @@ export interface NewMessage {
   readonly segments: number
   readonly status: "scheduled" | "processing"
   readonly sendAt: Date | null
+  /** The process that goes on to submit it (an immediate send, created `processing`); null for a scheduled one. */
+  readonly workerId: string | null
 }
 
 export interface TransitionChanges {
-  readonly providerMessageId?: string
+  readonly providerRef?: string
   readonly deliveryTime?: Date
   /** For `unknown`: when the verifier should first ask the provider. */
   readonly verifyAt?: Date
+}
+
+/** One message's move from one of `from` to `to` (a transition of contract section 7), with its timeline entry. */
+export interface Transition extends TransitionChanges {
+  readonly organisationId: string
+  readonly id: string
+  readonly from: ReadonlyArray<MessageStatus>
+  readonly to: MessageStatus
+  readonly source: EventSource
+  readonly at: Date
 }
 
 export interface TimelineEntry {
@@ -51,18 +63,11 @@ export class MessageStore extends Context.Service<MessageStore, {
   /** The message if it belongs to the organisation. */
   readonly find: (organisationId: string, id: string) => Effect.Effect<MessageRow | undefined, SqlError.SqlError>
   /**
-   * Moves a message from one of `from` to `to` (a transition of contract section 7) with its
-   * timeline entry; returns the previous status, or undefined when the message was not in `from`.
+   * Applies a set of transitions in one statement, each with its timeline entry; a message not
+   * in one of its `from` states is left alone. Returns, per transition, the status it moved from,
+   * or undefined when it did not move. The caller's transaction makes it atomic with the rest.
    */
-  readonly transition: (
-    organisationId: string,
-    id: string,
-    from: ReadonlyArray<MessageStatus>,
-    to: MessageStatus,
-    source: EventSource,
-    at: Date,
-    changes?: TransitionChanges
-  ) => Effect.Effect<MessageStatus | undefined, SqlError.SqlError>
+  readonly transitionSet: (transitions: ReadonlyArray<Transition>) => Effect.Effect<ReadonlyArray<MessageStatus | undefined>, SqlError.SqlError>
   /** Records that the message is about to be handed to the provider (after this, a crash means "unknown"). */
   readonly markSubmitted: (organisationId: string, ids: ReadonlyArray<string>, at: Date) => Effect.Effect<void, SqlError.SqlError>
   /** The message's status changes, oldest first. */
@@ -84,15 +89,16 @@ export class MessageStore extends Context.Service<MessageStore, {
         text: m.text,
         segments: m.segments,
         status: m.status,
-        send_at: m.sendAt?.toISOString() ?? null
+        send_at: m.sendAt?.toISOString() ?? null,
+        worker_id: m.workerId
       }))
       yield* sql`WITH m AS (
           INSERT INTO messages (organisation_id, id, batch_id, batch_position, to_number, sender_name, text, segments,
-            status, send_at, due_at, created_at, updated_at)
+            status, send_at, due_at, worker_id, created_at, updated_at)
           SELECT ${organisationId}, x.id, x.batch_id, x.batch_position, x.to_number, x.sender_name, x.text, x.segments,
-            x.status, x.send_at, CASE WHEN x.status = 'scheduled' THEN x.send_at END, ${at}, ${at}
+            x.status, x.send_at, CASE WHEN x.status = 'scheduled' THEN x.send_at END, x.worker_id, ${at}, ${at}
           FROM json_to_recordset(${JSON.stringify(rows)}::json) AS x(id uuid, batch_id uuid, batch_position integer,
-            to_number text, sender_name text, text text, segments smallint, status text, send_at timestamptz)
+            to_number text, sender_name text, text text, segments smallint, status text, send_at timestamptz, worker_id uuid)
           RETURNING organisation_id, id, status)
         INSERT INTO message_events (organisation_id, message_id, from_status, to_status, source, at)
         SELECT organisation_id, id, NULL, status, 'admission', ${at} FROM m`
@@ -105,38 +111,57 @@ export class MessageStore extends Context.Service<MessageStore, {
       return rows[0]
     })
 
-    const transition = Effect.fn("MessageStore.transition")(function*(
-      organisationId: string,
-      id: string,
-      from: ReadonlyArray<MessageStatus>,
-      to: MessageStatus,
-      source: EventSource,
-      at: Date,
-      changes: TransitionChanges = {}
-    ) {
-      const allowed = from.filter((f) => canTransition(f, to))
-      if (allowed.length !== from.length) return yield* Effect.die(new Error(`illegal transition ${from.join("|")} -> ${to}`))
-      const rows = yield* sql<{ fromStatus: MessageStatus }>`WITH old AS (
-          SELECT organisation_id, id, status FROM messages
-          WHERE organisation_id = ${organisationId} AND id = ${id} AND status = ANY(${allowed}::text[])
-          FOR UPDATE),
+    const transitionSet = Effect.fn("MessageStore.transitionSet")(function*(transitions: ReadonlyArray<Transition>) {
+      if (transitions.length === 0) return []
+      for (const t of transitions) {
+        if (!t.from.every((f) => canTransition(f, t.to))) {
+          return yield* Effect.die(new Error(`illegal transition ${t.from.join("|")} -> ${t.to}`))
+        }
+      }
+      const rows = transitions.map((t, i) => ({
+        i,
+        organisation_id: t.organisationId,
+        id: t.id,
+        from_statuses: t.from.join(","),
+        to_status: t.to,
+        source: t.source,
+        at: t.at.toISOString(),
+        provider_ref: t.providerRef ?? null,
+        delivery_time: t.deliveryTime?.toISOString() ?? null,
+        verify_at: t.verifyAt?.toISOString() ?? null
+      }))
+      // Rows are locked in key order so that concurrent sets cannot deadlock on each other.
+      const moved = yield* sql<{ i: number; fromStatus: MessageStatus }>`WITH x AS (
+          SELECT * FROM json_to_recordset(${JSON.stringify(rows)}::json) AS x(i integer, organisation_id uuid, id uuid,
+            from_statuses text, to_status text, source text, at timestamptz, provider_ref text, delivery_time timestamptz,
+            verify_at timestamptz)),
+        old AS (
+          SELECT m.organisation_id, m.id, m.status, x.i FROM messages m JOIN x ON m.organisation_id = x.organisation_id AND m.id = x.id
+          WHERE m.status = ANY(string_to_array(x.from_statuses, ','))
+          ORDER BY m.organisation_id, m.id
+          FOR UPDATE OF m),
         u AS (
-          UPDATE messages AS m SET status = ${to}, updated_at = ${at},
-            provider_message_id = coalesce(${changes.providerMessageId ?? null}::text, m.provider_message_id),
-            delivery_time = coalesce(${changes.deliveryTime ?? null}::timestamptz, m.delivery_time),
-            verify_at = ${changes.verifyAt ?? null}::timestamptz
-          FROM old WHERE m.organisation_id = old.organisation_id AND m.id = old.id
-          RETURNING m.organisation_id, m.id, old.status AS from_status)
-        INSERT INTO message_events (organisation_id, message_id, from_status, to_status, source, at)
-        SELECT organisation_id, id, from_status, ${to}, ${source}, ${at} FROM u
-        RETURNING from_status`
-      return rows[0]?.fromStatus
+          UPDATE messages AS m SET status = x.to_status, updated_at = x.at,
+            provider_message_id = coalesce(x.provider_ref, m.provider_message_id),
+            delivery_time = coalesce(x.delivery_time, m.delivery_time),
+            verify_at = x.verify_at,
+            worker_id = CASE WHEN x.to_status = 'processing' THEN m.worker_id END,
+            claim_until = NULL
+          FROM old JOIN x ON x.i = old.i
+          WHERE m.organisation_id = old.organisation_id AND m.id = old.id
+          RETURNING m.organisation_id, m.id, old.status AS from_status, x.to_status, x.source, x.at, x.i),
+        e AS (
+          INSERT INTO message_events (organisation_id, message_id, from_status, to_status, source, at)
+          SELECT organisation_id, id, from_status, to_status, source, at FROM u)
+        SELECT i, from_status FROM u`
+      const byIndex = new Map(moved.map((r) => [r.i, r.fromStatus]))
+      return transitions.map((_, i) => byIndex.get(i))
     })
 
     return MessageStore.of({
       insert,
       find,
-      transition,
+      transitionSet,
       markSubmitted: (organisationId, ids, at) =>
         sql`UPDATE messages SET submitted_at = ${at}, updated_at = ${at}
           WHERE organisation_id = ${organisationId} AND id = ANY(${ids}::uuid[])`.pipe(Effect.asVoid),

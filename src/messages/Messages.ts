@@ -4,7 +4,7 @@
  * for the provider outside any transaction and settles in a second one; that part cannot be
  * interrupted by a client that hangs up, so a claimed key always ends with a stored answer.
  */
-import { Context, Duration, Effect, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import {
   ErasureNotAllowed,
@@ -18,20 +18,18 @@ import {
   type SmsUnavailable
 } from "../domain/Errors.ts"
 import { requireFuture } from "../domain/MessageRules.ts"
-import type { Submission } from "../dispatch/Provider.ts"
-import { Provider } from "../dispatch/Provider.ts"
 import { Idempotency } from "../idempotency/Idempotency.ts"
 import { Ids } from "../Ids.ts"
 import { Ledger } from "../ledger/Ledger.ts"
 import { Organisations } from "../organisations/Organisations.ts"
 import { now } from "../Time.ts"
-import { type Answer, messageBody, messageLocation, type MessageRow } from "./MessageBody.ts"
+import { WorkerLease } from "../WorkerLease.ts"
+import type { Answer } from "../idempotency/Answer.ts"
+import { messageBody, messageLocation, type MessageRow } from "./MessageBody.ts"
 import { MessageStore } from "./MessageStore.ts"
+import { Recovery } from "./Recovery.ts"
 import { requireSendable } from "./Sendability.ts"
-import { type Outcome, Settlement } from "./Settlement.ts"
-
-/** How long the provider may take to answer a submission before the result counts as unknown. */
-export const submitTimeoutMs = 15_000
+import { Submitter } from "./Submitter.ts"
 
 export interface MessageRequest {
   readonly to: string
@@ -51,15 +49,6 @@ export type AdmissionError =
   | SenderNameUnavailable
   | SqlError.SqlError
 
-export const submissionOf = (m: MessageRow): Submission => ({
-  organisationId: m.organisationId,
-  messageId: m.id,
-  to: m.toNumber,
-  senderName: m.senderName,
-  text: m.text,
-  segments: m.segments
-})
-
 export class Messages extends Context.Service<Messages, {
   /**
    * Creates a message under an idempotency key (fingerprint already computed), or replays the
@@ -78,8 +67,6 @@ export class Messages extends Context.Service<Messages, {
    * stored for its idempotency key (a replay then answers 410); billing facts stay.
    */
   readonly erase: (organisationId: string, id: string) => Effect.Effect<MessageRow, NotFound | ErasureNotAllowed | SqlError.SqlError>
-  /** Submits a message already marked as handed over, and settles it on the provider's answer. */
-  readonly submitAndSettle: (message: MessageRow) => Effect.Effect<Answer, SqlError.SqlError>
 }>()("sms/Messages") {
   static readonly layer = Layer.effect(Messages, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -87,26 +74,10 @@ export class Messages extends Context.Service<Messages, {
     const ledger = yield* Ledger
     const idempotency = yield* Idempotency
     const organisations = yield* Organisations
-    const settlement = yield* Settlement
-    const provider = yield* Provider
+    const submitter = yield* Submitter
+    const recovery = yield* Recovery
+    const { workerId } = yield* WorkerLease
     const ids = yield* Ids
-
-    const submitAndSettle = Effect.fn("Messages.submitAndSettle")(function*(message: MessageRow) {
-      const result = yield* provider.submit(submissionOf(message)).pipe(
-        Effect.timeoutOrElse({
-          duration: Duration.millis(submitTimeoutMs),
-          orElse: () => Effect.succeed({ _tag: "Unknown" } as const)
-        })
-      )
-      const outcome: Outcome = result._tag === "Accepted"
-        ? { _tag: "Accepted", providerMessageId: result.providerMessageId }
-        : result._tag === "Rejected"
-        ? { _tag: "Rejected" }
-        : result._tag === "Unreachable"
-        ? { _tag: "NeverSent" }
-        : { _tag: "Unknown" }
-      return yield* settlement.settle(message, outcome, "provider", yield* now)
-    })
 
     /**
      * The admission transaction: the organisation's sending profile (read first, judged only for a
@@ -141,7 +112,12 @@ export class Messages extends Context.Service<Messages, {
         const past = requireFuture(request.sendAt, at)
         if (past !== undefined) return yield* past
         yield* requireSendable(profile)
-        yield* store.insert(organisationId, [{ ...message, status, batchPosition: null }], at)
+        yield* store.insert(organisationId, [{
+          ...message,
+          status,
+          batchPosition: null,
+          workerId: status === "processing" ? workerId : null
+        }], at)
         yield* ledger.reserve(organisationId, [{ messageId: id, credits: request.segments }])
         return scheduled === undefined
           ? { _tag: "Immediate" as const, message }
@@ -153,10 +129,18 @@ export class Messages extends Context.Service<Messages, {
       // a committed admission always goes on to the provider and a stored answer.
       create: Effect.fn("Messages.create")(function*(organisationId, key, fingerprint, request) {
         const [id, at] = [yield* ids.uuid, yield* now]
-        const admitted = yield* admit(organisationId, key, fingerprint, request, id, at)
+        const admitted = yield* admit(organisationId, key, fingerprint, request, id, at).pipe(
+          // the identical request may have died with its process: settle its message, then replay
+          Effect.catchTag("IdempotencyInProgress", (inProgress) =>
+            Effect.gen(function*() {
+              const messageId = yield* idempotency.inProgressMessage(organisationId, "messages", key)
+              const recovered = messageId !== undefined && (yield* recovery.recoverMessage(organisationId, messageId, workerId))
+              return recovered ? yield* admit(organisationId, key, fingerprint, request, id, at) : yield* inProgress
+            }))
+        )
         if (admitted._tag === "Answered") return { answer: admitted.answer, replayed: admitted.replayed }
         yield* store.markSubmitted(organisationId, [id], yield* now)
-        return { answer: yield* submitAndSettle(admitted.message), replayed: false }
+        return { answer: yield* submitter.submitAndSettle(admitted.message), replayed: false }
       }, Effect.uninterruptible),
       get: (organisationId, id) => store.find(organisationId, id),
       erase: Effect.fn("Messages.erase")(function*(organisationId, id) {
@@ -173,8 +157,7 @@ export class Messages extends Context.Service<Messages, {
           yield* idempotency.eraseForMessage(organisationId, id)
           return erased
         }).pipe(sql.withTransaction)
-      }),
-      submitAndSettle
+      })
     })
   }))
 }

@@ -1,22 +1,29 @@
 /**
- * Settles a message on an outcome, in one transaction: its status transition and timeline
- * entry, the ledger movement of contract section 3 (accepted consumes; failed and blocked
- * release; unknown keeps the reservation), and the answer stored for an in-progress
- * idempotency key. Immediate sends, the dispatcher, the verifier and recovery all settle here.
+ * Settles messages on outcomes: each message's status transition and timeline entry, the ledger
+ * movement of contract section 3 (accepted consumes; failed and blocked release; unknown keeps the
+ * reservation) and the answer stored for an in-progress idempotency key, atomically. Outcomes are
+ * settled in sets as they arrive (group commit: one transaction, one statement per kind of change,
+ * each lot touched once per set), so a slow provider answer delays only its own message. Immediate
+ * sends, the dispatcher, the verifier and recovery all settle here.
  */
 import { Context, Effect, Layer } from "effect"
+import type * as Arr from "effect/Array"
 import { SqlClient, type SqlError } from "effect/sql"
 import { AppConfig } from "../Config.ts"
-import type { MessageStatus } from "../domain/MessageStatus.ts"
+import { makeGroupCommit } from "../db/GroupCommit.ts"
+import { isTransient } from "../db/SqlErrors.ts"
 import { errorBody } from "../domain/Errors.ts"
+import type { MessageStatus } from "../domain/MessageStatus.ts"
+import type { Answer } from "../idempotency/Answer.ts"
 import { Idempotency } from "../idempotency/Idempotency.ts"
 import { Ledger } from "../ledger/Ledger.ts"
-import { type Answer, messageBody, messageLocation, type MessageRow } from "./MessageBody.ts"
-import { type EventSource, MessageStore } from "./MessageStore.ts"
+import { now } from "../Time.ts"
+import { messageBody, messageLocation, type MessageRow } from "./MessageBody.ts"
+import { type EventSource, MessageStore, type Transition } from "./MessageStore.ts"
 
 export type Outcome =
   /** The provider took the message (its answer, or verification). */
-  | { readonly _tag: "Accepted"; readonly providerMessageId: string }
+  | { readonly _tag: "Accepted"; readonly providerRef: string }
   /** The provider refused it. */
   | { readonly _tag: "Rejected" }
   /** Nothing was handed to the provider (unreachable, or a crash before the call). */
@@ -50,14 +57,16 @@ const plans: { readonly [K in Outcome["_tag"]]: Plan } = {
     credits: "consume",
     answer: (m) => ({ status: 201, body: messageBody({ ...m, status: "accepted" }), location: messageLocation(m.id) })
   },
+  // a provider's refusal and "never handed over" are proof enough to end an `unknown` too (recovery
+  // may have made the message unknown while this process was cut off from the database)
   Rejected: {
-    from: ["processing"],
+    from: ["processing", "unknown"],
     to: "failed",
     credits: "release",
     answer: failure(502, "provider_rejected", "The provider rejected the message; it will not be sent")
   },
   NeverSent: {
-    from: ["processing"],
+    from: ["processing", "unknown"],
     to: "failed",
     credits: "release",
     answer: failure(503, "dispatch_unavailable", "The message could not be handed to the provider; it was not sent")
@@ -88,9 +97,23 @@ const plans: { readonly [K in Outcome["_tag"]]: Plan } = {
   }
 }
 
+/** Most outcomes settled in one transaction. */
+export const settlementSetSizeMax = 500
+
+interface Item {
+  readonly message: MessageRow
+  readonly outcome: Outcome
+  readonly source: EventSource
+  readonly at: Date
+}
+
 export class Settlement extends Context.Service<Settlement, {
-  /** Applies `outcome` to the message atomically; returns the answer an immediate send gives for it. */
-  readonly settle: (message: MessageRow, outcome: Outcome, source: EventSource, at: Date) => Effect.Effect<Answer, SqlError.SqlError>
+  /**
+   * Applies `outcome` to the message, atomically, in a set with whatever else is being settled;
+   * returns the answer an immediate send gives for it (the stored one when another path settled
+   * the message first). Retries through database outages: what it was given is never dropped.
+   */
+  readonly settle: (message: MessageRow, outcome: Outcome, source: EventSource) => Effect.Effect<Answer, SqlError.SqlError>
 }>()("sms/Settlement") {
   static readonly layer = Layer.effect(Settlement, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -99,22 +122,79 @@ export class Settlement extends Context.Service<Settlement, {
     const idempotency = yield* Idempotency
     const config = yield* AppConfig
 
+    const transitionOf = ({ message, outcome, source, at }: Item): Transition => {
+      const plan = plans[outcome._tag]
+      return {
+        organisationId: message.organisationId,
+        id: message.id,
+        from: plan.from,
+        to: plan.to,
+        source,
+        at,
+        ...(outcome._tag === "Accepted" ? { providerRef: outcome.providerRef } : {}),
+        ...(plan.to === "unknown" ? { verifyAt: new Date(at.getTime() + config.verifyIntervalMs) } : {})
+      }
+    }
+
+    /** One transaction for items of distinct messages: whether each one moved. */
+    const settleDistinct = (items: ReadonlyArray<Item>) =>
+      Effect.gen(function*() {
+        const from = yield* store.transitionSet(items.map(transitionOf))
+        const moved = items.filter((_, i) => from[i] !== undefined)
+        // only an immediate send can still hold its key in progress: a scheduled one stored its 202
+        yield* idempotency.storeForMessages(
+          moved.filter((x) => x.message.sendAt === null).map((x) => ({
+            organisationId: x.message.organisationId,
+            messageId: x.message.id,
+            answer: plans[x.outcome._tag].answer(x.message)
+          })),
+          moved[0]?.at ?? new Date(0)
+        )
+        // the ledger last: the organisation's lot rows stay locked only until the commit
+        yield* ledger.settle(moved.flatMap((x) => {
+          const credits = plans[x.outcome._tag].credits
+          return credits === "keep" ? [] : [{ organisationId: x.message.organisationId, messageId: x.message.id, kind: credits }]
+        }))
+        return from.map((f) => f !== undefined)
+      }).pipe(sql.withTransaction)
+
+    /** Settles a set; a message that appears twice is settled in a later transaction, in order. */
+    const runSet = (items: Arr.NonEmptyReadonlyArray<Item>) =>
+      Effect.gen(function*() {
+        const results: Array<boolean> = new Array(items.length)
+        let left = items.map((item, index) => ({ item, index }))
+        while (left.length > 0) {
+          const seen = new Set<string>()
+          const now: typeof left = []
+          const later: typeof left = []
+          for (const x of left) {
+            const id = `${x.item.message.organisationId}/${x.item.message.id}`
+            if (seen.has(id)) later.push(x)
+            else {
+              seen.add(id)
+              now.push(x)
+            }
+          }
+          const moved = yield* settleDistinct(now.map((x) => x.item))
+          now.forEach((x, i) => (results[x.index] = moved[i]!))
+          left = later
+        }
+        return results
+      })
+
+    const settleInSet = yield* makeGroupCommit({
+      name: "settlement",
+      maxSize: settlementSetSizeMax,
+      runSet,
+      retryWhile: isTransient
+    })
+
     return Settlement.of({
-      settle: Effect.fn("Settlement.settle")(function*(message: MessageRow, outcome: Outcome, source: EventSource, at: Date) {
-        const plan = plans[outcome._tag]
-        const answer = plan.answer(message)
-        yield* Effect.gen(function*() {
-          const moved = yield* store.transition(message.organisationId, message.id, plan.from, plan.to, source, at, {
-            ...(outcome._tag === "Accepted" ? { providerMessageId: outcome.providerMessageId } : {}),
-            ...(plan.to === "unknown" ? { verifyAt: new Date(at.getTime() + config.verifyIntervalMs) } : {})
-          })
-          if (moved === undefined) return
-          if (plan.credits === "consume") yield* ledger.consume(message.organisationId, message.id)
-          if (plan.credits === "release") yield* ledger.release(message.organisationId, message.id)
-          // only an immediate send can still hold its key in progress: a scheduled one stored its 202
-          if (message.sendAt === null) yield* idempotency.storeForMessage(message.organisationId, message.id, answer, at)
-        }).pipe(sql.withTransaction)
-        return answer
+      settle: Effect.fn("Settlement.settle")(function*(message: MessageRow, outcome: Outcome, source: EventSource) {
+        const moved = yield* settleInSet({ message, outcome, source, at: yield* now })
+        const answer = plans[outcome._tag].answer(message)
+        if (moved || message.sendAt !== null) return answer
+        return (yield* idempotency.storedForMessage(message.organisationId, message.id)) ?? answer
       })
     })
   }))

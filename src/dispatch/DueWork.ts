@@ -1,0 +1,81 @@
+/**
+ * All the work that falls due as time passes, run to completion on demand: what the test clock's
+ * `advance` does (contract section 9). It moves the clock from one due instant to the next up to
+ * the target, and at each one runs every step of WorkSteps (and the simulator's receipts) until
+ * none has anything left, so that when it returns, everything due by the target has happened in
+ * order: due messages dispatched to their simulated outcome, receipts delivered, verifications
+ * run, abandoned messages recovered. Credits expire by themselves: expiry is judged by the date.
+ */
+import { Context, Effect, Layer, Option, Semaphore } from "effect"
+import type { SqlError } from "effect/sql"
+import { SimulatorControl } from "../../simulator/Simulator.ts"
+import { ServiceClock } from "../clock/ServiceClock.ts"
+import { now } from "../Time.ts"
+import { WorkQueue } from "./WorkQueue.ts"
+import { WorkSteps } from "./WorkSteps.ts"
+
+/** Most passes over the steps at one instant before giving up (a bug would otherwise spin). */
+const passesMax = 1_000
+
+export class DueWork extends Context.Service<DueWork, {
+  /** Runs every step until none finds work due at the clock's now. */
+  readonly runAll: Effect.Effect<void, SqlError.SqlError>
+  /** The earliest instant at which some work falls due, if any. */
+  readonly nextAt: Effect.Effect<Date | undefined, SqlError.SqlError>
+  /** Moves the test clock to `to`, running the work of every instant on the way; one advance at a time. */
+  readonly advanceTo: (to: Date) => Effect.Effect<void, SqlError.SqlError>
+}>()("sms/DueWork") {
+  static readonly layer = Layer.effect(DueWork, Effect.gen(function*() {
+    const steps = yield* WorkSteps
+    const queue = yield* WorkQueue
+    const clock = yield* ServiceClock
+    const simulator = yield* Effect.serviceOption(SimulatorControl)
+    const oneAtATime = yield* Semaphore.make(1)
+
+    const drain = (step: Effect.Effect<number, SqlError.SqlError>) =>
+      Effect.gen(function*() {
+        let total = 0
+        while (true) {
+          const n = yield* step
+          if (n === 0) return total
+          total += n
+        }
+      })
+
+    const simulatorSteps = Option.match(simulator, {
+      onNone: () => ({ runDue: Effect.succeed(0), nextDue: Effect.succeed(undefined) }),
+      onSome: (s) => ({ runDue: s.runDue, nextDue: s.nextDue })
+    })
+
+    const runAll = Effect.gen(function*() {
+      for (let pass = 0; pass < passesMax; pass++) {
+        const done = (yield* steps.recoverAbandoned) + (yield* steps.dispatchDue) + (yield* drain(simulatorSteps.runDue)) +
+          (yield* drain(steps.applyReceipts)) + (yield* drain(steps.verifyDue))
+        if (done === 0) return
+      }
+      yield* Effect.logError(`due work still finds work after ${passesMax} passes`)
+    })
+
+    const nextAt = Effect.gen(function*() {
+      const candidates = [yield* queue.nextDue, yield* queue.nextVerification, yield* simulatorSteps.nextDue]
+      const times = candidates.filter((d): d is Date => d !== undefined).map((d) => d.getTime())
+      return times.length === 0 ? undefined : new Date(Math.min(...times))
+    })
+
+    const advanceTo = (to: Date) =>
+      Effect.gen(function*() {
+        while (true) {
+          yield* runAll
+          const [next, at] = [yield* nextAt, yield* now]
+          if (next === undefined || next.getTime() > to.getTime()) {
+            yield* clock.set(to.getTime())
+            return yield* runAll
+          }
+          // work due now that no step could take stays due: move on rather than spin
+          yield* clock.set(Math.max(next.getTime(), at.getTime() + 1))
+        }
+      }).pipe(oneAtATime.withPermits(1), Effect.uninterruptible)
+
+    return DueWork.of({ runAll, nextAt, advanceTo })
+  }))
+}

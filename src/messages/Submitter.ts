@@ -1,0 +1,56 @@
+/**
+ * Handing one message to the provider and settling its answer: the last steps of an immediate
+ * send and of a dispatched scheduled message. The provider's own deadline bounds the call; a
+ * guard a little longer turns a provider that never answers into `unknown`, never a resend.
+ */
+import { Context, Duration, Effect, Layer } from "effect"
+import type { SqlError } from "effect/sql"
+import type { Answer } from "../idempotency/Answer.ts"
+import { Provider, type Submission, type SubmitResult } from "../provider/Provider.ts"
+import type { MessageRow } from "./MessageBody.ts"
+import { type Outcome, Settlement } from "./Settlement.ts"
+
+/** How much longer than the provider's own deadline the guard waits. */
+export const submitGuardMarginMs = 5_000
+
+/** What the provider is handed for a stored message. */
+export const submissionOf = (m: MessageRow): Submission => ({
+  organisationId: m.organisationId,
+  messageId: m.id,
+  to: m.toNumber,
+  senderName: m.senderName,
+  text: m.text,
+  segments: m.segments
+})
+
+/** The settlement outcome of a provider's answer. */
+export const outcomeOf = (result: SubmitResult): Outcome => {
+  switch (result._tag) {
+    case "Accepted": return { _tag: "Accepted", providerRef: result.providerRef }
+    case "Rejected": return { _tag: "Rejected" }
+    case "Unreachable": return { _tag: "NeverSent" }
+    case "Unknown": return { _tag: "Unknown" }
+  }
+}
+
+export class Submitter extends Context.Service<Submitter, {
+  /** Submits a message already marked as handed over, and settles it on the provider's answer; returns the answer an immediate send gives. */
+  readonly submitAndSettle: (message: MessageRow) => Effect.Effect<Answer, SqlError.SqlError>
+}>()("sms/Submitter") {
+  static readonly layer = Layer.effect(Submitter, Effect.gen(function*() {
+    const provider = yield* Provider
+    const settlement = yield* Settlement
+    const guard = Duration.millis(provider.submitDeadlineMs + submitGuardMarginMs)
+    return Submitter.of({
+      submitAndSettle: Effect.fn("Submitter.submitAndSettle")(function*(message: MessageRow) {
+        const result = yield* provider.submit(submissionOf(message)).pipe(
+          Effect.timeoutOrElse({
+            duration: guard,
+            orElse: () => Effect.succeed({ _tag: "Unknown", reason: "no answer from the provider in time" } as const)
+          })
+        )
+        return yield* settlement.settle(message, outcomeOf(result), "provider")
+      })
+    })
+  }))
+}
