@@ -12,7 +12,7 @@ export type ClockMode = "system" | "test"
 
 export class ServiceClock extends Context.Service<ServiceClock, {
   readonly mode: ClockMode
-  /** Test mode: sets the clock to `ms` (the caller guarantees it is not in the past). A no-op for the system clock. */
+  /** Test mode: moves the clock forward to `ms` (an earlier or non-finite `ms` changes nothing). A no-op for the system clock. */
   readonly set: (ms: number) => Effect.Effect<void>
 }>()("sms/ServiceClock") {}
 
@@ -47,7 +47,7 @@ export const clockLayer = (mode: ClockMode): Layer.Layer<ServiceClock> => {
   if (mode === "system") return Layer.succeed(ServiceClock, ServiceClock.of({ mode, set: () => Effect.void }))
   const clock = new ManualClock(Date.now())
   return Layer.merge(
-    Layer.succeed(ServiceClock, ServiceClock.of({ mode, set: (ms) => Effect.sync(() => void (clock.ms = Math.max(clock.ms, ms))) })),
+    Layer.succeed(ServiceClock, ServiceClock.of({ mode, set: (ms) => Effect.sync(() => void (Number.isFinite(ms) && (clock.ms = Math.max(clock.ms, ms)))) })),
     Layer.succeed(Clock.Clock, clock)
   )
 }

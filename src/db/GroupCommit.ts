@@ -45,17 +45,22 @@ export const makeGroupCommit = <A, B, E, R>(
             retryWhile(e) ? Effect.logWarning(`${options.name}: set failed, running it again`, e) : Effect.void),
           Effect.retry({ while: retryWhile, schedule: retrySchedule })
         )
-    const worker: Effect.Effect<never, never, R> = Effect.gen(function*() {
-      const batch = yield* Queue.takeBetween(queue, 1, options.maxSize)
-      const items = batch.map(([item]) => item) as unknown as Arr.NonEmptyReadonlyArray<A>
-      const exit = yield* Effect.exit(runOnce(items))
-      if (Exit.isSuccess(exit)) {
-        batch.forEach(([, deferred], i) => Deferred.doneUnsafe<B, E>(deferred, Exit.succeed(exit.value[i] as B)))
-      } else {
-        if (!Cause.hasInterruptsOnly(exit.cause)) yield* Effect.logError(`${options.name}: set failed`, exit.cause)
-        for (const [, deferred] of batch) Deferred.doneUnsafe<B, E>(deferred, Exit.failCause(exit.cause))
-      }
-    }).pipe(Effect.uninterruptible, Effect.forever)
+    // the wait for items can be interrupted (shutdown); a set, once taken, is run to its end
+    const runTaken = (batch: ReadonlyArray<readonly [A, Deferred.Deferred<B, E>]>) =>
+      Effect.gen(function*() {
+        const items = batch.map(([item]) => item) as unknown as Arr.NonEmptyReadonlyArray<A>
+        const exit = yield* Effect.exit(runOnce(items))
+        if (Exit.isSuccess(exit)) {
+          batch.forEach(([, deferred], i) => Deferred.doneUnsafe<B, E>(deferred, Exit.succeed(exit.value[i] as B)))
+        } else {
+          if (!Cause.hasInterruptsOnly(exit.cause)) yield* Effect.logError(`${options.name}: set failed`, exit.cause)
+          for (const [, deferred] of batch) Deferred.doneUnsafe<B, E>(deferred, Exit.failCause(exit.cause))
+        }
+      }).pipe(Effect.uninterruptible)
+    const worker: Effect.Effect<never, never, R> = Queue.takeBetween(queue, 1, options.maxSize).pipe(
+      Effect.flatMap(runTaken),
+      Effect.forever
+    )
     yield* Effect.forkScoped(worker)
     return (item: A) =>
       Effect.flatMap(Deferred.make<B, E>(), (deferred) =>

@@ -58,7 +58,7 @@ export class DueWork extends Context.Service<DueWork, {
 
     const nextAt = Effect.gen(function*() {
       const candidates = [yield* queue.nextDue, yield* queue.nextVerification, yield* simulatorSteps.nextDue]
-      const times = candidates.filter((d): d is Date => d !== undefined).map((d) => d.getTime())
+      const times = candidates.flatMap((d) => (d !== undefined && Number.isFinite(d.getTime()) ? [d.getTime()] : []))
       return times.length === 0 ? undefined : new Date(Math.min(...times))
     })
 

@@ -1,20 +1,23 @@
 /**
- * Batches after their send time, with the background workers running under a TestClock
- * (spec 2.5, 3, 4.5-4.7; contract 3, 5, 7): every member meets the simulator outcome of its
- * number, the batch counts equal the members' individual statuses, credits settle member by
- * member, and a replay of the creation answers the original 202 without sending anything again.
+ * Batches after their send time (spec 2.5, 3, 4.5-4.7; contract 3, 5, 7): every member meets the
+ * simulator outcome of its number, the batch counts equal the members' individual statuses,
+ * credits settle member by member, and a replay of the creation answers the original 202 without
+ * sending anything again. On the service's test clock, and once with the background fibers
+ * running for real and receipts as fast as the provider can send them.
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Ledger } from "../../src/ledger/Ledger.ts"
-import { backend } from "../support/TestApp.ts"
+import { eventually } from "../support/Eventually.ts"
+import { backend, makeTestApp, type TestApp, type TestAppOptions } from "../support/TestApp.ts"
 import {
   countsOf,
   expectAdmitted,
   expectedFinal,
   getBalance,
   getBatch,
+  membersOf,
   ordinaryNumbers,
   postBatch,
   readAll,
@@ -24,15 +27,14 @@ import {
   withOffset,
   zeroCounts
 } from "./support.ts"
-import { makeWorkerApp, type WorkerApp, type WorkerAppOptions } from "./WorkerApp.ts"
 
-let app: WorkerApp
+let app: TestApp
 
-/** Each describe block runs its own app (workers, scratch database); they never run at the same time. */
-const withApp = (options: Omit<WorkerAppOptions, "label"> = {}) => {
-  beforeAll(async () => {
-    app = await makeWorkerApp({ label: "batch_dispatch", ...options })
-  }, 120_000)
+/** Each describe block runs its own app (scratch database); they never run at the same time. */
+const withApp = (config: NonNullable<TestAppOptions["config"]>) => {
+  beforeAll(() => {
+    app = makeTestApp({ label: "batch_dispatch", config })
+  })
   afterAll(async () => {
     await app?.dispose()
   })
@@ -52,31 +54,30 @@ const mixed = (ordinary: number, base: number) => {
   return out
 }
 
-/** Admits a batch due in one hour of virtual time; returns its request, key and 202 body. */
-const admit = async (apiKey: string, recipients: ReadonlyArray<string>, extra: Record<string, unknown> = {}) => {
+/** Admits a batch due in `dueInMs` (one hour by default); returns its request, key and 202 body. */
+const admit = async (apiKey: string, recipients: ReadonlyArray<string>, extra: Record<string, unknown> = {}, dueInMs = hour) => {
   const request = {
     recipients,
     text: twoSegmentText,
-    send_at: withOffset(new Date(app.now() + hour), "+03:00"),
+    send_at: withOffset(new Date((await app.now()) + dueInMs), "+03:00"),
     ...extra
   }
-  const key = `batch-${app.now()}-${recipients.length}-${Math.random()}`
+  const key = `batch-${crypto.randomUUID()}`
   const res = await postBatch(app, apiKey, request, key)
   const batch = expectAdmitted(res)
   expect(batch.counts).toEqual({ ...zeroCounts(), scheduled: recipients.length })
   return { request, key, batch, location: res.headers.get("location") }
 }
 
-/** Steps the clock until the batch's counts are `expected`; returns the last counts seen. */
+/** Moves the clock past every receipt and several verifications, then expects the batch's counts. */
 const settle = async (apiKey: string, batchId: string, expected: Record<Status, number>) => {
-  let last = (await getBatch(app, apiKey, batchId)).counts
-  await app.runUntil(async () => {
-    last = (await getBatch(app, apiKey, batchId)).counts
-    return JSON.stringify(last) === JSON.stringify(expected)
-  })
-  expect(last).toEqual(expected)
-  return last
+  await app.advance(60_000)
+  const counts = (await getBatch(app, apiKey, batchId)).counts
+  expect(counts).toEqual(expected)
+  return counts
 }
+
+const members = (orgId: string, batchId: string) => membersOf(app, orgId, batchId)
 
 const ledgerTotals = (orgId: string) =>
   app.run(Effect.gen(function*() {
@@ -84,19 +85,15 @@ const ledgerTotals = (orgId: string) =>
     return yield* ledger.totals(orgId)
   }))
 
-describe(`batch dispatch with the workers under a TestClock (${backend})`, () => {
-  withApp()
+describe(`batch dispatch on the test clock (${backend})`, () => {
+  withApp({ clock: "test" })
 
   it("nothing is dispatched before send_at", async () => {
     const { orgId, apiKey } = await app.newOrg({ credits: 50 })
     const { batch } = await admit(apiKey, mixed(3, 100))
-    await app.advance(hour - 60_000)
-    // a few more steps, still well before send_at
-    await app.runUntil(async () => false, { timeoutMs: 300, stepMs: 100 })
-    expect(app.now()).toBeLessThan(new Date(batch.send_at).getTime())
+    await app.advanceTo(new Date(batch.send_at).getTime() - 1)
     expect((await getBatch(app, apiKey, batch.id)).counts).toEqual({ ...zeroCounts(), scheduled: 12 })
-    const members = await app.members(orgId, batch.id)
-    expect(members.every((m) => !app.calls.submits.has(m.id))).toBe(true)
+    expect((await members(orgId, batch.id)).every((m) => !app.calls.submits.has(m.id))).toBe(true)
     expect(await getBalance(app, apiKey)).toMatchObject({ total: 50, reserved: 24, available: 26 })
   })
 
@@ -116,7 +113,7 @@ describe(`batch dispatch with the workers under a TestClock (${backend})`, () =>
     expect(messages.map((m) => m.to)).toEqual(recipients)
     expect(countsOf(messages.map((m) => m.status))).toEqual(counts)
     expect(messages.map((m) => [m.to, m.status])).toEqual(recipients.map((to) => [to, expectedFinal(to)]))
-    const stored = await app.members(orgId, batch.id)
+    const stored = await members(orgId, batch.id)
     expect(stored.map((m) => m.status)).toEqual(messages.map((m) => m.status))
     expect(stored.map((m) => m.id)).toEqual(messages.map((m) => m.id))
 
@@ -145,7 +142,7 @@ describe(`batch dispatch with the workers under a TestClock (${backend})`, () =>
     const { request, key, batch, location } = await admit(apiKey, recipients)
     await app.advance(hour)
     const settled = await settle(apiKey, batch.id, countsOf(recipients.map(expectedFinal)))
-    const before = await app.members(orgId, batch.id)
+    const before = await members(orgId, batch.id)
     const balanceBefore = await getBalance(app, apiKey)
     const totalsBefore = await ledgerTotals(orgId)
 
@@ -157,9 +154,9 @@ describe(`batch dispatch with the workers under a TestClock (${backend})`, () =>
     expect(replay.headers.get("location")).toBe(location)
     expect(replay.headers.get("idempotent-replayed")).toBe("true")
 
-    // let the workers run for a while: nothing moves
-    await app.runUntil(async () => false, { timeoutMs: 1500, stepMs: 1000 })
-    const after = await app.members(orgId, batch.id)
+    // time goes on: nothing moves
+    await app.advance(10 * 60_000)
+    const after = await members(orgId, batch.id)
     expect(after).toEqual(before)
     for (const m of after) expect(app.calls.submits.get(m.id), m.toNumber).toBe(1)
     const failed = after.filter((m) => m.status === "failed").map((m) => m.toNumber)
@@ -224,32 +221,24 @@ describe(`batch dispatch with the workers under a TestClock (${backend})`, () =>
   })
 })
 
-describe(`batch dispatch with a fast provider: receipts at once (${backend})`, () => {
+describe(`batch dispatch with the background fibers running and receipts at once (${backend})`, () => {
   // SMS_SIMULATOR_RECEIPT_DELAY_MS=0 (a valid setting): a receipt can arrive while its
   // acceptance is still being settled; it must still be applied (contract 5: delivered)
-  withApp({ config: { simulatorReceiptDelayMs: 0, simulatorSlowMs: 0, verifyIntervalMs: 1000 } })
+  withApp({ clock: "system", schedulerEnabled: true, simulatorReceiptDelayMs: 0, simulatorSlowMs: 0, verifyIntervalMs: 1000 })
 
   it("every receipt is applied even when it overtakes the settlement of its acceptance", async () => {
     const { orgId, apiKey } = await app.newOrg({ credits: 400 })
     const recipients = mixed(291, 800)
-    const { batch } = await admit(apiKey, recipients, { text: "one segment" })
-    await app.advance(hour)
+    const { batch } = await admit(apiKey, recipients, { text: "one segment" }, 1_000)
     const expected = countsOf(recipients.map(expectedFinal))
-    let last = (await getBatch(app, apiKey, batch.id)).counts
-    await app.runUntil(async () => {
-      last = (await getBatch(app, apiKey, batch.id)).counts
-      return JSON.stringify(last) === JSON.stringify(expected)
-    }, { timeoutMs: 12_000 })
-    const members = await app.members(orgId, batch.id)
-    const lost = members
-      .filter((m) => m.status !== expectedFinal(m.toNumber))
-      .map((m) => {
-        const receipts = app.calls.receipts.filter((r) => r.messageId === m.id).map((r) => r.outcome)
-        return `${m.toNumber}: ${m.status} (expected ${expectedFinal(m.toNumber)}; receipts emitted: ${receipts.join(", ") || "none"})`
-      })
-    expect(lost.length, `${lost.length} of ${members.length} members not in their final status, counts ${JSON.stringify(last)}; ` +
-      `e.g. ${lost.slice(0, 3).join(" | ")}`).toBe(0)
+    const last = await eventually(
+      async () => (await getBatch(app, apiKey, batch.id)).counts,
+      (counts) => JSON.stringify(counts) === JSON.stringify(expected),
+      { timeoutMs: 30_000, what: "every member in its final status" }
+    )
     expect(last).toEqual(expected)
-    for (const m of members) expect(app.calls.submits.get(m.id), m.toNumber).toBe(1)
+    const stored = await members(orgId, batch.id)
+    expect(stored.filter((m) => m.status !== expectedFinal(m.toNumber))).toEqual([])
+    for (const m of stored) expect(app.calls.submits.get(m.id), m.toNumber).toBe(1)
   })
 })

@@ -1,11 +1,13 @@
 /**
  * Shared helpers of the batch tests (spec 2.4-2.6, 4.5-4.7): paths, request bodies, recipients,
  * reading every page of a batch, and the shape checks of the Batch and Message resources.
- * Works with any app exposing `call` (the in-process TestApp or the worker app of WorkerApp.ts).
+ * Works with any app exposing `call`.
  */
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import { expect } from "vitest"
-import type { CallOptions, Reply } from "../support/TestApp.ts"
+import type { CallOptions, Reply, TestApp } from "../support/TestApp.ts"
 
 export interface Caller {
   readonly call: (method: string, path: string, options?: CallOptions) => Promise<Reply>
@@ -163,3 +165,14 @@ export const getBalance = async (app: Caller, token: string) => {
   expect(res.status, res.text).toBe(200)
   return res.body as { total: number; reserved: number; available: number; valid_until: string | null }
 }
+
+/** Every member of a batch straight from the store: position order, status, timeline length. */
+export const membersOf = (app: TestApp, orgId: string, batchId: string) =>
+  app.run(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return yield* sql<{ id: string; position: number; toNumber: string; status: string; events: number }>`SELECT
+        m.id::text AS id, m.batch_position AS position, m.to_number, m.status,
+        (SELECT count(*) FROM message_events e WHERE e.organisation_id = m.organisation_id AND e.message_id = m.id)::integer AS events
+      FROM messages m WHERE m.organisation_id = ${orgId} AND m.batch_id = ${batchId}
+      ORDER BY m.batch_position`
+  }))

@@ -19,7 +19,8 @@ describe("configuration from the environment", () => {
       simulatorSlowMs: 3000,
       verifyIntervalMs: 5000,
       schedulerEnabled: true,
-      logLevel: "info"
+      logLevel: "info",
+      clock: "system"
     })
   })
 
@@ -35,7 +36,8 @@ describe("configuration from the environment", () => {
       SMS_SIMULATOR_SLOW_MS: "10",
       SMS_VERIFY_INTERVAL_MS: "100",
       SMS_SCHEDULER_ENABLED: "false",
-      LOG_LEVEL: "debug"
+      LOG_LEVEL: "debug",
+      SMS_CLOCK: "test"
     })
     expect(decoded.ok).toBe(true)
     if (!decoded.ok) return
@@ -46,6 +48,7 @@ describe("configuration from the environment", () => {
     expect(decoded.config.schedulerEnabled).toBe(false)
     expect(decoded.config.logLevel).toBe("debug")
     expect(decoded.config.simulatorReceiptDelayMs).toBe(0)
+    expect(decoded.config.clock).toBe("test")
   })
 
   it("names each bad variable on one line of its own", () => {
@@ -56,11 +59,12 @@ describe("configuration from the environment", () => {
       SMS_PROVIDER: "twilio",
       SMS_SIMULATOR_RECEIPT_DELAY_MS: "-1",
       SMS_SCHEDULER_ENABLED: "maybe",
-      LOG_LEVEL: "loud"
+      LOG_LEVEL: "loud",
+      SMS_CLOCK: "frozen"
     })
     expect(decoded.ok).toBe(false)
     if (decoded.ok) return
-    const names = ["PORT", "DATABASE_URL", "SMS_ADMIN_TOKEN", "SMS_PROVIDER", "SMS_SIMULATOR_RECEIPT_DELAY_MS", "SMS_SCHEDULER_ENABLED", "LOG_LEVEL"]
+    const names = ["PORT", "DATABASE_URL", "SMS_ADMIN_TOKEN", "SMS_PROVIDER", "SMS_SIMULATOR_RECEIPT_DELAY_MS", "SMS_SCHEDULER_ENABLED", "LOG_LEVEL", "SMS_CLOCK"]
     expect(decoded.errors).toHaveLength(names.length)
     names.forEach((name, i) => {
       expect(decoded.errors[i]).toMatch(new RegExp(`^${name} `))

@@ -9,7 +9,7 @@ import { testNumbers } from "../../simulator/Simulator.ts"
 import { balancePath, expectError, expectPlainError, expectValidation } from "../http/helpers.ts"
 import { backend, makeTestApp, type Reply } from "../support/TestApp.ts"
 
-const app = makeTestApp({ simulatorSlowMs: 50 })
+const app = makeTestApp({ config: { simulatorSlowMs: 50 } })
 afterAll(() => app.dispose())
 
 const messagesPath = "/api/sms/v2/messages/"

@@ -10,7 +10,7 @@
  * is undefined: the embedded PGlite is a database per file anyway.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Redacted } from "effect"
+import { Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { type AppConfigShape, layerConfig } from "../../src/Config.ts"
 import { DatabaseLive } from "../../src/db/Database.ts"
@@ -54,3 +54,14 @@ export const scratchDatabaseUrl = (label: string) =>
 export const scratchDatabaseLayer = (label: string, config: AppConfigShape) =>
   Layer.unwrap(Effect.map(scratchDatabaseUrl(label), (url) =>
     DatabaseLive.pipe(Layer.provideMerge(layerConfig(url === undefined ? config : { ...config, databaseUrl: Redacted.make(url) })))))
+
+/**
+ * A scratch database shared by several apps of one test (several "processes" on one database):
+ * its URL, and a function that drops it. Requires DATABASE_URL.
+ */
+export const createScratchDatabase = async (label: string): Promise<{ readonly url: string; readonly drop: () => Promise<void> }> => {
+  const scope = Effect.runSync(Scope.make())
+  const url = await Effect.runPromise(scratchDatabaseUrl(label).pipe(Effect.provideService(Scope.Scope, scope)))
+  if (url === undefined) throw new Error("createScratchDatabase needs DATABASE_URL")
+  return { url, drop: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
+}

@@ -1,18 +1,41 @@
 /**
- * The whole HTTP application in-process (no port) over a fresh database: the embedded PGlite
- * in memory, or the PostgreSQL of `DATABASE_URL` when set (tests then isolate themselves by
- * creating their own organisations).
+ * The test harness: the whole application in-process (no port), over the embedded PGlite in
+ * memory or, with DATABASE_URL, PostgreSQL. One app builder for every suite, with:
+ *
+ * - `call` / `admin`: HTTP requests as an integrator or the operator sends them;
+ * - `newOrg`: the one organisation factory (operator API: organisation, credits, key);
+ * - `calls`: what the service asked the provider (the simulator, counted per message);
+ * - `advance` / `advanceTo`: the clock stepper, for an app on the service's own test clock
+ *   (`config: { clock: "test" }`, SMS_CLOCK=test, contract section 9): time moves only when a test
+ *   advances it, and an advance returns once all work due by then is done, so no test sleeps or
+ *   polls for background work. A step that does not finish within its real-time bound fails.
+ *   By default an app runs on the system clock without dispatching (HTTP tests); with
+ *   `schedulerEnabled: true` its background fibers run for real (concurrency tests);
+ * - `run`: an Effect against the app's own services (SqlClient, Ledger, MessageStore...).
+ *
+ * Background work is global across organisations, so an app that runs it (`label`) gets a
+ * PostgreSQL database of its own (test/support/ScratchDatabase.ts); the embedded database is
+ * always the app's own.
  */
-import { Layer, Redacted } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Redacted } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
+import { SqlClient } from "effect/sql"
 import { AdminToken } from "../../src/admin/AdminToken.ts"
+import { clockLayer } from "../../src/clock/ServiceClock.ts"
 import { type AppConfigShape, layerConfig } from "../../src/Config.ts"
 import { DatabaseLive } from "../../src/db/Database.ts"
+import { DueWork } from "../../src/dispatch/DueWork.ts"
+import { WorkersLive } from "../../src/dispatch/Workers.ts"
 import type { Permission } from "../../src/domain/Permissions.ts"
 import { HttpAppLive } from "../../src/http/Server.ts"
-import { ServicesLive } from "../../src/Services.ts"
+import { Provider } from "../../src/provider/Provider.ts"
+import { ProviderLive } from "../../src/provider/ProviderLayer.ts"
+import { servicesWith } from "../../src/Services.ts"
+import { scratchDatabaseLayer } from "./ScratchDatabase.ts"
 
 export const adminToken = "test-operator-token-0123456789"
+
+export const allPermissions: ReadonlyArray<Permission> = ["sms.send", "sms.schedule", "delivery.read", "balance.read", "contacts.manage"]
 
 export const testConfig = (overrides: Partial<AppConfigShape> = {}): AppConfigShape => ({
   port: 0,
@@ -26,6 +49,7 @@ export const testConfig = (overrides: Partial<AppConfigShape> = {}): AppConfigSh
   verifyIntervalMs: 5000,
   schedulerEnabled: false,
   logLevel: "error",
+  clock: "system",
   ...overrides
 })
 
@@ -69,39 +93,134 @@ async (method: string, path: string, options: CallOptions = {}): Promise<Reply> 
   return { status: res.status, headers: res.headers, text, body: parsed }
 }
 
-export const makeTestApp = (overrides: Partial<AppConfigShape> = {}) => {
-  const config = testConfig(overrides)
-  const app = HttpAppLive.pipe(
+/** A simulated death of the process at a chosen point of a provider call. */
+export class SimulatedCrash extends Error {
+  readonly simulatedCrash = true
+}
+
+/** What the service asked the provider, per message id; and a fault to inject into the next submissions. */
+export interface ProviderCalls {
+  readonly submits: Map<string, number>
+  readonly queries: Map<string, number>
+  /** `beforeProvider`: submissions die before reaching the provider; `afterProvider`: after its answer. */
+  fault: "none" | "beforeProvider" | "afterProvider"
+}
+
+const bump = (counts: Map<string, number>, id: string) => Effect.sync(() => void counts.set(id, (counts.get(id) ?? 0) + 1))
+
+/** The configured provider (the simulator), every call counted, faults injected on demand. */
+const countingProvider = (calls: ProviderCalls) =>
+  Layer.effectContext(Effect.gen(function*() {
+    const inner = yield* Provider
+    return Context.make(Provider, Provider.of({
+      ...inner,
+      submit: (s) =>
+        Effect.suspend(() => {
+          const fault = calls.fault
+          if (fault === "beforeProvider") return Effect.die(new SimulatedCrash("crash before the provider call"))
+          const answer = bump(calls.submits, s.messageId).pipe(Effect.andThen(inner.submit(s)))
+          return fault === "afterProvider"
+            ? answer.pipe(Effect.andThen(Effect.die(new SimulatedCrash("crash after the provider answered"))))
+            : answer
+        }),
+      query: (q) => bump(calls.queries, q.messageId).pipe(Effect.andThen(inner.query(q)))
+    }))
+  })).pipe(Layer.provideMerge(ProviderLive))
+
+export interface TestAppOptions {
+  /**
+   * Names the app's own database on PostgreSQL (`<db>_<label>_<pid>`), needed by an app that runs
+   * background work (advances its clock, or runs on the system clock). Without it the app uses
+   * DATABASE_URL's database as is, shared with the other suites.
+   */
+  readonly label?: string
+  readonly config?: Partial<AppConfigShape>
+}
+
+/** Longest real time a clock step may take before the test fails. */
+const stepTimeoutMs = 60_000
+
+export const makeTestApp = (options: TestAppOptions = {}) => {
+  const config = testConfig(options.config)
+  const calls: ProviderCalls = { submits: new Map(), queries: new Map(), fault: "none" }
+
+  let captured: Context.Context<never> | undefined
+  const Capture = Layer.effectDiscard(Effect.map(Effect.context<never>(), (context) => void (captured = context)))
+
+  const database = options.label === undefined
+    ? DatabaseLive.pipe(Layer.provideMerge(layerConfig(config)))
+    : scratchDatabaseLayer(options.label, config)
+  const app = Layer.merge(HttpAppLive, Capture).pipe(
+    Layer.provideMerge(WorkersLive),
     Layer.provideMerge(AdminToken.layer),
-    Layer.provideMerge(ServicesLive),
-    Layer.provideMerge(DatabaseLive),
-    Layer.provide(layerConfig(config)),
+    Layer.provideMerge(servicesWith(countingProvider(calls))),
+    Layer.provideMerge(database),
+    Layer.provideMerge(clockLayer(config.clock)),
     Layer.provide(HttpServer.layerServices)
   )
   const { handler, dispose } = HttpRouter.toWebHandler(app, { disableLogger: true })
-
   const call = makeCaller(handler)
+
+  /** The app's context, once the first request has built it. */
+  const context = async (): Promise<Context.Context<never>> => {
+    if (captured === undefined) await call("GET", "/health")
+    if (captured === undefined) throw new Error("the test app did not start")
+    return captured
+  }
+
+  /** Runs an effect with the app's services (SqlClient, Ledger, MessageStore, DueWork, the clock...). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the app provides every service of src/
+  const run = async <A, E>(effect: Effect.Effect<A, E, any>): Promise<A> =>
+    Effect.runPromise(Effect.provideContext(effect as Effect.Effect<A, E, never>, await context()))
+
+  /** The clock's now, in ms. */
+  const now = () => run(Clock.currentTimeMillis)
+
+  /** Moves the test clock to `at`, running every piece of work due on the way; fails after `stepTimeoutMs` of real time. */
+  const advanceTo = (at: Date | number) =>
+    run(Effect.gen(function*() {
+      const work = yield* DueWork
+      yield* work.advanceTo(new Date(at)).pipe(
+        Effect.timeoutOrElse({
+          duration: Duration.millis(stepTimeoutMs),
+          orElse: () => Effect.die(new Error(`the clock step to ${new Date(at).toISOString()} did not finish in ${stepTimeoutMs} ms`))
+        })
+      )
+    }))
+
+  /** Moves the test clock `ms` forward (see advanceTo). */
+  const advance = async (ms: number) => advanceTo((await now()) + ms)
 
   const admin = (method: string, path: string, body?: unknown) =>
     call(method, `/admin/v1${path}`, { token: adminToken, ...(body === undefined ? {} : { body }) })
 
   /** A new organisation with `credits` (never expiring) and a key holding `permissions` (default: all five). */
-  const newOrg = async (options: { credits?: number; permissions?: ReadonlyArray<Permission>; sender?: string } = {}) => {
+  const newOrg = async (orgOptions: { credits?: number; permissions?: ReadonlyArray<Permission>; sender?: string } = {}) => {
     const org = await admin("POST", "/organizations", {
       name: "Test org",
-      ...(options.sender === undefined ? {} : { default_sender_name: options.sender })
+      ...(orgOptions.sender === undefined ? {} : { default_sender_name: orgOptions.sender })
     })
     if (org.status !== 201) throw new Error(`cannot create organisation: ${org.status} ${org.text}`)
     const orgId: string = org.body.id
-    if ((options.credits ?? 0) > 0) await admin("POST", `/organizations/${orgId}/credits`, { amount: options.credits })
-    const key = await admin("POST", `/organizations/${orgId}/api-keys`, {
-      permissions: options.permissions ?? ["sms.send", "sms.schedule", "delivery.read", "balance.read", "contacts.manage"]
-    })
+    if ((orgOptions.credits ?? 0) > 0) {
+      const grant = await admin("POST", `/organizations/${orgId}/credits`, { amount: orgOptions.credits })
+      if (grant.status !== 201) throw new Error(`cannot grant credits: ${grant.status} ${grant.text}`)
+    }
+    const key = await admin("POST", `/organizations/${orgId}/api-keys`, { permissions: orgOptions.permissions ?? allPermissions })
     if (key.status !== 201) throw new Error(`cannot issue key: ${key.status} ${key.text}`)
     return { orgId, apiKey: key.body.api_key as string, keyId: key.body.key_id as string }
   }
 
-  return { call, admin, newOrg, dispose, config }
+  /** A message's timeline straight from the store: status changes with their source and time. */
+  const timeline = (orgId: string, messageId: string) =>
+    run(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      return yield* sql<{ fromStatus: string | null; toStatus: string; source: string; at: Date }>`SELECT
+          from_status, to_status, source, at FROM message_events
+        WHERE organisation_id = ${orgId} AND message_id = ${messageId} ORDER BY id`
+    }))
+
+  return { call, admin, newOrg, run, now, advance, advanceTo, timeline, calls, config, dispose: () => dispose() }
 }
 
 export type TestApp = ReturnType<typeof makeTestApp>
