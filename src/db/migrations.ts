@@ -183,5 +183,14 @@ export const migrations: ReadonlyArray<Migration> = [
       `CREATE UNIQUE INDEX messages_batch_position ON messages (organisation_id, batch_id, batch_position)
         WHERE batch_id IS NOT NULL`
     ]
+  },
+  {
+    version: 4,
+    name: "operator lookups: a message by id alone, organisations newest first",
+    statements: [
+      // the operator finds a message without its organisation (GET /admin/v1/messages/{id})
+      `CREATE INDEX messages_id ON messages (id)`,
+      `CREATE INDEX organisations_created ON organisations (created_at DESC, id DESC)`
+    ]
   }
 ]
