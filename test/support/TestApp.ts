@@ -1,13 +1,16 @@
 /**
  * The whole HTTP application in-process (no port) over a fresh database: the embedded PGlite
  * in memory, or the PostgreSQL of `DATABASE_URL` when set (tests then isolate themselves by
- * creating their own organisations).
+ * creating their own organisations). With `{ receipts: true }` the background fibers run too;
+ * the scheduler stays off (unless the configuration turns it on), so only the receipt consumer
+ * works, on this process's own simulated receipts: safe on a shared database.
  */
 import { Layer, Redacted } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { AdminToken } from "../../src/admin/AdminToken.ts"
 import { type AppConfigShape, layerConfig } from "../../src/Config.ts"
 import { DatabaseLive } from "../../src/db/Database.ts"
+import { WorkersLive } from "../../src/dispatch/Workers.ts"
 import type { Permission } from "../../src/domain/Permissions.ts"
 import { HttpAppLive } from "../../src/http/Server.ts"
 import { ServicesLive } from "../../src/Services.ts"
@@ -69,9 +72,9 @@ async (method: string, path: string, options: CallOptions = {}): Promise<Reply> 
   return { status: res.status, headers: res.headers, text, body: parsed }
 }
 
-export const makeTestApp = (overrides: Partial<AppConfigShape> = {}) => {
+export const makeTestApp = (overrides: Partial<AppConfigShape> = {}, options: { readonly receipts?: boolean } = {}) => {
   const config = testConfig(overrides)
-  const app = HttpAppLive.pipe(
+  const app = (options.receipts === true ? Layer.merge(HttpAppLive, WorkersLive) : HttpAppLive).pipe(
     Layer.provideMerge(AdminToken.layer),
     Layer.provideMerge(ServicesLive),
     Layer.provideMerge(DatabaseLive),
@@ -101,7 +104,7 @@ export const makeTestApp = (overrides: Partial<AppConfigShape> = {}) => {
     return { orgId, apiKey: key.body.api_key as string, keyId: key.body.key_id as string }
   }
 
-  return { call, admin, newOrg, dispose, config }
+  return { handler, call, admin, newOrg, dispose, config }
 }
 
 export type TestApp = ReturnType<typeof makeTestApp>
