@@ -7,6 +7,7 @@ import type { SmsClient } from "./SmsClient.ts"
 /** The message was still not final when the wait ended; `last` is how it was last read. */
 export class MessageNotFinal extends Data.TaggedError("MessageNotFinal")<{ readonly last: typeof Message.Type }> {}
 
+/** How often to read the message and how long to wait for its final status. */
 export interface WaitOptions {
   /** Time between two reads (default 2 seconds). */
   readonly interval?: Duration.Input

@@ -12,6 +12,7 @@ import { Api } from "../api/Api.ts"
 /** Every endpoint of the public API as a typed method. */
 export type SmsClient = HttpApiClient.ForApi<typeof Api>
 
+/** Where the service is and the organisation's API key. */
 export interface SmsClientOptions {
   /** Where the service answers, e.g. `http://127.0.0.1:8080` (the routes carry `/api/sms/v2`). */
   readonly baseUrl: string | URL

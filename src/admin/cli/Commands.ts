@@ -74,12 +74,14 @@ const org = Command.make("org").pipe(
   Command.withSubcommands([orgCreate, orgShow, orgUpdate, orgList])
 )
 
-/** `--permissions` values: comma-separated and repeatable, each one of the five, duplicates dropped. */
-const permissionList = (values: ReadonlyArray<string>): ReadonlyArray<Permission> =>
-  [...new Set(values.flatMap((v) => v.split(",")).map((s) => s.trim()).filter((s) => s !== ""))].filter(Schema.is(PermissionSchema))
+/** The names `--permissions` was given: comma-separated, the flag repeatable. */
+const permissionNames = (values: ReadonlyArray<string>): ReadonlyArray<string> =>
+  values.flatMap((v) => v.split(",")).map((s) => s.trim()).filter((s) => s !== "")
 
-const unknownPermissions = (values: ReadonlyArray<string>): ReadonlyArray<string> =>
-  values.flatMap((v) => v.split(",")).map((s) => s.trim()).filter((s) => s !== "" && !Schema.is(PermissionSchema)(s))
+const isPermission = Schema.is(PermissionSchema)
+
+/** The permissions named, each once, in the order given. */
+const permissionList = (values: ReadonlyArray<string>): ReadonlyArray<Permission> => [...new Set(permissionNames(values))].filter(isPermission)
 
 const keyCreate = Command.make("create", {
   orgId,
@@ -95,7 +97,7 @@ const keyCreate = Command.make("create", {
     (key) => Format.issuedKey(orgId, key)
   )).pipe(
     Command.validate(({ permissions, all }) => {
-      const unknown = unknownPermissions(permissions)
+      const unknown = permissionNames(permissions).filter((name) => !isPermission(name))
       if (all && permissions.length > 0) return usage("give --permissions or --all, not both")
       if (unknown.length > 0) return usage(`unknown permission '${unknown[0]}' (expected some of: ${Permissions.join(", ")})`)
       if (!all && permissionList(permissions).length === 0) return usage("'key create' needs --permissions P1,P2,... or --all")

@@ -22,6 +22,7 @@ export const exitCodes = { ok: 0, apiError: 1, unreachable: 2, usage: 64 } as co
 /** A command that failed after saying why on stderr; `exitCode` is 1 or 2. */
 export class CommandFailed extends Data.TaggedError("CommandFailed")<{ readonly exitCode: number }> {}
 
+/** The root command: no action of its own, the shared flags every command reads through `respond`. */
 export const root = Command.make("sms-admin").pipe(
   Command.withSharedFlags({
     url: Flag.String("url").pipe(
