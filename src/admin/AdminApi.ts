@@ -4,7 +4,7 @@ import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchem
 import { Balance, Message } from "../api/Schemas.ts"
 import { SchemaErrors } from "../api/Security.ts"
 import { CalendarDate } from "../domain/Dates.ts"
-import { ClockNotTest, CommonErrors, ErasureNotAllowed, InvalidApiKey } from "../domain/Errors.ts"
+import { ClockNotTest, CommonErrors, ErasureNotAllowed, InvalidApiKey, InvalidCursor } from "../domain/Errors.ts"
 import { MessageStatusSchema } from "../domain/MessageStatus.ts"
 import { PermissionSchema } from "../domain/Permissions.ts"
 import { SenderName } from "../domain/SenderName.ts"
@@ -18,12 +18,13 @@ export class AdminAuth extends HttpApiMiddleware.Service<AdminAuth, { provides: 
   error: InvalidApiKey
 }) {}
 
-export const Organization = Schema.Struct({
+/** An organisation as the operator API shows it. */
+export const OrganisationBody = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
   sms_enabled: Schema.Boolean,
   default_sender_name: Schema.String
-}).annotate({ identifier: "Organization" })
+}).annotate({ identifier: "Organisation" })
 
 const OrgId = { org_id: Schema.String }
 
@@ -35,28 +36,55 @@ export const TimelineEntry = Schema.Struct({
   at: Schema.String
 }).annotate({ identifier: "TimelineEntry" })
 
+/** Most organisations one page of the list holds. */
+export const organisationPageMax = 100
+
+/** One page of organisations, newest first; `next_cursor` continues it (null on the last page). */
+export const OrganisationPage = Schema.Struct({
+  results: Schema.Array(Schema.Struct({ ...OrganisationBody.fields, created_at: Schema.String })),
+  next_cursor: Schema.NullOr(Schema.String)
+}).annotate({ identifier: "OrganisationPage" })
+
+/** An API key as the operator sees it: never its secret. */
+export const ApiKeySummary = Schema.Struct({
+  key_id: Schema.String,
+  permissions: Schema.Array(PermissionSchema),
+  created_at: Schema.String,
+  revoked_at: Schema.NullOr(Schema.String)
+}).annotate({ identifier: "ApiKeySummary" })
+
+/** A registered sender name and whether messages may use it. */
+export const SenderBody = Schema.Struct({ name: Schema.String, active: Schema.Boolean }).annotate({ identifier: "Sender" })
+
+/** A message with its organisation and its timeline, found by id alone. */
+export const OperatorMessage = Schema.Struct({
+  ...Message.fields,
+  org_id: Schema.String,
+  timeline: Schema.Array(TimelineEntry)
+}).annotate({ identifier: "OperatorMessage" })
+
 export class AdminGroup extends HttpApiGroup.make("admin")
   .add(
-    HttpApiEndpoint.post("createOrganization", "/organizations", {
+    HttpApiEndpoint.post("createOrganisation", "/organizations", {
       payload: Schema.Struct({
         name: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200)),
         default_sender_name: Schema.optionalKey(SenderName)
       }),
-      success: Organization.pipe(HttpApiSchema.status(201)),
+      success: OrganisationBody.pipe(HttpApiSchema.status(201)),
       error: CommonErrors
     }),
-    HttpApiEndpoint.get("getOrganization", "/organizations/:org_id", {
+    HttpApiEndpoint.get("getOrganisation", "/organizations/:org_id", {
       params: OrgId,
-      success: Schema.Struct({ ...Organization.fields, balance: Balance }),
+      success: Schema.Struct({ ...OrganisationBody.fields, balance: Balance }),
       error: CommonErrors
     }),
-    HttpApiEndpoint.patch("updateOrganization", "/organizations/:org_id", {
+    HttpApiEndpoint.patch("updateOrganisation", "/organizations/:org_id", {
       params: OrgId,
       payload: Schema.Struct({
         sms_enabled: Schema.optionalKey(Schema.Boolean),
         default_sender_name: Schema.optionalKey(SenderName)
       }),
-      success: Organization,
+      success: OrganisationBody,
       error: CommonErrors
     }),
     HttpApiEndpoint.post("createApiKey", "/organizations/:org_id/api-keys", {
@@ -100,6 +128,33 @@ export class AdminGroup extends HttpApiGroup.make("admin")
       params: { org_id: Schema.String, message_id: Schema.String },
       success: Message,
       error: [...CommonErrors, ErasureNotAllowed]
+    })
+  )
+  .add(
+    HttpApiEndpoint.get("listOrganisations", "/organizations", {
+      query: {
+        limit: Schema.optionalKey(
+          Schema.FiniteFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: organisationPageMax }))
+        ),
+        cursor: Schema.optionalKey(Schema.String)
+      },
+      success: OrganisationPage,
+      error: [...CommonErrors, InvalidCursor]
+    }),
+    HttpApiEndpoint.get("listApiKeys", "/organizations/:org_id/api-keys", {
+      params: OrgId,
+      success: Schema.Struct({ results: Schema.Array(ApiKeySummary) }),
+      error: CommonErrors
+    }),
+    HttpApiEndpoint.get("listSenders", "/organizations/:org_id/senders", {
+      params: OrgId,
+      success: Schema.Struct({ results: Schema.Array(SenderBody) }),
+      error: CommonErrors
+    }),
+    HttpApiEndpoint.get("findMessage", "/messages/:message_id", {
+      params: { message_id: Schema.String },
+      success: OperatorMessage,
+      error: CommonErrors
     })
   )
   .middleware(AdminAuth)

@@ -4,14 +4,14 @@ import { HttpApiBuilder } from "effect/http-api"
 import { InvalidApiKey, NotFound, ValidationError } from "../domain/Errors.ts"
 import { balanceBody, organisationBody } from "../http/Bodies.ts"
 import { Ledger } from "../ledger/Ledger.ts"
-import { messageBody } from "../messages/MessageBody.ts"
+import { messageBody, type MessageRow } from "../messages/MessageBody.ts"
 import { Messages } from "../messages/Messages.ts"
 import { MessageStore } from "../messages/MessageStore.ts"
 import { ApiKeys } from "../organisations/ApiKeys.ts"
 import { Organisations } from "../organisations/Organisations.ts"
 import { isValidSenderName } from "../domain/SenderName.ts"
 import { today } from "../Time.ts"
-import { AdminApi, AdminAuth, Operator } from "./AdminApi.ts"
+import { AdminApi, AdminAuth, organisationPageMax, Operator } from "./AdminApi.ts"
 import { AdminToken } from "./AdminToken.ts"
 
 export const defaultSenderName = "INFO"
@@ -33,6 +33,13 @@ export const AdminHandlers = HttpApiBuilder.group(AdminApi, "admin", Effect.fn(f
   const messages = yield* Messages
   const store = yield* MessageStore
 
+  /** A message with its timeline, as both message reads answer it. */
+  const withTimeline = (message: MessageRow) =>
+    store.timeline(message.organisationId, message.id).pipe(Effect.map((timeline) => ({
+      ...messageBody(message),
+      timeline: timeline.map((t) => ({ from_status: t.fromStatus, to_status: t.toStatus, source: t.source, at: t.at.toISOString() }))
+    })))
+
   const withBalance = (organisationId: string) =>
     Effect.gen(function*() {
       const org = yield* organisations.get(organisationId)
@@ -41,13 +48,13 @@ export const AdminHandlers = HttpApiBuilder.group(AdminApi, "admin", Effect.fn(f
     })
 
   return handlers
-    .handle("createOrganization", ({ payload }) =>
+    .handle("createOrganisation", ({ payload }) =>
       organisations.create(payload.name, payload.default_sender_name ?? defaultSenderName).pipe(
         Effect.map(organisationBody),
         Effect.orDie
       ))
-    .handle("getOrganization", ({ params }) => withBalance(params.org_id).pipe(Effect.catchTag("SqlError", Effect.die)))
-    .handle("updateOrganization", ({ params, payload }) =>
+    .handle("getOrganisation", ({ params }) => withBalance(params.org_id).pipe(Effect.catchTag("SqlError", Effect.die)))
+    .handle("updateOrganisation", ({ params, payload }) =>
       organisations.update(params.org_id, {
         ...(payload.sms_enabled === undefined ? {} : { smsEnabled: payload.sms_enabled }),
         ...(payload.default_sender_name === undefined ? {} : { defaultSenderName: payload.default_sender_name })
@@ -79,12 +86,40 @@ export const AdminHandlers = HttpApiBuilder.group(AdminApi, "admin", Effect.fn(f
         const org = yield* organisations.get(params.org_id)
         const message = yield* messages.get(org.id, params.message_id)
         if (message === undefined) return yield* NotFound.withMessage("No such message")
-        const timeline = yield* store.timeline(org.id, message.id)
-        return {
-          ...messageBody(message),
-          timeline: timeline.map((t) => ({ from_status: t.fromStatus, to_status: t.toStatus, source: t.source, at: t.at.toISOString() }))
-        }
+        return yield* withTimeline(message)
       }).pipe(Effect.catchTag("SqlError", Effect.die)))
+    .handle("findMessage", ({ params }) =>
+      Effect.gen(function*() {
+        const message = yield* store.findAnywhere(params.message_id)
+        if (message === undefined) return yield* NotFound.withMessage("No such message")
+        const { timeline, ...body } = yield* withTimeline(message)
+        return { ...body, org_id: message.organisationId, timeline }
+      }).pipe(Effect.catchTag("SqlError", Effect.die)))
+    .handle("listOrganisations", ({ query }) =>
+      organisations.list(query.limit ?? organisationPageMax, query.cursor).pipe(
+        Effect.map((page) => ({
+          results: page.organisations.map((o) => ({ ...organisationBody(o), created_at: o.createdAt.toISOString() })),
+          next_cursor: page.nextCursor ?? null
+        })),
+        Effect.catchTag("SqlError", Effect.die)
+      ))
+    .handle("listApiKeys", ({ params }) =>
+      keys.list(params.org_id).pipe(
+        Effect.map((list) => ({
+          results: list.map((k) => ({
+            key_id: k.keyId,
+            permissions: k.permissions,
+            created_at: k.createdAt.toISOString(),
+            revoked_at: k.revokedAt === null ? null : k.revokedAt.toISOString()
+          }))
+        })),
+        Effect.catchTag("SqlError", Effect.die)
+      ))
+    .handle("listSenders", ({ params }) =>
+      organisations.senders(params.org_id).pipe(
+        Effect.map((senders) => ({ results: senders })),
+        Effect.catchTag("SqlError", Effect.die)
+      ))
     .handle("eraseMessage", ({ params }) =>
       organisations.get(params.org_id).pipe(
         Effect.flatMap((org) => messages.erase(org.id, params.message_id)),

@@ -249,5 +249,14 @@ export const migrations: ReadonlyArray<Migration> = [
       `CREATE FUNCTION sms_abort(reason text) RETURNS integer LANGUAGE plpgsql AS $$
         BEGIN RAISE EXCEPTION USING ERRCODE = 'SMS01', MESSAGE = reason; END $$`
     ]
+  },
+  {
+    version: 5,
+    name: "operator lookups: a message by id alone, organisations newest first",
+    statements: [
+      // the operator finds a message without its organisation (GET /admin/v1/messages/{id})
+      `CREATE INDEX messages_id ON messages (id)`,
+      `CREATE INDEX organisations_created ON organisations (created_at DESC, id DESC)`
+    ]
   }
 ]

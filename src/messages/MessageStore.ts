@@ -60,6 +60,8 @@ const columns = messageColumns()
 export class MessageStore extends Context.Service<MessageStore, {
   /** Inserts messages of one organisation in one statement, each with its admission timeline entry. */
   readonly insert: (organisationId: string, messages: ReadonlyArray<NewMessage>, at: Date) => Effect.Effect<void, SqlError.SqlError>
+  /** The message with this id whatever its organisation (the operator's lookup). */
+  readonly findAnywhere: (id: string) => Effect.Effect<MessageRow | undefined, SqlError.SqlError>
   /** The message if it belongs to the organisation. */
   readonly find: (organisationId: string, id: string) => Effect.Effect<MessageRow | undefined, SqlError.SqlError>
   /**
@@ -160,6 +162,11 @@ export class MessageStore extends Context.Service<MessageStore, {
 
     return MessageStore.of({
       insert,
+      findAnywhere: Effect.fn("MessageStore.findAnywhere")(function*(id: string) {
+        if (!isUuid(id)) return undefined
+        const rows = yield* sql<MessageRow>`SELECT ${sql.literal(columns)} FROM messages WHERE id = ${id} LIMIT 1`
+        return rows[0]
+      }),
       find,
       transitionSet,
       markSubmitted: (organisationId, ids, at) =>

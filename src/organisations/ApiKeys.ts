@@ -24,6 +24,14 @@ export interface IssuedKey {
   readonly permissions: ReadonlyArray<Permission>
 }
 
+/** What the operator may see of a key: never its secret. */
+export interface KeySummary {
+  readonly keyId: string
+  readonly permissions: ReadonlyArray<Permission>
+  readonly createdAt: Date
+  readonly revokedAt: Date | null
+}
+
 const keyPattern = /^svc_sms_([a-z0-9]{20})\.([A-Za-z0-9_-]{43})$/
 
 const sha256 = (s: string): Buffer => createHash("sha256").update(s, "utf8").digest()
@@ -36,6 +44,8 @@ export class ApiKeys extends Context.Service<ApiKeys, {
   readonly issue: (organisationId: string, permissions: ReadonlyArray<Permission>) => Effect.Effect<IssuedKey, NotFound | SqlError.SqlError>
   /** The key's organisation and permissions when the token is a live key, else none. */
   readonly authenticate: (token: string) => Effect.Effect<Option.Option<AuthenticatedKey>, SqlError.SqlError>
+  /** The organisation's keys, oldest first, revoked ones included; NotFound when no such organisation. */
+  readonly list: (organisationId: string) => Effect.Effect<ReadonlyArray<KeySummary>, NotFound | SqlError.SqlError>
   /** Revokes a key for good; NotFound when no such key. */
   readonly revoke: (keyId: string) => Effect.Effect<void, NotFound | SqlError.SqlError>
 }>()("sms/ApiKeys") {
@@ -69,6 +79,18 @@ export class ApiKeys extends Context.Service<ApiKeys, {
         return row !== undefined && matches && !row.revoked
           ? Option.some({ organisationId: row.organisationId, keyId, permissions: row.permissions })
           : Option.none()
+      }),
+      list: Effect.fn("ApiKeys.list")(function*(organisationId) {
+        if (!isUuid(organisationId)) return yield* NotFound.withMessage(`No organisation ${organisationId}`)
+        // the organisation joined first: no row means no organisation, a null key_id means no key
+        const rows = yield* sql<{ keyId: string | null; permissions: Array<Permission>; createdAt: Date; revokedAt: Date | null }>`
+          SELECT k.key_id, k.permissions, k.created_at, k.revoked_at
+          FROM organisations o LEFT JOIN api_keys k ON k.organisation_id = o.id
+          WHERE o.id = ${organisationId} ORDER BY k.created_at, k.key_id`
+        if (rows.length === 0) return yield* NotFound.withMessage(`No organisation ${organisationId}`)
+        return rows.flatMap((r) =>
+          r.keyId === null ? [] : [{ keyId: r.keyId, permissions: r.permissions, createdAt: r.createdAt, revokedAt: r.revokedAt }]
+        )
       }),
       revoke: Effect.fn("ApiKeys.revoke")(function*(keyId) {
         const rows = yield* sql`UPDATE api_keys SET revoked_at = coalesce(revoked_at, ${yield* now})

@@ -1,33 +1,25 @@
+/**
+ * sms-admin end to end against the in-process app: every command, human and --json output, exit
+ * statuses, the environment. The commands call the operator API through the typed client of
+ * AdminApi, so a renamed admin route, parameter or field breaks the build of
+ * src/admin/cli/Commands.ts (and `npx tsc -p .`) by construction; no test needs to run for that.
+ */
 import { randomUUID } from "node:crypto"
 import { afterAll, describe, expect, it } from "vitest"
-import type { FetchFn } from "../../src/admin/cli/client.ts"
-import { run } from "../../src/admin/cli/run.ts"
+import { appHttpClient } from "../support/AppHttpClient.ts"
 import { adminToken, backend, makeTestApp } from "../support/TestApp.ts"
-import { appFetch, refusingFetch } from "./appFetch.ts"
+import { runIn } from "./support.ts"
 
 const app = makeTestApp()
 afterAll(() => app.dispose())
 
-const fetchApp = appFetch(app)
+const env = { SMS_ADMIN_TOKEN: adminToken, SMS_ADMIN_URL: "http://sms.test" }
+const http = appHttpClient(app.handler)
 
-/** Runs the CLI against the in-process app with the operator token in the environment. */
-const cli = async (argv: ReadonlyArray<string>, options: { env?: Record<string, string>; fetch?: FetchFn } = {}) => {
-  let stdout = ""
-  let stderr = ""
-  const code = await run(argv, {
-    env: options.env ?? { SMS_ADMIN_TOKEN: adminToken, SMS_ADMIN_URL: "http://sms.test" },
-    fetch: options.fetch ?? fetchApp,
-    stdout: (t) => {
-      stdout += t
-    },
-    stderr: (t) => {
-      stderr += t
-    }
-  })
-  return { code, stdout, stderr }
-}
+/** Runs sms-admin against the app with the operator token and URL in the environment. */
+const cli = (argv: ReadonlyArray<string>, options: { readonly env?: Record<string, string> } = {}) => runIn(http, argv, options.env ?? env)
 
-/** Runs with --json and parses stdout. */
+/** Runs with --json, expects success and parses stdout. */
 const cliJson = async (argv: ReadonlyArray<string>) => {
   const result = await cli([...argv, "--json"])
   expect(result.stderr).toBe("")
@@ -36,25 +28,33 @@ const cliJson = async (argv: ReadonlyArray<string>) => {
   return JSON.parse(result.stdout) as any
 }
 
+/** A fetch that never connects, as when nothing listens at the URL. */
+const refused = appHttpClient(async () => {
+  throw new TypeError("fetch failed", { cause: Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:9"), { code: "ECONNREFUSED" }) })
+})
+
 describe(`sms-admin against the operator API (${backend})`, () => {
   it("creates an organisation, grants credits, issues and revokes a key, sets a sender", async () => {
     const created = await cli(["org", "create", "Acme Corp", "--sender", "ACME"])
     expect(created).toMatchObject({ code: 0, stderr: "" })
     const orgId = /^id {14}(\S+)$/m.exec(created.stdout)?.[1]
     expect(orgId).toBeDefined()
-    expect(created.stdout).toBe(
-      `id              ${orgId}\nname            Acme Corp\nsms enabled     yes\ndefault sender  ACME\n`
-    )
+    expect(created.stdout).toBe(`id              ${orgId}\nname            Acme Corp\nsms enabled     yes\ndefault sender  ACME\n`)
 
-    const createdJson = await cliJson(["org", "create", "Beta"])
-    expect(createdJson).toEqual({ id: expect.any(String), name: "Beta", sms_enabled: true, default_sender_name: "INFO" })
+    expect(await cliJson(["org", "create", "Beta"])).toEqual({
+      id: expect.any(String),
+      name: "Beta",
+      sms_enabled: true,
+      default_sender_name: "INFO"
+    })
 
     const granted = await cli(["credits", "grant", orgId!, "1000"])
-    expect(granted).toMatchObject({ code: 0, stderr: "" })
-    expect(granted.stdout).toBe(
-      `organization  ${orgId}\ngranted       1000 credits, valid until -\n` +
+    expect(granted).toEqual({
+      code: 0,
+      stderr: "",
+      stdout: `organization  ${orgId}\ngranted       1000 credits, valid until -\n` +
         "balance       total 1000  reserved 0  available 1000  valid until -\n"
-    )
+    })
     expect(await cliJson(["credits", "grant", orgId!, "50", "--valid-until", "2999-12-31"])).toEqual({
       balance: { total: 1050, reserved: 0, available: 1050, valid_until: "2999-12-31" }
     })
@@ -62,14 +62,11 @@ describe(`sms-admin against the operator API (${backend})`, () => {
     const key = await cli(["key", "create", orgId!, "--permissions", "sms.send,balance.read"])
     expect(key).toMatchObject({ code: 0, stderr: "" })
     const apiKey = /^API key: (\S+)$/m.exec(key.stdout)?.[1]
-    expect(apiKey).toBeDefined()
+    const keyId = /^key id {8}(\S+)$/m.exec(key.stdout)?.[1]
     expect(key.stdout).toContain("shown only once")
     expect(key.stdout).toMatch(/^permissions {3}sms\.send, balance\.read$/m)
     expect(key.stdout).toMatch(new RegExp(`^organization  ${orgId}$`, "m"))
-    const keyId = /^key id {8}(\S+)$/m.exec(key.stdout)?.[1]
-    expect(keyId).toBeDefined()
-    const balance = await app.call("GET", "/api/sms/v2/balance/", { token: apiKey! })
-    expect(balance.status).toBe(200)
+    expect((await app.call("GET", "/api/sms/v2/balance/", { token: apiKey! })).status).toBe(200)
 
     const keyJson = await cliJson(["key", "create", orgId!, "--all"])
     expect(keyJson).toEqual({
@@ -78,14 +75,13 @@ describe(`sms-admin against the operator API (${backend})`, () => {
       permissions: ["sms.send", "sms.schedule", "delivery.read", "balance.read", "contacts.manage"]
     })
 
-    const shown = await cli(["org", "show", orgId!])
-    expect(shown).toEqual({
+    expect(await cli(["org", "show", orgId!])).toEqual({
       code: 0,
       stderr: "",
       stdout: `id              ${orgId}\nname            Acme Corp\nsms enabled     yes\ndefault sender  ACME\n` +
         "balance         total 1050  reserved 0  available 1050  valid until 2999-12-31\n"
     })
-    expect(await cliJson(["org", "show", orgId!])).toMatchObject({
+    expect(await cliJson(["org", "show", orgId!])).toEqual({
       id: orgId,
       name: "Acme Corp",
       sms_enabled: true,
@@ -93,8 +89,11 @@ describe(`sms-admin against the operator API (${backend})`, () => {
       balance: { total: 1050, reserved: 0, available: 1050, valid_until: "2999-12-31" }
     })
 
-    const sender = await cli(["sender", "set", orgId!, "SHOP", "--active", "true"])
-    expect(sender).toEqual({ code: 0, stderr: "", stdout: `organization  ${orgId}\nsender        SHOP\nactive        yes\n` })
+    expect(await cli(["sender", "set", orgId!, "SHOP", "--active", "true"])).toEqual({
+      code: 0,
+      stderr: "",
+      stdout: `organization  ${orgId}\nsender        SHOP\nactive        yes\n`
+    })
     expect(await cliJson(["sender", "set", orgId!, "SHOP", "--active", "false"])).toEqual({ name: "SHOP", active: false })
 
     const updated = await cli(["org", "update", orgId!, "--sms-enabled", "false"])
@@ -105,40 +104,117 @@ describe(`sms-admin against the operator API (${backend})`, () => {
       default_sender_name: "SHOP"
     })
 
-    const revoked = await cli(["key", "revoke", keyId!])
-    expect(revoked).toEqual({ code: 0, stderr: "", stdout: `key id   ${keyId}\nrevoked  yes\n` })
+    expect(await cli(["key", "revoke", keyId!])).toEqual({ code: 0, stderr: "", stdout: `key id   ${keyId}\nrevoked  yes\n` })
     expect(await cliJson(["key", "revoke", keyJson.key_id])).toEqual({ key_id: keyJson.key_id, revoked: true })
-    const after = await app.call("GET", "/api/sms/v2/balance/", { token: apiKey! })
-    expect(after.status).toBe(401)
+    expect((await app.call("GET", "/api/sms/v2/balance/", { token: apiKey! })).status).toBe(401)
   })
 
-  it("prints API errors as `error: <code>: <message>` on stderr and exits 1", async () => {
+  it("lists organisations a page at a time, newest first", async () => {
+    const older = (await cliJson(["org", "create", "Listed older"])).id
+    const newer = (await cliJson(["org", "create", "Listed newer"])).id
+
+    const page = await cliJson(["org", "list", "--limit", "100"])
+    const ids: Array<string> = page.results.map((o: { id: string }) => o.id)
+    expect(ids).toContain(older)
+    expect(ids).toContain(newer)
+    expect(page.results.find((o: { id: string }) => o.id === newer)).toEqual({
+      id: newer,
+      name: "Listed newer",
+      sms_enabled: true,
+      default_sender_name: "INFO",
+      created_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/)
+    })
+
+    const human = await cli(["org", "list"])
+    expect(human.code).toBe(0)
+    expect(human.stdout).toMatch(/^ID {36}NAME +SMS +DEFAULT SENDER +CREATED\n/)
+    expect(human.stdout).toMatch(new RegExp(`^${newer}  Listed newer +yes  INFO +\\S+Z$`, "m"))
+
+    // one per page: the human output names the next page's command, which continues the list
+    const first = await cli(["org", "list", "--limit", "1"])
+    const cursor = /^more: sms-admin org list --cursor (\S+)$/m.exec(first.stdout)?.[1]
+    expect(cursor).toBeDefined()
+    const second = await cliJson(["org", "list", "--limit", "1", "--cursor", cursor!])
+    expect(second.results).toHaveLength(1)
+    expect(first.stdout).not.toContain(second.results[0].id)
+  })
+
+  it("lists an organisation's keys (never a secret) and senders", async () => {
+    const { orgId, keyId, apiKey } = await app.newOrg({ permissions: ["sms.send"] })
+    expect((await cli(["key", "revoke", keyId])).code).toBe(0)
+    const second = await cliJson(["key", "create", orgId, "--permissions", "delivery.read"])
+
+    const keys = await cli(["key", "list", orgId])
+    expect(keys.code).toBe(0)
+    const [header, ...rows] = keys.stdout.trimEnd().split("\n")
+    expect(header).toMatch(/^KEY ID +PERMISSIONS +CREATED +REVOKED$/)
+    expect(rows).toHaveLength(2)
+    expect(rows[0]).toMatch(new RegExp(`^${keyId}  sms\\.send +\\S+Z  \\S+Z$`))
+    expect(rows[1]).toMatch(new RegExp(`^${second.key_id}  delivery\\.read +\\S+Z  -$`))
+    for (const secret of [apiKey, second.api_key]) expect(keys.stdout).not.toContain(secret.split(".")[1])
+    expect((await cliJson(["key", "list", orgId])).results.map((k: { key_id: string; revoked_at: string | null }) => [k.key_id, k.revoked_at === null]))
+      .toEqual([[keyId, false], [second.key_id, true]])
+
+    expect((await cli(["sender", "set", orgId, "PROMO", "--active", "false"])).code).toBe(0)
+    expect(await cli(["sender", "list", orgId])).toEqual({ code: 0, stderr: "", stdout: "NAME   ACTIVE\nINFO   yes\nPROMO  no\n" })
+    expect(await cliJson(["sender", "list", orgId])).toEqual({ results: [{ name: "INFO", active: true }, { name: "PROMO", active: false }] })
+
+    const empty = await cli(["key", "list", (await cliJson(["org", "create", "No keys"])).id])
+    expect(empty.stdout).toBe("KEY ID  PERMISSIONS  CREATED  REVOKED\n(none)\n")
+  })
+
+  it("shows a message by its id alone, with its organisation and timeline, and erases it", async () => {
+    const { orgId, apiKey } = await app.newOrg({ credits: 5 })
+    const sent = await app.call("POST", "/api/sms/v2/messages/", {
+      token: apiKey,
+      headers: { "idempotency-key": `cli-${randomUUID()}` },
+      body: { to: "+261340000003", text: "Rejected by the provider" }
+    })
+    expect(sent.status, sent.text).toBe(502)
+    const id: string = sent.body.message_id
+
+    const shown = await cli(["message", "show", id])
+    expect(shown).toMatchObject({ code: 0, stderr: "" })
+    expect(shown.stdout).toMatch(
+      new RegExp(
+        `^organization   ${orgId}\nid             ${id}\nto             \\+261340000003\nsender name    INFO\nstatus         failed\n` +
+          "segments       1\nsend at        -\ndelivery time  -\n\ntimeline\n" +
+          "  AT +SOURCE +CHANGE\n  \\S+Z  admission  \\(new\\) -> processing\n  \\S+Z  provider   processing -> failed\n$"
+      )
+    )
+    const json = await cliJson(["message", "show", id])
+    expect(json).toEqual((await app.admin("GET", `/messages/${id}`)).body)
+    expect(json).toMatchObject({ id, org_id: orgId, status: "failed" })
+
+    const erased = await cli(["message", "erase", orgId, id])
+    expect(erased.code).toBe(0)
+    expect(erased.stdout).toMatch(/^to {13}\(erased\)\nsender name {4}\(erased\)$/m)
+    expect((await cliJson(["message", "show", id])).to).toBe("")
+  })
+
+  it("prints API errors as `error: <code>: <message>` (or the error body with --json) on stderr and exits 1", async () => {
     const unknown = await cli(["org", "show", randomUUID()])
-    expect(unknown.code).toBe(1)
-    expect(unknown.stdout).toBe("")
+    expect(unknown).toMatchObject({ code: 1, stdout: "" })
     expect(unknown.stderr).toMatch(/^error: not_found: \S.*\n$/)
 
     const unknownJson = await cli(["org", "show", randomUUID(), "--json"])
     expect(unknownJson.code).toBe(1)
-    expect(JSON.parse(unknownJson.stderr)).toMatchObject({ error: { code: "not_found" } })
+    expect(JSON.parse(unknownJson.stderr)).toEqual({ error: { code: "not_found", message: expect.any(String) } })
 
-    const message = await cli(["message", "show", randomUUID(), randomUUID()])
-    expect(message.code).toBe(1)
-    expect(message.stderr).toMatch(/^error: not_found: /)
-  })
+    expect((await cli(["message", "show", randomUUID()])).stderr).toMatch(/^error: not_found: /)
+    expect((await cli(["key", "list", randomUUID()])).code).toBe(1)
+    expect((await cli(["org", "list", "--cursor", "garbage"])).stderr).toMatch(/^error: invalid_cursor: /)
 
-  it("prints the details of a validation error", async () => {
     const { orgId } = await app.newOrg()
     const past = await cli(["credits", "grant", orgId, "10", "--valid-until", "2000-01-01"])
     expect(past.code).toBe(1)
     expect(past.stderr).toMatch(/^error: validation_error: .+\n {2}valid_until: must be today or later \(UTC\)\n$/)
-
     const badSender = await cli(["sender", "set", orgId, "TOO-LONG-NAME!", "--active", "true"])
     expect(badSender.code).toBe(1)
     expect(badSender.stderr).toMatch(/^error: validation_error: .+\n {2}name: /)
   })
 
-  it("refuses a wrong operator token", async () => {
+  it("refuses a wrong operator token with exit 1", async () => {
     const { orgId, apiKey } = await app.newOrg()
     const wrong = await cli(["org", "show", orgId, "--token", apiKey])
     expect(wrong.code).toBe(1)
@@ -146,7 +222,7 @@ describe(`sms-admin against the operator API (${backend})`, () => {
   })
 
   it("names the URL when the service cannot be reached, and exits 2", async () => {
-    const result = await cli(["org", "show", "o1", "--url", "http://127.0.0.1:9/"], { fetch: refusingFetch, env: { SMS_ADMIN_TOKEN: "t" } })
+    const result = await runIn(refused, ["org", "show", "o1", "--url", "http://127.0.0.1:9/"], { SMS_ADMIN_TOKEN: "t" })
     expect(result).toEqual({
       code: 2,
       stdout: "",
@@ -154,21 +230,16 @@ describe(`sms-admin against the operator API (${backend})`, () => {
     })
   })
 
-  it("exits 64 on usage errors and a missing token, and prints usage for --help or nothing", async () => {
-    const missing = await cli(["org", "show", "o1"], { env: {} })
-    expect(missing.code).toBe(64)
-    expect(missing.stderr).toMatch(/^error: no operator token: pass --token TOKEN or set SMS_ADMIN_TOKEN/)
+  it("takes the URL and token from SMS_ADMIN_URL and SMS_ADMIN_TOKEN, the flags winning over them", async () => {
+    const fromEnv = await runIn(refused, ["org", "show", "o1"], { SMS_ADMIN_TOKEN: "t", SMS_ADMIN_URL: "https://sms.example/base/" })
+    expect(fromEnv.stderr).toMatch(/at https:\/\/sms\.example\/base\/admin\/v1\/organizations\/o1: /)
+    const fromFlag = await runIn(refused, ["org", "show", "o1", "--url", "http://other:1234"], { SMS_ADMIN_TOKEN: "t", SMS_ADMIN_URL: "http://x" })
+    expect(fromFlag.stderr).toMatch(/at http:\/\/other:1234\/admin\/v1\/organizations\/o1: /)
+    const byDefault = await runIn(refused, ["org", "show", "o1"], { SMS_ADMIN_TOKEN: "t" })
+    expect(byDefault.stderr).toMatch(/at http:\/\/127\.0\.0\.1:8080\/admin\/v1\/organizations\/o1: /)
 
-    const usage = await cli(["credits", "grant", "o1"])
-    expect(usage).toMatchObject({ code: 64, stdout: "" })
-    expect(usage.stderr).toContain("usage: sms-admin credits grant <org_id> <amount> [--valid-until YYYY-MM-DD]")
-
-    const help = await cli(["--help"], { env: {} })
-    expect(help).toMatchObject({ code: 0, stderr: "" })
-    expect(help.stdout).toContain("Usage: sms-admin <command>")
-
-    const nothing = await cli([], { env: {} })
-    expect(nothing).toMatchObject({ code: 64, stdout: "" })
-    expect(nothing.stderr).toBe(help.stdout)
+    const { orgId } = await app.newOrg()
+    expect((await cli(["org", "show", orgId, "--token", adminToken], { env: { SMS_ADMIN_URL: "http://sms.test" } })).code).toBe(0)
+    expect((await cli(["org", "show", orgId, "--token", "wrong-token-123456789"])).code).toBe(1)
   })
 })

@@ -220,7 +220,7 @@ export const makeTestApp = (options: TestAppOptions = {}) => {
         WHERE organisation_id = ${orgId} AND message_id = ${messageId} ORDER BY id`
     }))
 
-  return { call, admin, newOrg, run, now, advance, advanceTo, timeline, calls, config, dispose: () => dispose() }
+  return { call, handler, admin, newOrg, run, now, advance, advanceTo, timeline, calls, config, dispose: () => dispose() }
 }
 
 export type TestApp = ReturnType<typeof makeTestApp>

@@ -1,114 +1,113 @@
-/** Readable output: short aligned `key  value` lines for each command's answer. */
-import type { Command } from "./args.ts"
-import type { ApiErrorInfo } from "./client.ts"
+/**
+ * Readable output of sms-admin: aligned `label  value` lines for one resource, a table with a
+ * header row for a list. Each function takes the operator API's answer as its schema types it,
+ * and returns text without a final newline.
+ */
+import type { Balance, Message } from "../../api/Schemas.ts"
+import type { ErrorDetail } from "../../domain/Errors.ts"
+import type { ApiKeySummary, OperatorMessage, OrganisationBody, OrganisationPage, SenderBody, TimelineEntry } from "../AdminApi.ts"
 
 type Row = readonly [label: string, value: string]
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
-
-const get = (body: unknown, key: string): unknown => (isRecord(body) ? body[key] : undefined)
-
-/** One value as text: `-` for null or missing, yes/no for booleans, compact JSON for structures. */
-export const show = (v: unknown): string => {
-  if (v === null || v === undefined) return "-"
+/** `-` for null, yes/no for booleans, `(none)` for an empty list, a comma-separated list otherwise. */
+export const show = (v: string | number | boolean | null | ReadonlyArray<string>): string => {
+  if (v === null) return "-"
   if (typeof v === "boolean") return v ? "yes" : "no"
-  if (typeof v === "string" || typeof v === "number" || typeof v === "bigint") return String(v)
-  if (Array.isArray(v) && v.every((x) => typeof x === "string")) return v.length === 0 ? "(none)" : v.join(", ")
-  return JSON.stringify(v)
+  if (typeof v === "string" || typeof v === "number") return String(v)
+  return v.length === 0 ? "(none)" : v.join(", ")
 }
 
-/** Rows with their values aligned two spaces after the longest label; ends with a newline. */
+/** Rows with their values aligned two spaces after the longest label. */
 export const table = (rows: ReadonlyArray<Row>): string => {
   const width = Math.max(0, ...rows.map(([label]) => label.length))
-  return rows.map(([label, value]) => `${label.padEnd(width)}  ${value}`.trimEnd()).join("\n") + "\n"
+  return rows.map(([label, value]) => `${label.padEnd(width)}  ${value}`.trimEnd()).join("\n")
+}
+
+/** A header row and data rows in columns two spaces apart; `(none)` under the header when there is no row. */
+export const columns = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)))
+  const line = (cells: ReadonlyArray<string>) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ").trimEnd()
+  return [line(header), ...(rows.length === 0 ? ["(none)"] : rows.map(line))].join("\n")
 }
 
 /** A balance (spec 2.7) on one line: `total 1000  reserved 0  available 1000  valid until -`. */
-export const balanceLine = (balance: unknown): string =>
-  `total ${show(get(balance, "total"))}  reserved ${show(get(balance, "reserved"))}  available ${
-    show(get(balance, "available"))
-  }  valid until ${show(get(balance, "valid_until"))}`
+export const balanceLine = (b: Balance): string =>
+  `total ${b.total}  reserved ${b.reserved}  available ${b.available}  valid until ${show(b.valid_until)}`
 
-const organisationRows = (body: unknown): Array<Row> => {
-  const rows: Array<Row> = [
-    ["id", show(get(body, "id"))],
-    ["name", show(get(body, "name"))],
-    ["sms enabled", show(get(body, "sms_enabled"))],
-    ["default sender", show(get(body, "default_sender_name"))]
-  ]
-  if (get(body, "balance") !== undefined) rows.push(["balance", balanceLine(get(body, "balance"))])
-  return rows
+type Organisation = typeof OrganisationBody.Type
+
+/** An organisation, with its balance when the answer has one. */
+export const organisation = (o: Organisation & { readonly balance?: Balance }): string =>
+  table([
+    ["id", o.id],
+    ["name", o.name],
+    ["sms enabled", show(o.sms_enabled)],
+    ["default sender", o.default_sender_name],
+    ...(o.balance === undefined ? [] : [["balance", balanceLine(o.balance)] as const])
+  ])
+
+/** One page of organisations, and how to ask for the next one. */
+export const organisationPage = (page: typeof OrganisationPage.Type): string => {
+  const list = columns(
+    ["ID", "NAME", "SMS", "DEFAULT SENDER", "CREATED"],
+    page.results.map((o) => [o.id, o.name, show(o.sms_enabled), o.default_sender_name, o.created_at])
+  )
+  return page.next_cursor === null ? list : `${list}\n\nmore: sms-admin org list --cursor ${page.next_cursor}`
 }
 
-/** Message fields in the spec's order (2.2); any others the operator view adds follow. */
-const messageFields = ["id", "to", "sender_name", "status", "segments", "send_at", "delivery_time"]
+/** A key just issued: the key itself first, with its only-once warning. */
+export const issuedKey = (orgId: string, k: { readonly key_id: string; readonly api_key: string; readonly permissions: ReadonlyArray<string> }): string =>
+  [
+    `API key: ${k.api_key}`,
+    "",
+    "  This key is shown only once: store it now. It cannot be read again;",
+    "  if it is lost, revoke it and create a new one.",
+    "",
+    table([["key id", k.key_id], ["organization", orgId], ["permissions", show(k.permissions)]])
+  ].join("\n")
 
-const messageRows = (body: unknown): Array<Row> => {
-  const record = isRecord(body) ? body : {}
-  const keys = [...messageFields.filter((k) => k in record), ...Object.keys(record).filter((k) => !messageFields.includes(k))]
-  return keys.map((key) => {
-    const value = record[key]
-    const erased = (key === "to" || key === "sender_name") && value === ""
-    return [key.replaceAll("_", " "), erased ? "(erased)" : show(value)] as const
-  })
-}
+/** An organisation's keys: ids, permissions, when created and revoked (never a secret). */
+export const keyList = (keys: ReadonlyArray<typeof ApiKeySummary.Type>): string =>
+  columns(
+    ["KEY ID", "PERMISSIONS", "CREATED", "REVOKED"],
+    keys.map((k) => [k.key_id, show(k.permissions), k.created_at, show(k.revoked_at)])
+  )
 
-/** The readable text of a successful answer to `command`. */
-export const formatSuccess = (command: Command, body: unknown): string => {
-  switch (command.name) {
-    case "org create":
-    case "org show":
-    case "org update":
-      return table(organisationRows(body))
-    case "key create": {
-      return [
-        `API key: ${show(get(body, "api_key"))}`,
-        "",
-        "  This key is shown only once: store it now. It cannot be read again;",
-        "  if it is lost, revoke it and create a new one.",
-        "",
-        table([
-          ["key id", show(get(body, "key_id"))],
-          ["organization", command.orgId],
-          ["permissions", show(get(body, "permissions"))]
-        ])
-      ].join("\n")
-    }
-    case "key revoke":
-      return table([["key id", show(get(body, "key_id"))], ["revoked", show(get(body, "revoked"))]])
-    case "credits grant":
-      return table([
-        ["organization", command.orgId],
-        ["granted", `${command.amount} credits, valid until ${command.validUntil ?? "-"}`],
-        ["balance", balanceLine(get(body, "balance"))]
-      ])
-    case "sender set":
-      return table([
-        ["organization", command.orgId],
-        ["sender", show(get(body, "name"))],
-        ["active", show(get(body, "active"))]
-      ])
-    case "message show":
-    case "message erase":
-      return table(messageRows(body))
-  }
-}
+/** An organisation's senders and whether each is active. */
+export const senderList = (senders: ReadonlyArray<typeof SenderBody.Type>): string =>
+  columns(["NAME", "ACTIVE"], senders.map((s) => [s.name, show(s.active)]))
 
-/** `error: <code>: <message>`, then one indented line per detail and the message id; ends with a newline. */
-export const formatApiError = (error: ApiErrorInfo): string => {
-  const lines = [`error: ${error.code}: ${error.message}`.trimEnd()]
-  const details = error.details
-  if (Array.isArray(details)) {
-    for (const detail of details) {
-      const field = get(detail, "field")
-      const message = get(detail, "message")
-      lines.push(
-        typeof field === "string" && typeof message === "string" ? `  ${field}: ${message}` : `  ${show(detail)}`
-      )
-    }
-  } else if (details !== undefined) {
-    lines.push(`  ${show(details)}`)
-  }
-  if (error.messageId !== undefined) lines.push(`  message_id: ${error.messageId}`)
-  return lines.join("\n") + "\n"
-}
+/** Message fields in the spec's order (2.2); recipient and sender erased show as such. */
+const messageRows = (m: typeof Message.Type): Array<Row> => [
+  ["id", m.id],
+  ["to", m.to === "" ? "(erased)" : m.to],
+  ["sender name", m.sender_name === "" ? "(erased)" : m.sender_name],
+  ["status", m.status],
+  ["segments", show(m.segments)],
+  ["send at", show(m.send_at)],
+  ["delivery time", show(m.delivery_time)]
+]
+
+/** One line per status change: time, what caused it, from and to. */
+const timelineLines = (timeline: ReadonlyArray<typeof TimelineEntry.Type>): Array<string> =>
+  columns(["AT", "SOURCE", "CHANGE"], timeline.map((t) => [t.at, t.source, `${t.from_status ?? "(new)"} -> ${t.to_status}`]))
+    .split("\n")
+    .map((line) => `  ${line}`)
+
+/** A message as the operator finds it: its organisation, its fields and its timeline. */
+export const operatorMessage = (m: typeof OperatorMessage.Type): string =>
+  [table([["organization", m.org_id], ...messageRows(m)]), "", "timeline", ...timelineLines(m.timeline)].join("\n")
+
+/** A message (spec 2.2), e.g. once its personal data is erased. */
+export const message = (m: typeof Message.Type): string => table(messageRows(m))
+
+/** The spec's error body (2.10) as text: `error: <code>: <message>`, one indented line per detail, the message id. */
+export const apiError = (e: {
+  readonly error: { readonly code: string; readonly message: string; readonly details?: ReadonlyArray<ErrorDetail> }
+  readonly message_id?: string
+}): string =>
+  [
+    `error: ${e.error.code}: ${e.error.message}`.trimEnd(),
+    ...(e.error.details ?? []).map((d) => `  ${d.field}: ${d.message}`),
+    ...(e.message_id === undefined ? [] : [`  message_id: ${e.message_id}`])
+  ].join("\n")

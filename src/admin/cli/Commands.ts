@@ -1,0 +1,182 @@
+/**
+ * The commands of sms-admin, one per operator API endpoint, grouped as `org`, `key`, `credits`,
+ * `sender` and `message`. Each calls the endpoint through the typed client of AdminApi: a renamed
+ * endpoint, parameter or field breaks this file's build, never a run.
+ */
+import { Effect, Option, Schema } from "effect"
+import { Argument, CliError, Command, Flag } from "effect/cli"
+import { CalendarDate } from "../../domain/Dates.ts"
+import { type Permission, Permissions, PermissionSchema } from "../../domain/Permissions.ts"
+import { SenderName } from "../../domain/SenderName.ts"
+import { organisationPageMax } from "../AdminApi.ts"
+import * as Format from "./format.ts"
+import { checkSharedFlags, respond, root } from "./Root.ts"
+
+const orgId = Argument.String("org_id").pipe(Argument.withDescription("The organisation's id"))
+const messageId = Argument.String("message_id").pipe(Argument.withDescription("The message's id"))
+const sender = Flag.String("sender").pipe(Flag.withSchema(SenderName), Flag.withMetavar("NAME"))
+const trueOrFalse = (name: string) => Flag.ChoiceWithValue(name, [["true", true], ["false", false]] as const)
+
+/** Rejects a command line the flags' own parsing accepts but the command cannot run. */
+const usage = (message: string) => Effect.fail(new CliError.ValidationError({ message }))
+
+const orgCreate = Command.make("create", {
+  name: Argument.String("name").pipe(Argument.withSchema(Schema.NonEmptyString), Argument.withDescription("The organisation's name")),
+  sender: sender.pipe(Flag.optional, Flag.withDescription("Its default sender (INFO unless given), registered active"))
+}, ({ name, sender }) =>
+  respond(
+    (admin) => admin.createOrganisation({ payload: { name, ...Option.match(sender, { onNone: () => ({}), onSome: (s) => ({ default_sender_name: s }) }) } }),
+    Format.organisation
+  )).pipe(Command.withDescription("Create an organisation; its default sender is registered active."))
+
+const orgShow = Command.make("show", { orgId }, ({ orgId }) =>
+  respond((admin) => admin.getOrganisation({ params: { org_id: orgId } }), Format.organisation)).pipe(
+    Command.withDescription("Show an organisation and its credit balance.")
+  )
+
+const orgUpdate = Command.make("update", {
+  orgId,
+  smsEnabled: trueOrFalse("sms-enabled").pipe(Flag.optional, Flag.withDescription("Enable or disable sending SMS")),
+  sender: sender.pipe(Flag.optional, Flag.withDescription("New default sender, registered active unless known"))
+}, ({ orgId, smsEnabled, sender }) =>
+  respond((admin) =>
+    admin.updateOrganisation({
+      params: { org_id: orgId },
+      payload: {
+        ...Option.match(smsEnabled, { onNone: () => ({}), onSome: (v) => ({ sms_enabled: v }) }),
+        ...Option.match(sender, { onNone: () => ({}), onSome: (s) => ({ default_sender_name: s }) })
+      }
+    }), Format.organisation)).pipe(
+    Command.validate(({ smsEnabled, sender }) =>
+      Option.isNone(smsEnabled) && Option.isNone(sender) ? usage("'org update' needs --sms-enabled or --sender (or both)") : Effect.void
+    ),
+    Command.withDescription("Enable or disable SMS sending, or change the default sender.")
+  )
+
+const orgList = Command.make("list", {
+  limit: Flag.Int("limit").pipe(
+    Flag.withSchema(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: organisationPageMax }))),
+    Flag.optional,
+    Flag.withDescription(`Organisations per page, 1 to ${organisationPageMax} (default ${organisationPageMax})`)
+  ),
+  cursor: Flag.String("cursor").pipe(Flag.optional, Flag.withDescription("Continue after a previous page (its next_cursor)"))
+}, ({ limit, cursor }) =>
+  respond((admin) =>
+    admin.listOrganisations({
+      query: {
+        ...Option.match(limit, { onNone: () => ({}), onSome: (n) => ({ limit: n }) }),
+        ...Option.match(cursor, { onNone: () => ({}), onSome: (c) => ({ cursor: c }) })
+      }
+    }), Format.organisationPage)).pipe(Command.withDescription("List organisations, newest first, a page at a time."))
+
+const org = Command.make("org").pipe(
+  Command.withDescription("Organisations"),
+  Command.withSubcommands([orgCreate, orgShow, orgUpdate, orgList])
+)
+
+/** The names `--permissions` was given: comma-separated, the flag repeatable. */
+const permissionNames = (values: ReadonlyArray<string>): ReadonlyArray<string> =>
+  values.flatMap((v) => v.split(",")).map((s) => s.trim()).filter((s) => s !== "")
+
+const isPermission = Schema.is(PermissionSchema)
+
+/** The permissions named, each once, in the order given. */
+const permissionList = (values: ReadonlyArray<string>): ReadonlyArray<Permission> => [...new Set(permissionNames(values))].filter(isPermission)
+
+const keyCreate = Command.make("create", {
+  orgId,
+  permissions: Flag.String("permissions").pipe(
+    Flag.atLeast(0),
+    Flag.withMetavar("P1,P2,..."),
+    Flag.withDescription(`Permissions of the key, comma-separated: ${Permissions.join(", ")}`)
+  ),
+  all: Flag.Boolean("all").pipe(Flag.withDefault(false), Flag.withDescription("All five permissions"))
+}, ({ orgId, permissions, all }) =>
+  respond(
+    (admin) => admin.createApiKey({ params: { org_id: orgId }, payload: { permissions: all ? Permissions : permissionList(permissions) } }),
+    (key) => Format.issuedKey(orgId, key)
+  )).pipe(
+    Command.validate(({ permissions, all }) => {
+      const unknown = permissionNames(permissions).filter((name) => !isPermission(name))
+      if (all && permissions.length > 0) return usage("give --permissions or --all, not both")
+      if (unknown.length > 0) return usage(`unknown permission '${unknown[0]}' (expected some of: ${Permissions.join(", ")})`)
+      if (!all && permissionList(permissions).length === 0) return usage("'key create' needs --permissions P1,P2,... or --all")
+      return Effect.void
+    }),
+    Command.withDescription("Issue an API key; the key itself is printed only this once.")
+  )
+
+const keyRevoke = Command.make("revoke", { keyId: Argument.String("key_id").pipe(Argument.withDescription("The key's id")) }, ({ keyId }) =>
+  respond((admin) => admin.revokeApiKey({ params: { key_id: keyId } }), (r) => Format.table([["key id", r.key_id], ["revoked", Format.show(r.revoked)]])))
+  .pipe(Command.withDescription("Revoke an API key; it answers 401 invalid_api_key from then on."))
+
+const keyList = Command.make("list", { orgId }, ({ orgId }) =>
+  respond((admin) => admin.listApiKeys({ params: { org_id: orgId } }), (r) => Format.keyList(r.results))).pipe(
+    Command.withDescription("List an organisation's keys: ids, permissions, created and revoked (never the secrets).")
+  )
+
+const key = Command.make("key").pipe(Command.withDescription("API keys"), Command.withSubcommands([keyCreate, keyRevoke, keyList]))
+
+const creditsGrant = Command.make("grant", {
+  orgId,
+  amount: Argument.Int("amount").pipe(
+    Argument.withSchema(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1_000_000_000 }))),
+    Argument.withDescription("Credits to grant (1 credit = 1 segment)")
+  ),
+  validUntil: Flag.String("valid-until").pipe(
+    Flag.withSchema(CalendarDate),
+    Flag.optional,
+    Flag.withMetavar("YYYY-MM-DD"),
+    Flag.withDescription("Last UTC day the credits can be used (default: they never expire)")
+  )
+}, ({ orgId, amount, validUntil }) =>
+  respond(
+    (admin) =>
+      admin.grantCredits({
+        params: { org_id: orgId },
+        payload: { amount, ...Option.match(validUntil, { onNone: () => ({}), onSome: (d) => ({ valid_until: d }) }) }
+      }),
+    (r) =>
+      Format.table([
+        ["organization", orgId],
+        ["granted", `${amount} credits, valid until ${Option.getOrElse(validUntil, () => "-")}`],
+        ["balance", Format.balanceLine(r.balance)]
+      ])
+  )).pipe(Command.withDescription("Grant credits, valid through the given UTC date."))
+
+const credits = Command.make("credits").pipe(Command.withDescription("Credits"), Command.withSubcommands([creditsGrant]))
+
+const senderSet = Command.make("set", {
+  orgId,
+  name: Argument.String("name").pipe(Argument.withDescription("The sender name")),
+  active: trueOrFalse("active").pipe(Flag.withDescription("Whether messages may use it"))
+}, ({ orgId, name, active }) =>
+  respond(
+    (admin) => admin.setSender({ params: { org_id: orgId, name }, payload: { active } }),
+    (s) => Format.table([["organization", orgId], ["sender", s.name], ["active", Format.show(s.active)]])
+  )).pipe(Command.withDescription("Register a sender name, or activate or deactivate it."))
+
+const senderList = Command.make("list", { orgId }, ({ orgId }) =>
+  respond((admin) => admin.listSenders({ params: { org_id: orgId } }), (r) => Format.senderList(r.results))).pipe(
+    Command.withDescription("List an organisation's sender names and whether each is active.")
+  )
+
+const senderGroup = Command.make("sender").pipe(Command.withDescription("Sender names"), Command.withSubcommands([senderSet, senderList]))
+
+const messageShow = Command.make("show", { messageId }, ({ messageId }) =>
+  respond((admin) => admin.findMessage({ params: { message_id: messageId } }), Format.operatorMessage)).pipe(
+    Command.withDescription("Show a message, its organisation and its timeline, by its id alone.")
+  )
+
+const messageErase = Command.make("erase", { orgId, messageId }, ({ orgId, messageId }) =>
+  respond((admin) => admin.eraseMessage({ params: { org_id: orgId, message_id: messageId } }), Format.message)).pipe(
+    Command.withDescription("Erase the personal data (recipient, sender, text) of a message whose processing is finished.")
+  )
+
+const message = Command.make("message").pipe(Command.withDescription("Messages"), Command.withSubcommands([messageShow, messageErase]))
+
+/** The whole command tree; the shared flags are checked before any command runs. */
+export const smsAdmin = root.pipe(
+  Command.withSubcommands([org, key, credits, senderGroup, message]),
+  Command.validate(checkSharedFlags)
+)
