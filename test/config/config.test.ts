@@ -19,7 +19,10 @@ describe("configuration from the environment", () => {
       simulatorSlowMs: 3000,
       verifyIntervalMs: 5000,
       schedulerEnabled: true,
-      logLevel: "info"
+      logLevel: "info",
+      otlpEndpoint: undefined,
+      otelServiceName: "sms-service",
+      metricsRecountIntervalMs: 300_000
     })
   })
 
@@ -35,7 +38,10 @@ describe("configuration from the environment", () => {
       SMS_SIMULATOR_SLOW_MS: "10",
       SMS_VERIFY_INTERVAL_MS: "100",
       SMS_SCHEDULER_ENABLED: "false",
-      LOG_LEVEL: "debug"
+      LOG_LEVEL: "debug",
+      OTEL_EXPORTER_OTLP_ENDPOINT: "https://collector.example:4318/otlp/",
+      OTEL_SERVICE_NAME: "sms-service-eu",
+      SMS_METRICS_RECOUNT_INTERVAL_MS: "0"
     })
     expect(decoded.ok).toBe(true)
     if (!decoded.ok) return
@@ -46,6 +52,9 @@ describe("configuration from the environment", () => {
     expect(decoded.config.schedulerEnabled).toBe(false)
     expect(decoded.config.logLevel).toBe("debug")
     expect(decoded.config.simulatorReceiptDelayMs).toBe(0)
+    expect(decoded.config.otlpEndpoint).toBe("https://collector.example:4318/otlp")
+    expect(decoded.config.otelServiceName).toBe("sms-service-eu")
+    expect(decoded.config.metricsRecountIntervalMs).toBe(0)
   })
 
   it("names each bad variable on one line of its own", () => {
@@ -56,11 +65,17 @@ describe("configuration from the environment", () => {
       SMS_PROVIDER: "twilio",
       SMS_SIMULATOR_RECEIPT_DELAY_MS: "-1",
       SMS_SCHEDULER_ENABLED: "maybe",
-      LOG_LEVEL: "loud"
+      LOG_LEVEL: "loud",
+      OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318",
+      OTEL_SERVICE_NAME: "sms\u0007service",
+      SMS_METRICS_RECOUNT_INTERVAL_MS: "soon"
     })
     expect(decoded.ok).toBe(false)
     if (decoded.ok) return
-    const names = ["PORT", "DATABASE_URL", "SMS_ADMIN_TOKEN", "SMS_PROVIDER", "SMS_SIMULATOR_RECEIPT_DELAY_MS", "SMS_SCHEDULER_ENABLED", "LOG_LEVEL"]
+    const names = [
+      "PORT", "DATABASE_URL", "SMS_ADMIN_TOKEN", "SMS_PROVIDER", "SMS_SIMULATOR_RECEIPT_DELAY_MS", "SMS_SCHEDULER_ENABLED", "LOG_LEVEL",
+      "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_SERVICE_NAME", "SMS_METRICS_RECOUNT_INTERVAL_MS"
+    ]
     expect(decoded.errors).toHaveLength(names.length)
     names.forEach((name, i) => {
       expect(decoded.errors[i]).toMatch(new RegExp(`^${name} `))
@@ -72,6 +87,15 @@ describe("configuration from the environment", () => {
     const decoded = decodeConfig({ DATABASE_URL: "mysql://user:secret@host/db" })
     expect(decoded.ok).toBe(false)
     if (decoded.ok) return
+    expect(decoded.errors.join(" ")).not.toContain("secret")
+  })
+
+  it("never echoes an OTLP endpoint, which may carry credentials", () => {
+    const decoded = decodeConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "ftp://user:secret@collector/" })
+    expect(decoded.ok).toBe(false)
+    if (decoded.ok) return
+    expect(decoded.errors).toHaveLength(1)
+    expect(decoded.errors[0]).toMatch(/^OTEL_EXPORTER_OTLP_ENDPOINT /)
     expect(decoded.errors.join(" ")).not.toContain("secret")
   })
 })

@@ -26,6 +26,7 @@ export const testConfig = (overrides: Partial<AppConfigShape> = {}): AppConfigSh
   verifyIntervalMs: 5000,
   schedulerEnabled: false,
   logLevel: "error",
+  otlpEndpoint: undefined, otelServiceName: "sms-service", metricsRecountIntervalMs: 0,
   ...overrides
 })
 
