@@ -4,7 +4,7 @@ import { SimulatorLive } from "../simulator/Simulator.ts"
 import { Batches } from "./batches/Batches.ts"
 import { AppConfig } from "./Config.ts"
 import { Contacts } from "./contacts/Contacts.ts"
-import type { Provider } from "./dispatch/Provider.ts"
+import { Provider } from "./dispatch/Provider.ts"
 import { WorkQueue } from "./dispatch/WorkQueue.ts"
 import { WorkSteps } from "./dispatch/WorkSteps.ts"
 import { Idempotency } from "./idempotency/Idempotency.ts"
@@ -15,11 +15,13 @@ import { MessageStore } from "./messages/MessageStore.ts"
 import { Settlement } from "./messages/Settlement.ts"
 import { ApiKeys } from "./organisations/ApiKeys.ts"
 import { Organisations } from "./organisations/Organisations.ts"
+import { timedSubmit } from "./provider/Metered.ts"
 import { ServiceSecret } from "./ServiceSecret.ts"
 
-/** The provider chosen by SMS_PROVIDER (only the simulator exists so far). */
-export const ProviderLive = Layer.unwrap(Effect.map(AppConfig, (c) =>
-  SimulatorLive({ receiptDelayMs: c.simulatorReceiptDelayMs, slowMs: c.simulatorSlowMs })))
+/** The provider chosen by SMS_PROVIDER (only the simulator exists so far), its submissions timed. */
+export const ProviderLive = Layer.effect(Provider, Effect.map(Effect.service(Provider), (p) => Provider.of({ ...p, submit: timedSubmit(p.submit) }))).pipe(
+  Layer.provide(Layer.unwrap(Effect.map(AppConfig, (c) =>
+    SimulatorLive({ receiptDelayMs: c.simulatorReceiptDelayMs, slowMs: c.simulatorSlowMs })))))
 
 const Base = Layer.mergeAll(Ledger.layer, Organisations.layer, ApiKeys.layer, Contacts.layer, MessageStore.layer, Idempotency.layer, WorkQueue.layer).pipe(
   Layer.provideMerge(Layer.mergeAll(Ids.layer, ServiceSecret.layer))
