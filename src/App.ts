@@ -10,6 +10,7 @@ import { WorkersLive } from "./dispatch/Workers.ts"
 import { HttpAppLive } from "./http/Server.ts"
 import { ServicesLive } from "./Services.ts"
 import { LoggingLive } from "./Logging.ts"
+import { TracingLive } from "./observability/Tracing.ts"
 import { SeedLive } from "./Seed.ts"
 
 export const AppLive = (config: AppConfigShape) => {
@@ -20,6 +21,7 @@ export const AppLive = (config: AppConfigShape) => {
     Layer.provideMerge(Startup),
     Layer.provideMerge(Core),
     Layer.provide(layerConfig(config)),
-    Layer.provide(LoggingLive(config.logLevel))
+    Layer.provide(LoggingLive(config.logLevel)),
+    Layer.provide(TracingLive(config))
   )
 }
