@@ -183,5 +183,15 @@ export const migrations: ReadonlyArray<Migration> = [
       `CREATE UNIQUE INDEX messages_batch_position ON messages (organisation_id, batch_id, batch_position)
         WHERE batch_id IS NOT NULL`
     ]
+  },
+  {
+    version: 200,
+    name: "accepted messages index, for /metrics",
+    statements: [
+      // /metrics counts the in-flight statuses at every scrape; the others have partial indexes
+      // already (due, verify, processing). Without this one, counting accepted messages (those
+      // waiting for a receipt) reads the whole table: 550 ms instead of 5 ms on 3 million rows.
+      `CREATE INDEX messages_accepted ON messages (updated_at) WHERE status = 'accepted'`
+    ]
   }
 ]
