@@ -96,21 +96,26 @@ export const providerQueries: Readonly<Record<QueryTag, Metric.Counter<number>>>
 // ---------------------------------------------------------------------------------------------
 // Receipts.
 
-/** What applying a delivery receipt did: moved its message to delivered or undeliverable, or nothing. */
+/** What applying a delivery receipt did: moved its message to delivered or undeliverable, or nothing (already final). */
 export type ReceiptOutcome = "delivered" | "undeliverable" | "ignored"
 
 const receiptsApplied: Readonly<Record<ReceiptOutcome, Metric.Counter<number>>> = byLabel(
   { delivered: "delivered", undeliverable: "undeliverable", ignored: "ignored" },
   (outcome) =>
     Metric.counter("sms_receipts_applied_total", {
-      description: "Delivery receipts applied to their message, by outcome (ignored: a repeat, or a message that could not take it)",
+      description: "Delivery receipts applied to their message, by outcome (ignored: the message was already final, a repeat or out of order)",
       incremental: true,
       attributes: { outcome }
     })
 )
 
-/** Counts one receipt applied by the receipt applier, with what it did. */
-export const countReceiptApplied = (outcome: ReceiptOutcome): Effect.Effect<void> => Metric.update(receiptsApplied[outcome], 1)
+/** Adds what one round of the receipt applier did, by outcome (a `ReceiptRound` fits as it is). */
+export const countReceiptsApplied = (round: Readonly<Record<ReceiptOutcome, number>>): Effect.Effect<void> =>
+  Effect.all([
+    Metric.update(receiptsApplied.delivered, round.delivered),
+    Metric.update(receiptsApplied.undeliverable, round.undeliverable),
+    Metric.update(receiptsApplied.ignored, round.ignored)
+  ], { discard: true })
 
 // ---------------------------------------------------------------------------------------------
 // Gauges read from the database at scrape time (DatabaseGauges.ts sets them).
@@ -127,7 +132,7 @@ export const messagesByStatus: Readonly<Record<MessageStatus, Metric.Gauge<numbe
 
 /** `sms_due_backlog_messages`. */
 export const dueBacklog = Metric.gauge("sms_due_backlog_messages", {
-  description: "Scheduled messages whose due time has passed and that no dispatcher has claimed yet"
+  description: "Scheduled messages whose due time has passed, still waiting to be handed to the provider"
 })
 
 /** `sms_due_backlog_oldest_age_seconds`. */

@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { testNumbers } from "../../simulator/Simulator.ts"
-import { countReceiptApplied } from "../../src/observability/Metrics.ts"
+import { countReceiptsApplied } from "../../src/observability/Metrics.ts"
 import { prometheusContentType } from "../../src/observability/MetricsRoute.ts"
 import { makeWorkerApp, type WorkerApp } from "../batches/WorkerApp.ts"
 import { expectPlainError } from "../http/helpers.ts"
@@ -143,10 +143,11 @@ describe("GET /metrics", () => {
 
   it("exports the receipts the applier counts", async () => {
     const before = await scrape()
-    await Effect.runPromise(countReceiptApplied("undeliverable"))
+    await Effect.runPromise(countReceiptsApplied({ delivered: 0, undeliverable: 2, ignored: 1 }))
     const after = await scrape()
     const receipts = (s: ReadonlyArray<Sample>, outcome: string) => valueOf(s, "sms_receipts_applied_total", { outcome })
-    expect(receipts(after, "undeliverable") - receipts(before, "undeliverable")).toBe(1)
+    expect(receipts(after, "undeliverable") - receipts(before, "undeliverable")).toBe(2)
+    expect(receipts(after, "ignored") - receipts(before, "ignored")).toBe(1)
     expect(receipts(after, "delivered") - receipts(before, "delivered")).toBe(0)
   })
 })
