@@ -15,6 +15,7 @@ import { registerKnownSeries } from "./Metrics.ts"
 /** The content type Prometheus expects of the text format. */
 export const prometheusContentType = "text/plain; version=0.0.4; charset=utf-8"
 
+/** The route's contract: one GET, the operator token's middleware, text in Prometheus' format. */
 export class MetricsApi extends HttpApi.make("sms-metrics").add(
   HttpApiGroup.make("metrics")
     .add(HttpApiEndpoint.get("scrape", "/metrics", {

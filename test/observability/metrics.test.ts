@@ -35,8 +35,12 @@ const families: ReadonlyArray<readonly [name: string, type: string]> = [
   ["sms_database_up", "gauge"]
 ]
 
+/** What Prometheus 2.x and 3.x send: the edge must let it through to a text answer. */
+const prometheusAccept =
+  "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
+
 const scrapeText = async () => {
-  const res = await app.call("GET", "/metrics", { token: adminToken })
+  const res = await app.call("GET", "/metrics", { token: adminToken, headers: { accept: prometheusAccept } })
   expect(res.status, res.text).toBe(200)
   expect(res.headers.get("content-type")).toBe(prometheusContentType)
   return res.text
