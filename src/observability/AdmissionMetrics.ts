@@ -2,11 +2,11 @@
  * Counts what the two creation routes answer (sms_admissions_total), as a router middleware of
  * the public API: it sees every answer of those routes, whether the handler gave it (201/202, a
  * stored 502/503/403 replayed or not, a typed refusal) or the API layer did before the handler
- * ran (400 validation_error, 401, 403 insufficient_permissions). A failure the edge turns into
- * 500 or 503 is counted as `5xx`; a request abandoned by its client is not counted.
+ * ran (400 validation_error, 401, 403 insufficient_permissions, 413). A failure the edge turns
+ * into 500 or 503 is counted as `5xx`; a request abandoned by its client is not counted.
  */
 import { Cause, Effect, Exit } from "effect"
-import { HttpRouter, type HttpServerResponse } from "effect/http"
+import { HttpRouter, HttpServerRespondable, type HttpServerResponse } from "effect/http"
 import { HttpApi } from "effect/http-api"
 import { Api } from "../api/Api.ts"
 import { type AdmissionRoute, countAdmission, countEscapedAdmission } from "./Metrics.ts"
@@ -33,7 +33,12 @@ const record = (route: AdmissionRoute, exit: Exit.Exit<HttpServerResponse.HttpSe
   if (Exit.isSuccess(exit)) {
     return countAdmission(route, exit.value.status, exit.value.headers["idempotent-replayed"] === "true")
   }
-  return Cause.hasInterruptsOnly(exit.cause) ? Effect.void : countEscapedAdmission(route)
+  if (Cause.hasInterruptsOnly(exit.cause)) return Effect.void
+  // a failure that knows its answer (413 for a body over the limit) is answered with that status
+  const failure = Cause.squash(exit.cause)
+  return HttpServerRespondable.isRespondable(failure)
+    ? Effect.flatMap(HttpServerRespondable.toResponse(failure), (res) => countAdmission(route, res.status, false))
+    : countEscapedAdmission(route)
 }
 
 /** Route middleware for the public API's routes; provide it to the public API layer. */

@@ -110,6 +110,7 @@ describe("GET /metrics", () => {
     const replay = await post(apiKey, "messages", scheduled, key)
     expect([replay.status, replay.headers.get("idempotent-replayed")]).toEqual([202, "true"])
     expect((await post(apiKey, "messages", { to: "0341234567", text: "Salama" })).status).toBe(400)
+    expect((await post(apiKey, "messages", { to: "+261341234567", text: "x".repeat(70_000) })).status).toBe(413)
     const batch = { recipients: ["+261341234568", "+261341234569"], text: "Salama", send_at: inOneMinute }
     expect((await post(apiKey, "message-batches", batch)).status).toBe(202)
 
@@ -121,6 +122,7 @@ describe("GET /metrics", () => {
     expect(delta((s) => admissions(s, "messages", 202))).toBe(1)
     expect(delta((s) => admissions(s, "messages", 202, true))).toBe(1)
     expect(delta((s) => admissions(s, "messages", 400))).toBe(1)
+    expect(delta((s) => admissions(s, "messages", 413))).toBe(1)
     expect(delta((s) => admissions(s, "message-batches", 202))).toBe(1)
 
     // the provider answers at once under the TestClock: each call lands in the first bucket
