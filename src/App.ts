@@ -11,6 +11,7 @@ import { WorkersLive } from "./dispatch/Workers.ts"
 import { HttpAppLive } from "./http/Server.ts"
 import { ServicesLive } from "./Services.ts"
 import { LoggingLive } from "./Logging.ts"
+import { TracingLive } from "./observability/Tracing.ts"
 import { SeedLive } from "./Seed.ts"
 
 export const AppLive = (config: AppConfigShape) => {
@@ -22,6 +23,7 @@ export const AppLive = (config: AppConfigShape) => {
     Layer.provideMerge(Core),
     Layer.provide(layerConfig(config)),
     Layer.provide(LoggingLive(config.logLevel)),
-    Layer.provide(clockLayer(config.clock))
+    Layer.provide(clockLayer(config.clock)),
+    Layer.provide(TracingLive(config))
   )
 }

@@ -22,6 +22,12 @@ export interface AppConfigShape {
   readonly logLevel: LogLevelName
   /** `test`: the service's clock moves only through the operator API (contract section 9). */
   readonly clock: "system" | "test"
+  /** OTLP/HTTP collector base URL (`OTEL_EXPORTER_OTLP_ENDPOINT`); undefined means no trace is exported. */
+  readonly otlpEndpoint: string | undefined
+  /** `service.name` of the exported traces. */
+  readonly otelServiceName: string
+  /** How old, at most, /metrics' counts of messages in final statuses may be (recounting reads every message). */
+  readonly metricsRecountIntervalMs: number
 }
 
 export class AppConfig extends Context.Service<AppConfig, AppConfigShape>()("sms/AppConfig") {}
@@ -73,6 +79,24 @@ const adminToken = (env: Env): Field<Redacted.Redacted<string> | undefined> => {
     : { ok: false, line: "SMS_ADMIN_TOKEN must be at least 16 visible ASCII characters" }
 }
 
+const otlpEndpoint = (env: Env): Field<string | undefined> => {
+  const raw = present(env, "OTEL_EXPORTER_OTLP_ENDPOINT")
+  if (raw === undefined) return { ok: true, value: undefined }
+  const url = URL.canParse(raw) ? new URL(raw) : undefined
+  // the value is not echoed: it may carry credentials
+  return url !== undefined && (url.protocol === "http:" || url.protocol === "https:") && url.search === "" && url.hash === ""
+    ? { ok: true, value: raw.replace(/\/+$/, "") }
+    : { ok: false, line: "OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// base URL without query (traces go to <endpoint>/v1/traces)" }
+}
+
+const serviceName = (env: Env): Field<string> => {
+  const raw = present(env, "OTEL_SERVICE_NAME")
+  if (raw === undefined) return { ok: true, value: "sms-service" }
+  return raw.length <= 255 && /^[\x20-\x7e]+$/.test(raw)
+    ? { ok: true, value: raw }
+    : { ok: false, line: "OTEL_SERVICE_NAME must be at most 255 printable ASCII characters" }
+}
+
 /** Decodes the environment; on failure returns one line per bad variable. */
 export const decodeConfig = (env: Env): { readonly ok: true; readonly config: AppConfigShape } | {
   readonly ok: false
@@ -90,7 +114,10 @@ export const decodeConfig = (env: Env): { readonly ok: true; readonly config: Ap
     verifyIntervalMs: integer(env, "SMS_VERIFY_INTERVAL_MS", 5000, 10, 86_400_000),
     schedulerEnabled: boolean(env, "SMS_SCHEDULER_ENABLED", true),
     logLevel: oneOf(env, "LOG_LEVEL", "info", ["debug", "info", "warn", "error"]),
-    clock: oneOf(env, "SMS_CLOCK", "system", ["system", "test"])
+    clock: oneOf(env, "SMS_CLOCK", "system", ["system", "test"]),
+    otlpEndpoint: otlpEndpoint(env),
+    otelServiceName: serviceName(env),
+    metricsRecountIntervalMs: integer(env, "SMS_METRICS_RECOUNT_INTERVAL_MS", 300_000, 0, 86_400_000)
   }
   const errors = Object.values(fields).flatMap((f) => (f.ok ? [] : [f.line]))
   if (errors.length > 0) return { ok: false, errors }
@@ -109,7 +136,10 @@ export const decodeConfig = (env: Env): { readonly ok: true; readonly config: Ap
       verifyIntervalMs: value(fields.verifyIntervalMs),
       schedulerEnabled: value(fields.schedulerEnabled),
       logLevel: value(fields.logLevel),
-      clock: value(fields.clock)
+      clock: value(fields.clock),
+      otlpEndpoint: value(fields.otlpEndpoint),
+      otelServiceName: value(fields.otelServiceName),
+      metricsRecountIntervalMs: value(fields.metricsRecountIntervalMs)
     }
   }
 }

@@ -258,5 +258,15 @@ export const migrations: ReadonlyArray<Migration> = [
       `CREATE INDEX messages_id ON messages (id)`,
       `CREATE INDEX organisations_created ON organisations (created_at DESC, id DESC)`
     ]
+  },
+  {
+    version: 6,
+    name: "accepted messages index, for /metrics",
+    statements: [
+      // /metrics counts the in-flight statuses at every scrape; the others have partial indexes
+      // already (due, verify, processing). Without this one, counting accepted messages (those
+      // waiting for a receipt) reads the whole table: 550 ms instead of 5 ms on 3 million rows.
+      `CREATE INDEX messages_accepted ON messages (updated_at) WHERE status = 'accepted'`
+    ]
   }
 ]

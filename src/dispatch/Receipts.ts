@@ -8,6 +8,7 @@
  */
 import { Context, Duration, Effect, Layer, Queue } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
+import { countReceiptsApplied } from "../observability/Metrics.ts"
 import { now } from "../Time.ts"
 
 /** Most receipts applied in one statement. */
@@ -90,7 +91,7 @@ export class Receipts extends Context.Service<Receipts, {
         ignored: count("ignored"),
         pending: count("pending")
       } satisfies ReceiptRound
-    }).pipe(Effect.withSpan("Receipts.applyDue"))
+    }).pipe(Effect.tap(countReceiptsApplied), Effect.withSpan("Receipts.applyDue"))
 
     return Receipts.of({
       applyDue,

@@ -6,6 +6,8 @@ import { Layer } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar, OpenApi } from "effect/http-api"
 import { AdminApi } from "../admin/AdminApi.ts"
+import { AdmissionMetricsLive } from "../observability/AdmissionMetrics.ts"
+import { MetricsRouteLive, metricsPaths } from "../observability/MetricsRoute.ts"
 import { AdminAuthLive, AdminHandlers } from "../admin/AdminHandlers.ts"
 import { ClockHandlers } from "../admin/ClockHandlers.ts"
 import { Api } from "../api/Api.ts"
@@ -24,7 +26,7 @@ const openApiDocument = OpenApi.fromApi(Api)
 
 const PublicRoutes = HttpApiBuilder.layer(Api).pipe(
   Layer.provide([BalanceHandlers, ContactsHandlers, MessagesHandlers, BatchesHandlers]),
-  Layer.provide([ApiKeyAuthLive, SchemaErrorsLive])
+  Layer.provide([ApiKeyAuthLive, SchemaErrorsLive, AdmissionMetricsLive])
 )
 
 const AdminRoutes = HttpApiBuilder.layer(AdminApi).pipe(
@@ -41,9 +43,10 @@ const allowedMethods = methodTable([
   ...routesOf(Api),
   ...routesOf(AdminApi),
   ...healthPaths,
+  ...metricsPaths,
   ["GET", openApiPath],
   ["GET", "/api/sms/v2/docs"]
 ])
 
 /** Every route and the edge middleware; needs ServicesLive's services, the AdminToken and a SqlClient. */
-export const HttpAppLive = Layer.mergeAll(PublicRoutes, AdminRoutes, DocsRoutes, HealthRoutes, makeEdge(allowedMethods))
+export const HttpAppLive = Layer.mergeAll(PublicRoutes, AdminRoutes, DocsRoutes, HealthRoutes, MetricsRouteLive, makeEdge(allowedMethods))

@@ -20,7 +20,10 @@ describe("configuration from the environment", () => {
       verifyIntervalMs: 5000,
       schedulerEnabled: true,
       logLevel: "info",
-      clock: "system"
+      clock: "system",
+      otlpEndpoint: undefined,
+      otelServiceName: "sms-service",
+      metricsRecountIntervalMs: 300_000
     })
   })
 
@@ -37,7 +40,10 @@ describe("configuration from the environment", () => {
       SMS_VERIFY_INTERVAL_MS: "100",
       SMS_SCHEDULER_ENABLED: "false",
       LOG_LEVEL: "debug",
-      SMS_CLOCK: "test"
+      SMS_CLOCK: "test",
+      OTEL_EXPORTER_OTLP_ENDPOINT: "https://collector.example:4318/otlp/",
+      OTEL_SERVICE_NAME: "sms-service-eu",
+      SMS_METRICS_RECOUNT_INTERVAL_MS: "0"
     })
     expect(decoded.ok).toBe(true)
     if (!decoded.ok) return
@@ -49,6 +55,9 @@ describe("configuration from the environment", () => {
     expect(decoded.config.logLevel).toBe("debug")
     expect(decoded.config.simulatorReceiptDelayMs).toBe(0)
     expect(decoded.config.clock).toBe("test")
+    expect(decoded.config.otlpEndpoint).toBe("https://collector.example:4318/otlp")
+    expect(decoded.config.otelServiceName).toBe("sms-service-eu")
+    expect(decoded.config.metricsRecountIntervalMs).toBe(0)
   })
 
   it("names each bad variable on one line of its own", () => {
@@ -60,11 +69,17 @@ describe("configuration from the environment", () => {
       SMS_SIMULATOR_RECEIPT_DELAY_MS: "-1",
       SMS_SCHEDULER_ENABLED: "maybe",
       LOG_LEVEL: "loud",
-      SMS_CLOCK: "frozen"
+      SMS_CLOCK: "frozen",
+      OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318",
+      OTEL_SERVICE_NAME: "sms\u0007service",
+      SMS_METRICS_RECOUNT_INTERVAL_MS: "soon"
     })
     expect(decoded.ok).toBe(false)
     if (decoded.ok) return
-    const names = ["PORT", "DATABASE_URL", "SMS_ADMIN_TOKEN", "SMS_PROVIDER", "SMS_SIMULATOR_RECEIPT_DELAY_MS", "SMS_SCHEDULER_ENABLED", "LOG_LEVEL", "SMS_CLOCK"]
+    const names = [
+      "PORT", "DATABASE_URL", "SMS_ADMIN_TOKEN", "SMS_PROVIDER", "SMS_SIMULATOR_RECEIPT_DELAY_MS", "SMS_SCHEDULER_ENABLED", "LOG_LEVEL",
+      "SMS_CLOCK", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_SERVICE_NAME", "SMS_METRICS_RECOUNT_INTERVAL_MS"
+    ]
     expect(decoded.errors).toHaveLength(names.length)
     names.forEach((name, i) => {
       expect(decoded.errors[i]).toMatch(new RegExp(`^${name} `))
@@ -76,6 +91,15 @@ describe("configuration from the environment", () => {
     const decoded = decodeConfig({ DATABASE_URL: "mysql://user:secret@host/db" })
     expect(decoded.ok).toBe(false)
     if (decoded.ok) return
+    expect(decoded.errors.join(" ")).not.toContain("secret")
+  })
+
+  it("never echoes an OTLP endpoint, which may carry credentials", () => {
+    const decoded = decodeConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "ftp://user:secret@collector/" })
+    expect(decoded.ok).toBe(false)
+    if (decoded.ok) return
+    expect(decoded.errors).toHaveLength(1)
+    expect(decoded.errors[0]).toMatch(/^OTEL_EXPORTER_OTLP_ENDPOINT /)
     expect(decoded.errors.join(" ")).not.toContain("secret")
   })
 })

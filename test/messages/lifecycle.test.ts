@@ -11,7 +11,6 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { afterAll, describe, expect, it } from "vitest"
 import { testNumbers } from "../../simulator/Simulator.ts"
-import { ServiceClock } from "../../src/clock/ServiceClock.ts"
 import { countSegments } from "../../src/domain/Segments.ts"
 import { Idempotency } from "../../src/idempotency/Idempotency.ts"
 import { Ledger } from "../../src/ledger/Ledger.ts"
@@ -279,7 +278,7 @@ describe(`messages after admission, on the test clock (${backend})`, () => {
 
     // once it has run out (the clock moved without running any work), an identical retry recovers
     // its message at once and replays the settled answer
-    await app.run(Effect.flatMap(ServiceClock, (clock) => clock.set(start + leaseTtlMs + 1)))
+    await app.moveClock(start + leaseTtlMs + 1 - (await app.now()))
     const recovered = await retry(beforeMark)
     expect({ status: recovered.status, code: recovered.body.error.code, id: recovered.body.message_id })
       .toEqual({ status: 503, code: "dispatch_unavailable", id: beforeMark.id })

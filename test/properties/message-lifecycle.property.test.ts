@@ -35,7 +35,6 @@ import * as fc from "fast-check"
 import { randomUUID } from "node:crypto"
 import { afterAll, describe, expect, it } from "vitest"
 import { SimulatorControl, testNumbers } from "../../simulator/Simulator.ts"
-import { ServiceClock } from "../../src/clock/ServiceClock.ts"
 import { DueWork } from "../../src/dispatch/DueWork.ts"
 import { claimLeaseMs, WorkQueue } from "../../src/dispatch/WorkQueue.ts"
 import { claimSizeMax, WorkSteps } from "../../src/dispatch/WorkSteps.ts"
@@ -577,13 +576,7 @@ const replay = (pick: number) =>
   })
 
 /** The clock moves on; no work runs (the step commands run it). */
-const clock = (byMs: number) =>
-  command(`clock += ${byMs} ms`, async (_model, real) => {
-    await real.run(Effect.gen(function*() {
-      const at = yield* now
-      yield* (yield* ServiceClock).set(at.getTime() + byMs)
-    }))
-  })
+const clock = (byMs: number) => command(`clock += ${byMs} ms`, () => app.moveClock(byMs))
 
 const grant = (amount: number, days: number | null) =>
   command(`grant(${amount}, ${days === null ? "never expires" : `valid ${days} more days`})`, async (model, real) => {
@@ -750,14 +743,11 @@ describe(`message lifecycle against its model (${backend})`, () => {
       return (answer.body as { readonly id: string }).id
     }))
     const model: Model = { orgId, messages: [], smsEnabled: true, senderActive: false, refused: [], keySeq: 0 }
-    const moveClock = (ms: number) => real.run(Effect.gen(function*() {
-      yield* (yield* ServiceClock).set((yield* now).getTime() + ms)
-    }))
-    await moveClock(1_000)
+    await app.moveClock(1_000)
     // the dispatcher dies after claiming it; once the claim runs out another one settles it
     await real.run(dispatchStep(model, { at: "afterClaim" }))
     expect(await real.run(Effect.flatMap(MessageStore, (store) => store.find(orgId, id))).then((m) => m?.status)).toBe("scheduled")
-    await moveClock(claimLeaseMs + 1)
+    await app.moveClock(claimLeaseMs + 1)
     await real.run(dispatchStep(model, undefined))
     const [row, timeline] = await real.run(Effect.gen(function*() {
       const store = yield* MessageStore

@@ -9,6 +9,7 @@
  *   (`config: { clock: "test" }`, SMS_CLOCK=test, contract section 9): time moves only when a test
  *   advances it, and an advance returns once all work due by then is done, so no test sleeps or
  *   polls for background work. A step that does not finish within its real-time bound fails.
+ *   `moveClock` moves it without running any work (as if the background fibers were stopped).
  *   By default an app runs on the system clock without dispatching (HTTP tests); with
  *   `schedulerEnabled: true` its background fibers run for real (concurrency tests);
  * - `run`: an Effect against the app's own services (SqlClient, Ledger, MessageStore...).
@@ -21,7 +22,7 @@ import { Clock, Context, Duration, Effect, Layer, Redacted } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { SqlClient } from "effect/sql"
 import { AdminToken } from "../../src/admin/AdminToken.ts"
-import { clockLayer } from "../../src/clock/ServiceClock.ts"
+import { clockLayer, ServiceClock } from "../../src/clock/ServiceClock.ts"
 import { type AppConfigShape, layerConfig } from "../../src/Config.ts"
 import { DatabaseLive } from "../../src/db/Database.ts"
 import { DueWork } from "../../src/dispatch/DueWork.ts"
@@ -50,6 +51,7 @@ export const testConfig = (overrides: Partial<AppConfigShape> = {}): AppConfigSh
   schedulerEnabled: false,
   logLevel: "error",
   clock: "system",
+  otlpEndpoint: undefined, otelServiceName: "sms-service", metricsRecountIntervalMs: 0,
   ...overrides
 })
 
@@ -191,6 +193,13 @@ export const makeTestApp = (options: TestAppOptions = {}) => {
   /** Moves the test clock `ms` forward (see advanceTo). */
   const advance = async (ms: number) => advanceTo((await now()) + ms)
 
+  /** Moves the test clock `ms` forward without running any work, as if every background fiber were stopped. */
+  const moveClock = (ms: number) =>
+    run(Effect.gen(function*() {
+      const clock = yield* ServiceClock
+      yield* clock.set((yield* Clock.currentTimeMillis) + ms)
+    }))
+
   const admin = (method: string, path: string, body?: unknown) =>
     call(method, `/admin/v1${path}`, { token: adminToken, ...(body === undefined ? {} : { body }) })
 
@@ -220,7 +229,7 @@ export const makeTestApp = (options: TestAppOptions = {}) => {
         WHERE organisation_id = ${orgId} AND message_id = ${messageId} ORDER BY id`
     }))
 
-  return { call, handler, admin, newOrg, run, now, advance, advanceTo, timeline, calls, config, dispose: () => dispose() }
+  return { call, handler, admin, newOrg, run, now, advance, advanceTo, moveClock, timeline, calls, config, dispose: () => dispose() }
 }
 
 export type TestApp = ReturnType<typeof makeTestApp>

@@ -1,0 +1,172 @@
+/**
+ * Every metric the service exports on /metrics, with its name, unit and help text. Each labelled
+ * series is built once (here, or on the first sight of a new HTTP status), so recording on the hot
+ * path is a lookup and an addition: no label set or string is built per request.
+ */
+import { Effect, Metric } from "effect"
+import type { MessageStatus } from "../domain/MessageStatus.ts"
+import { MessageStatuses } from "../domain/MessageStatus.ts"
+import type { QueryResult, SubmitResult } from "../provider/Provider.ts"
+
+// ---------------------------------------------------------------------------------------------
+// Admissions: what the two creation routes answered.
+
+/** The creation routes whose answers are counted, named like their API groups. */
+export type AdmissionRoute = "messages" | "message-batches"
+
+const admissionsName = "sms_admissions_total"
+const admissionsHelp =
+  "Answers of the creation routes, by route, HTTP status (5xx: a failure the edge turned into 500 or 503) and whether the answer was an idempotent replay"
+
+/** The status label of a failure that escaped the handler: the edge answers it with 500 or 503. */
+const escapedStatus = 0
+
+const admissionSeries = new Map<number, Metric.Counter<number>>()
+
+const admissionKey = (route: AdmissionRoute, status: number, replayed: boolean) =>
+  (route === "messages" ? 0 : 2000) + status * 2 + (replayed ? 1 : 0)
+
+const admissionCounter = (route: AdmissionRoute, status: number, replayed: boolean): Metric.Counter<number> => {
+  const key = admissionKey(route, status, replayed)
+  const found = admissionSeries.get(key)
+  if (found !== undefined) return found
+  // built once per (route, status, replayed) ever seen: a handful of series
+  const made = Metric.counter(admissionsName, {
+    description: admissionsHelp,
+    incremental: true,
+    attributes: { route, status: status === escapedStatus ? "5xx" : String(status), replayed: String(replayed) }
+  })
+  admissionSeries.set(key, made)
+  return made
+}
+
+/** Counts one answer of a creation route: its HTTP status, and whether it replayed a stored answer. */
+export const countAdmission = (route: AdmissionRoute, status: number, replayed: boolean): Effect.Effect<void> =>
+  Metric.update(admissionCounter(route, status, replayed), 1)
+
+/** Counts a creation request that failed outside the handler's answers (the edge answers 500 or 503). */
+export const countEscapedAdmission = (route: AdmissionRoute): Effect.Effect<void> =>
+  Metric.update(admissionCounter(route, escapedStatus, false), 1)
+
+// ---------------------------------------------------------------------------------------------
+// Provider calls.
+
+/** Submit latency buckets, in seconds: 1 ms to 30 s, with the provider answer timeout (15 s) as a bound. */
+export const submitLatencyBoundsSeconds = [
+  0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 20, 30
+] as const
+
+type SubmitTag = SubmitResult["_tag"]
+type QueryTag = QueryResult["_tag"]
+
+const submitLabels: Readonly<Record<SubmitTag, string>> = {
+  Accepted: "accepted",
+  Rejected: "rejected",
+  Unknown: "unknown",
+  Unreachable: "unreachable"
+}
+
+const queryLabels: Readonly<Record<QueryTag, string>> = {
+  Accepted: "accepted",
+  NotReceived: "not_received",
+  Unknown: "unknown"
+}
+
+const byLabel = <K extends string, M>(labels: Readonly<Record<K, string>>, make: (label: string) => M): Readonly<Record<K, M>> =>
+  Object.fromEntries(Object.entries<string>(labels).map(([tag, label]) => [tag, make(label)])) as Record<K, M>
+
+const submitBoundaries = Metric.boundariesFromIterable(submitLatencyBoundsSeconds)
+
+/** `sms_provider_submit_duration_seconds`, one series per SubmitResult tag. */
+export const submitDuration: Readonly<Record<SubmitTag, Metric.Histogram<number>>> = byLabel(submitLabels, (result) =>
+  Metric.histogram("sms_provider_submit_duration_seconds", {
+    description: "Time the provider took to answer a submission, in seconds, by result",
+    boundaries: submitBoundaries,
+    attributes: { result }
+  }))
+
+/** `sms_provider_queries_total`, one series per QueryResult tag. */
+export const providerQueries: Readonly<Record<QueryTag, Metric.Counter<number>>> = byLabel(queryLabels, (result) =>
+  Metric.counter("sms_provider_queries_total", {
+    description: "Verification queries answered by the provider about messages whose submission result was unknown, by result",
+    incremental: true,
+    attributes: { result }
+  }))
+
+// ---------------------------------------------------------------------------------------------
+// Receipts.
+
+/** What applying a delivery receipt did: moved its message to delivered or undeliverable, or nothing (already final). */
+export type ReceiptOutcome = "delivered" | "undeliverable" | "ignored"
+
+const receiptsApplied: Readonly<Record<ReceiptOutcome, Metric.Counter<number>>> = byLabel(
+  { delivered: "delivered", undeliverable: "undeliverable", ignored: "ignored" },
+  (outcome) =>
+    Metric.counter("sms_receipts_applied_total", {
+      description: "Delivery receipts applied to their message, by outcome (ignored: the message was already final, a repeat or out of order)",
+      incremental: true,
+      attributes: { outcome }
+    })
+)
+
+/** Adds what one round of the receipt applier did, by outcome (a `ReceiptRound` fits as it is). */
+export const countReceiptsApplied = (round: Readonly<Record<ReceiptOutcome, number>>): Effect.Effect<void> =>
+  Effect.all([
+    Metric.update(receiptsApplied.delivered, round.delivered),
+    Metric.update(receiptsApplied.undeliverable, round.undeliverable),
+    Metric.update(receiptsApplied.ignored, round.ignored)
+  ], { discard: true })
+
+// ---------------------------------------------------------------------------------------------
+// Gauges read from the database at scrape time (DatabaseGauges.ts sets them).
+
+/** `sms_messages`, one series per status. */
+export const messagesByStatus: Readonly<Record<MessageStatus, Metric.Gauge<number>>> = byLabel(
+  Object.fromEntries(MessageStatuses.map((s) => [s, s])) as Record<MessageStatus, string>,
+  (status) =>
+    Metric.gauge("sms_messages", {
+      description: "Messages by status, in the whole database (final statuses recounted at most every SMS_METRICS_RECOUNT_INTERVAL_MS)",
+      attributes: { status }
+    })
+)
+
+/** `sms_due_backlog_messages`. */
+export const dueBacklog = Metric.gauge("sms_due_backlog_messages", {
+  description: "Scheduled messages whose due time has passed, still waiting to be handed to the provider"
+})
+
+/** `sms_due_backlog_oldest_age_seconds`. */
+export const dueBacklogOldestAge = Metric.gauge("sms_due_backlog_oldest_age_seconds", {
+  description: "How long the oldest message of the due backlog has been due, in seconds (0 when the backlog is empty)"
+})
+
+/** `sms_reserved_credits`. */
+export const reservedCredits = Metric.gauge("sms_reserved_credits", {
+  description: "Credits reserved by messages not yet settled (sum over every organisation's credit lots)"
+})
+
+/** `sms_database_up`. */
+export const databaseUp = Metric.gauge("sms_database_up", {
+  description: "1 when this scrape read the database gauges, 0 when the database did not answer in time (they then keep their last values)"
+})
+
+/** Every series known in advance, so each one is exported (at 0) from the first scrape on. */
+const knownSeries: ReadonlyArray<Metric.Metric<never, unknown>> = [
+  admissionCounter("messages", 201, false),
+  admissionCounter("messages", 201, true),
+  admissionCounter("messages", 202, false),
+  admissionCounter("messages", 202, true),
+  admissionCounter("message-batches", 202, false),
+  admissionCounter("message-batches", 202, true),
+  ...Object.values(submitDuration),
+  ...Object.values(providerQueries),
+  ...Object.values(receiptsApplied),
+  ...Object.values(messagesByStatus),
+  dueBacklog,
+  dueBacklogOldestAge,
+  reservedCredits,
+  databaseUp
+]
+
+/** Registers every known series without changing it (reading a metric registers it). */
+export const registerKnownSeries: Effect.Effect<void> = Effect.forEach(knownSeries, Metric.value, { discard: true })
