@@ -298,7 +298,7 @@ describe("countSegments: properties", () => {
 
 // GSM 03.38 code of each character, written out independently: the row tables above with the
 // escape put back at 0x1B, and the extension characters' codes after the escape.
-const septetOf: ReadonlyMap<string, ReadonlyArray<number>> = new Map([
+const septetOf: ReadonlyMap<string, ReadonlyArray<number>> = new Map<string, ReadonlyArray<number>>([
   ...[...basic.slice(0, 27), "\u001b", ...basic.slice(27)].map((c, code) => [c, [code]] as const).filter(([c]) => c !== "\u001b"),
   ...([["\f", 0x0a], ["^", 0x14], ["{", 0x28], ["}", 0x29], ["\\", 0x2f], ["[", 0x3c], ["~", 0x3d], ["]", 0x3e], ["|", 0x40], ["€", 0x65]] as const)
     .map(([c, code]) => [c, [0x1b, code]] as const)
