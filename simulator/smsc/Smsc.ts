@@ -86,8 +86,8 @@ interface Connection {
   closed: boolean
   /** `submit_sm` received and not answered yet. */
   outstanding: number
-  /** Receipts sent on it and not answered yet, by sequence number. */
-  readonly deliveries: Map<number, ReceiptJob>
+  /** Receipts (or mobile-originated messages, without a job) sent on it and not answered yet, by sequence number. */
+  readonly deliveries: Map<number, ReceiptJob | undefined>
 }
 
 interface ReceiptJob {
@@ -157,6 +157,8 @@ export class Smsc {
   readonly messages: Array<SmscMessage> = []
   /** Every answer to a receipt, in order. */
   readonly receiptAnswers: Array<ReceiptAnswer> = []
+  /** The status of every answer to a mobile-originated message, in order. */
+  readonly mobileOriginatedAnswers: Array<number> = []
   /** Receipts sent, copies and re-sends included. */
   receiptsSent = 0
   binds = 0
@@ -216,6 +218,26 @@ export class Smsc {
   /** Answers the next `n` submit_sm with 0x58 ESME_RTHROTTLED, whatever their recipient. */
   throttleNext(n: number): void {
     this.throttleLeft = n
+  }
+
+  /** Sends a mobile-originated message (a `deliver_sm` that is no receipt) on a bound connection; false when none is bound. */
+  sendMobileOriginated(from: string, text: string): boolean {
+    const c = this.pickConnection()
+    if (c === undefined) return false
+    const pdu = new smpp.PDU("deliver_sm", {
+      source_addr_ton: 1,
+      source_addr_npi: 1,
+      source_addr: from.replace(/^\+/, ""),
+      dest_addr_ton: 5,
+      dest_addr_npi: 0,
+      destination_addr: "DEMO",
+      esm_class: 0,
+      data_coding: 0,
+      short_message: Buffer.from(text, "ascii")
+    })
+    c.session.send(pdu)
+    c.deliveries.set(pdu.sequence_number, undefined)
+    return true
   }
 
   /** How many `submit_sm` carried this exact text (one part's text, or a whole single-part message's). */
@@ -459,9 +481,13 @@ export class Smsc {
   }
 
   private receiptAnswered(c: Connection, pdu: smpp.PDU): void {
+    if (!c.deliveries.has(pdu.sequence_number)) return
     const job = c.deliveries.get(pdu.sequence_number)
-    if (job === undefined) return
     c.deliveries.delete(pdu.sequence_number)
+    if (job === undefined) {
+      this.mobileOriginatedAnswers.push(pdu.command_status)
+      return this.drainWaiting()
+    }
     this.receiptAnswers.push({ id: this.receiptId(job.message.ids[0]!), status: pdu.command_status })
     if (pdu.command_status === ESME_ROK) job.acked = true
     this.drainWaiting()
