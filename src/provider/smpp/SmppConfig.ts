@@ -17,20 +17,24 @@ const RouteEntry = Schema.Struct({
   smpp_url: Schema.String,
   prefixes: Schema.Array(
     Schema.String.check(Schema.isPattern(/^(\*|\+[0-9]{1,15})$/, { message: "must be \"*\" or \"+\" followed by digits" }))
-  ).check(Schema.isMinLength(1)),
+  ).check(Schema.isMinLength(1, { message: "must list at least one prefix" })),
   window: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1000 }))),
   mps: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 100_000 }))),
   msg_id_type: Schema.optionalKey(Schema.Literals(msgIdTypes))
 })
 type RouteEntry = typeof RouteEntry.Type
 
-const RoutesFile = Schema.Array(RouteEntry).check(Schema.isMinLength(1))
+const RoutesFile = Schema.Array(RouteEntry).check(Schema.isMinLength(1, { message: "must list at least one SMSC" }))
 
 const decodeRoutesFile = SchemaParser.decodeUnknownResult(RoutesFile, { onExcessProperty: "error", errors: "all" })
 const formatIssue = SchemaIssue.makeFormatterStandardSchemaV1()
 
 const friendly = (message: string): string =>
-  message === "Missing key" ? "is required" : message === "Expected no excess property" ? "is not a known field" : message
+  message === "Missing key"
+    ? "is required"
+    : message === "Expected no excess property"
+    ? "is not a known field"
+    : message.replace(/^Expected/, "expected")
 
 /** `entry 2 (orange) prefixes.0`: where in the file a problem is, entries counted from 1. */
 const where = (input: unknown, path: ReadonlyArray<PropertyKey>): string => {
@@ -52,14 +56,14 @@ export const decodeRoutes = (json: string, defaults: Pick<RouteSettings, "window
   } catch (e) {
     // the parser's message may quote the text, which holds passwords: only its position is kept
     const at = /\(line \d+ column \d+\)|position \d+/.exec(e instanceof Error ? e.message : "")
-    return { ok: false, errors: [`is not JSON${at === null ? "" : ` (${at[0].replace(/[()]/g, "")})`}`] }
+    return { ok: false, errors: [`the file: is not JSON${at === null ? "" : ` (${at[0].replace(/[()]/g, "")})`}`] }
   }
   const decoded = decodeRoutesFile(input)
   if (Result.isFailure(decoded)) {
     return {
       ok: false,
       errors: formatIssue(decoded.failure).issues.map((i) =>
-        `${where(input, (i.path ?? []).map((p) => (typeof p === "object" && p !== null ? p.key : p)))} ${friendly(i.message)}`
+        `${where(input, (i.path ?? []).map((p) => (typeof p === "object" && p !== null ? p.key : p)))}: ${friendly(i.message)}`
       )
     }
   }
@@ -68,14 +72,14 @@ export const decodeRoutes = (json: string, defaults: Pick<RouteSettings, "window
   const servedBy = new Map<string, string>()
   decoded.success.forEach((entry: RouteEntry, i) => {
     const label = `entry ${i + 1} (${entry.name})`
-    if (routes.some((r) => r.name === entry.name)) errors.push(`${label} name is already used by another entry`)
+    if (decoded.success.slice(0, i).some((other) => other.name === entry.name)) errors.push(`${label} name: already used by another entry`)
     for (const prefix of entry.prefixes) {
       const other = servedBy.get(prefix)
-      if (other !== undefined) errors.push(`${label} prefix ${prefix} is already served by ${other}`)
+      if (other !== undefined) errors.push(`${label} prefixes: ${prefix} is already served by ${other}`)
       else servedBy.set(prefix, entry.name)
     }
     const url = parseSmppUrl(entry.smpp_url)
-    if (!url.ok) errors.push(`${label} smpp_url ${url.why}`)
+    if (!url.ok) errors.push(`${label} smpp_url: ${url.why}`)
     else {
       routes.push({
         name: entry.name,
