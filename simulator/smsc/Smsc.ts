@@ -11,6 +11,7 @@
  */
 import { MutableList } from "effect"
 import smpp from "smpp"
+import { sendPdu } from "../../src/provider/smpp/SendPdu.ts"
 import type { MsgIdType } from "../../src/provider/smpp/SmppSettings.ts"
 import { behaviourOf, type Behaviour, ESME_ROK, ESME_RTHROTTLED } from "./Behaviour.ts"
 import { type Concatenation, concatenationOf, Reassembly } from "./Reassembly.ts"
@@ -235,7 +236,7 @@ export class Smsc {
       data_coding: 0,
       short_message: Buffer.from(text, "ascii")
     })
-    c.session.send(pdu)
+    sendPdu(c.session, pdu)
     c.deliveries.set(pdu.sequence_number, undefined)
     return true
   }
@@ -258,6 +259,7 @@ export class Smsc {
   }
 
   private accept(session: smpp.Session): void {
+    session.socket.setNoDelay(true)
     const c: Connection = { session, bound: false, closed: false, outstanding: 0, deliveries: new Map() }
     this.connections.add(c)
     session.on("pdu", (pdu) => this.receive(c, pdu))
@@ -292,7 +294,7 @@ export class Smsc {
   }
 
   private answer(c: Connection, pdu: smpp.PDU, status: number, fields: smpp.PduOptions = {}): void {
-    if (!c.closed) c.session.send(pdu.response({ ...fields, command_status: status }))
+    if (!c.closed) sendPdu(c.session, pdu.response({ ...fields, command_status: status }))
   }
 
   private bind(c: Connection, pdu: smpp.PDU): void {
@@ -450,7 +452,7 @@ export class Smsc {
     const copies = this.duplicateReceipts && job.attempts === 0 ? 2 : 1
     for (let i = 0; i < copies; i++) {
       const pdu = this.receiptPdu(job)
-      c.session.send(pdu)
+      sendPdu(c.session, pdu)
       c.deliveries.set(pdu.sequence_number, job)
       job.sentOn.push([c, pdu.sequence_number])
     }

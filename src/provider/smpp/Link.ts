@@ -8,6 +8,7 @@
  */
 import { Deferred, Effect, Redacted } from "effect"
 import smpp from "smpp"
+import { sendPdu } from "./SendPdu.ts"
 import type { SmscEndpoint } from "./SmppSettings.ts"
 import { describeStatus, Status } from "./Statuses.ts"
 
@@ -53,6 +54,8 @@ export class Link<L> {
   constructor(session: smpp.Session, handlers: LinkHandlers<L>) {
     this.session = session
     this.handlers = handlers
+    // PDUs are small and answered one by one: Nagle's algorithm would hold each for an ACK
+    session.socket.setNoDelay(true)
     session.on("connect", () => Deferred.doneUnsafe(this.connected, Effect.void))
     session.on("pdu", (pdu) => this.receive(pdu))
     // a socket error closes the socket; a PDU the package cannot parse leaves the session stuck: either way it is over
@@ -84,7 +87,7 @@ export class Link<L> {
     return Effect.callback<Answer>((resume) => {
       if (this.closedReason !== undefined) return resume(Effect.succeed(notWritten(false)))
       if (gate !== undefined && !gate()) return resume(Effect.succeed(notWritten(true)))
-      if (!this.session.send(pdu)) return resume(Effect.succeed(notWritten(false)))
+      if (!sendPdu(this.session, pdu)) return resume(Effect.succeed(notWritten(false)))
       const sequence = pdu.sequence_number
       const entry: Pending<L> = { resume: (answer) => resume(Effect.succeed(answer)), late }
       this.pending.set(sequence, entry)
@@ -94,7 +97,7 @@ export class Link<L> {
 
   /** Answers a request of the SMSC (a `deliver_sm`) with `status`, if the connection is still open. */
   respond(pdu: smpp.PDU, status: number): void {
-    if (this.closedReason === undefined) this.session.send(pdu.response({ command_status: status }))
+    if (this.closedReason === undefined) sendPdu(this.session, pdu.response({ command_status: status }))
   }
 
   /** Unbinds politely (waiting at most `timeoutMs` for `unbind_resp`), then closes; requests still waiting are Lost. */
