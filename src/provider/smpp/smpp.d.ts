@@ -63,7 +63,9 @@ declare module "smpp" {
       sequence_number?: number
     }
 
-    class PDU implements PduFields {
+    /** A PDU: its header, and the fields of its command (declared by merging with PduFields). */
+    interface PDU extends PduFields {}
+    class PDU {
       constructor(command: CommandName, options?: PduOptions)
       /** The command's name, `"unknown"` for an id the package does not know. */
       readonly command: string
@@ -74,24 +76,6 @@ declare module "smpp" {
       isResponse(): boolean
       /** The response PDU to this request, with its sequence number. */
       response(options?: PduOptions): PDU
-      system_id?: string
-      password?: string
-      interface_version?: number
-      source_addr_ton?: number
-      source_addr_npi?: number
-      source_addr?: string
-      dest_addr_ton?: number
-      dest_addr_npi?: number
-      destination_addr?: string
-      esm_class?: number
-      registered_delivery?: number
-      data_coding?: number
-      short_message?: Buffer | DecodedShortMessage
-      message_id?: string
-      message_state?: number
-      final_date?: string
-      error_code?: number
-      receipted_message_id?: string
     }
 
     class Session extends EventEmitter {

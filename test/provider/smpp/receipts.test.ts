@@ -42,46 +42,39 @@ describe("receipts", () => {
     }
   })
 
+  /** Sends to the delivered number and waits until `done`; the submit result. */
+  const deliveredOnce = (inbox: FakeInbox, done: () => boolean) =>
+    withProvider(testSettings([routeTo(smsc)]), inbox, (p) =>
+      Effect.gen(function*() {
+        const result = yield* p.submit(submission(testNumbers.delivered))
+        yield* until("the receipt's handling", done)
+        return refOf(result)
+      }))
+
   it("hands a receipt that arrives before its submit_sm_resp to the inbox, under the same ref", async () => {
     smsc.receiptBeforeResponse = true
     const inbox = new FakeInbox()
-    const result = await withProvider(testSettings([routeTo(smsc)]), inbox, (p) =>
-      Effect.gen(function*() {
-        const result = yield* p.submit(submission(testNumbers.delivered))
-        yield* until("the receipt", () => inbox.receipts.length === 1)
-        return result
-      }))
-    expect(inbox.receipts.map((r) => [r.providerRef, r.outcome])).toEqual([[refOf(result), "delivered"]])
-    expect(smsc.receiptAnswers).toEqual([{ id: idOf(refOf(result)), status: 0 }])
+    const ref = await deliveredOnce(inbox, () => inbox.receipts.length === 1)
+    expect(inbox.receipts.map((r) => [r.providerRef, r.outcome])).toEqual([[ref, "delivered"]])
+    expect(smsc.receiptAnswers).toEqual([{ id: idOf(ref), status: 0 }])
   })
 
   it("hands a repeated receipt to the inbox again and acknowledges both copies", async () => {
     smsc.duplicateReceipts = true
     const inbox = new FakeInbox()
-    const result = await withProvider(testSettings([routeTo(smsc)]), inbox, (p) =>
-      Effect.gen(function*() {
-        const result = yield* p.submit(submission(testNumbers.delivered))
-        yield* until("both answers", () => smsc.receiptAnswers.length === 2)
-        return result
-      }))
-    expect(inbox.receipts.map((r) => r.providerRef)).toEqual([refOf(result), refOf(result)])
-    expect(smsc.receiptAnswers).toEqual([{ id: idOf(refOf(result)), status: 0 }, { id: idOf(refOf(result)), status: 0 }])
+    const ref = await deliveredOnce(inbox, () => smsc.receiptAnswers.length === 2)
+    expect(inbox.receipts.map((r) => r.providerRef)).toEqual([ref, ref])
+    expect(smsc.receiptAnswers).toEqual([{ id: idOf(ref), status: 0 }, { id: idOf(ref), status: 0 }])
   })
 
   it("answers 0x64 while the inbox cannot store a receipt, and stores it when the SMSC sends it again", async () => {
     const inbox = new FakeInbox()
     inbox.refuseReceipts = 2
-    const result = await withProvider(testSettings([routeTo(smsc)]), inbox, (p) =>
-      Effect.gen(function*() {
-        const result = yield* p.submit(submission(testNumbers.delivered))
-        yield* until("the stored receipt", () => inbox.receipts.length === 1)
-        yield* until("its acknowledgement", () => smsc.receiptAnswers.length === 3)
-        return result
-      }))
-    const id = idOf(refOf(result))
+    const ref = await deliveredOnce(inbox, () => inbox.receipts.length === 1 && smsc.receiptAnswers.length === 3)
+    const id = idOf(ref)
     expect(smsc.receiptAnswers).toEqual([{ id, status: 0x64 }, { id, status: 0x64 }, { id, status: 0 }])
     expect(inbox.refusedReceipts).toBe(2)
-    expect(inbox.receipts.map((r) => r.providerRef)).toEqual([refOf(result)])
+    expect(inbox.receipts.map((r) => r.providerRef)).toEqual([ref])
   })
 
   it("acknowledges a mobile-originated message, logs it without the number and hands nothing to the inbox", async () => {
