@@ -1,9 +1,9 @@
 /**
  * What the SMSC simulator does with a `submit_sm`, by recipient (contract section 8): the
  * in-process simulator's test numbers (section 5) reproduced over SMPP. Any other number is
- * accepted at once, then delivered.
+ * accepted at once, then delivered. The numbers are written out here rather than imported, so
+ * that the standalone SMSC does not load the in-process simulator (and its database code).
  */
-import { testNumbers } from "../Simulator.ts"
 
 export interface Behaviour {
   /** The `submit_sm_resp` status. */
@@ -20,15 +20,15 @@ export const ESME_RSUBMITFAIL = 0x45
 export const ESME_RTHROTTLED = 0x58
 
 const byNumber: ReadonlyMap<string, Behaviour> = new Map<string, Behaviour>([
-  [testNumbers.delivered, { status: ESME_ROK, answer: "now", receipt: "DELIVRD" }],
-  [testNumbers.undeliverable, { status: ESME_ROK, answer: "now", receipt: "UNDELIV" }],
-  [testNumbers.rejected, { status: ESME_RSUBMITFAIL, answer: "now", receipt: "none" }],
-  [testNumbers.unknownThenAccepted, { status: ESME_ROK, answer: "late", receipt: "DELIVRD" }],
-  [testNumbers.unreachable, { status: ESME_RTHROTTLED, answer: "now", receipt: "none" }],
-  [testNumbers.acceptedNoReceipt, { status: ESME_ROK, answer: "now", receipt: "none" }],
-  [testNumbers.slow, { status: ESME_ROK, answer: "slow", receipt: "DELIVRD" }],
-  [testNumbers.unknownNeverReceived, { status: ESME_RSYSERR, answer: "late", receipt: "none" }],
-  [testNumbers.unknownForGood, { status: ESME_ROK, answer: "never", receipt: "none" }]
+  ["+261340000001", { status: ESME_ROK, answer: "now", receipt: "DELIVRD" }],
+  ["+261340000002", { status: ESME_ROK, answer: "now", receipt: "UNDELIV" }],
+  ["+261340000003", { status: ESME_RSUBMITFAIL, answer: "now", receipt: "none" }],
+  ["+261340000004", { status: ESME_ROK, answer: "late", receipt: "DELIVRD" }],
+  ["+261340000005", { status: ESME_RTHROTTLED, answer: "now", receipt: "none" }],
+  ["+261340000006", { status: ESME_ROK, answer: "now", receipt: "none" }],
+  ["+261340000007", { status: ESME_ROK, answer: "slow", receipt: "DELIVRD" }],
+  ["+261340000008", { status: ESME_RSYSERR, answer: "late", receipt: "none" }],
+  ["+261340000009", { status: ESME_ROK, answer: "never", receipt: "none" }]
 ])
 
 const otherwise: Behaviour = { status: ESME_ROK, answer: "now", receipt: "DELIVRD" }
