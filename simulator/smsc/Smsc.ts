@@ -150,6 +150,8 @@ export class Smsc {
   duplicateReceipts = false
   /** Send a message's receipt before its `submit_sm_resp` (right away, on the same connection). */
   receiptBeforeResponse = false
+  /** Answer `enquire_link` (off: a connection that looks alive but is not). */
+  answerEnquireLinks = true
 
   // what it received and measured
   /** Every `submit_sm` received, oldest first (beyond 200,000, the older half is forgotten). */
@@ -164,6 +166,8 @@ export class Smsc {
   receiptsSent = 0
   binds = 0
   bindsRefused = 0
+  /** `enquire_link` received. */
+  enquireLinks = 0
   /** Most `submit_sm` ever awaiting their answer on one connection. */
   maxOutstanding = 0
   /** Most `submit_sm` received in any 1 s window, over all connections. */
@@ -284,7 +288,8 @@ export class Smsc {
       case "deliver_sm_resp":
         return this.receiptAnswered(c, pdu)
       case "enquire_link":
-        return this.answer(c, pdu, ESME_ROK)
+        this.enquireLinks++
+        return this.answerEnquireLinks ? this.answer(c, pdu, ESME_ROK) : undefined
       case "unbind":
         this.answer(c, pdu, ESME_ROK)
         return c.session.close()

@@ -149,6 +149,28 @@ describe("refused bind", () => {
   })
 })
 
+describe("keeping the bind alive", () => {
+  it("sends enquire_link every interval and stays bound", async () => {
+    const settings = testSettings([routeTo(smsc)])
+    const health = await withProvider({ ...settings, timing: { ...settings.timing, enquireLinkIntervalMs: 50 } }, new FakeInbox(), (p) =>
+      Effect.gen(function*() {
+        yield* until("three enquire_link", () => smsc.enquireLinks >= 3)
+        return yield* p.health
+      }))
+    expect(health[0]!.connected).toBe(true)
+    expect(smsc.binds).toBe(1)
+  })
+
+  it("closes a connection that does not answer enquire_link, and binds again", async () => {
+    smsc.answerEnquireLinks = false
+    const logs: Array<string> = []
+    const settings = testSettings([routeTo(smsc)], { responseTimeoutMs: 200 })
+    await withProvider({ ...settings, timing: { ...settings.timing, enquireLinkIntervalMs: 50 } }, new FakeInbox(), () =>
+      until("a second bind", () => smsc.binds >= 2), logs)
+    expect(logs.some((l) => l.includes("lost (no enquire_link_resp within 200 ms)"))).toBe(true)
+  })
+})
+
 describe("health", () => {
   it("says bound, with the address and the account", async () => {
     const health = await withProvider(testSettings([routeTo(smsc)]), new FakeInbox(), (p) =>
