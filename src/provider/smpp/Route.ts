@@ -108,7 +108,10 @@ export class Route {
         self.detail = `connecting to ${self.label}`
         const opened = yield* Effect.result(openLink(self.settings.endpoint, self.handlers, self.responseTimeoutMs))
         let problem: string
-        if (opened._tag === "Success") {
+        if (opened._tag === "Success" && !opened.success.isOpen) {
+          // closed between its bind answer and now: onClosed could not forget it, so it is never published
+          problem = `connection to ${self.label} lost right after the bind`
+        } else if (opened._tag === "Success") {
           const link = opened.success
           const boundAtMs = self.clock.currentTimeMillisUnsafe()
           self.link = link
