@@ -3,6 +3,10 @@
  * start with one line naming the variable (contract section 1).
  */
 import { Context, Layer, Redacted } from "effect"
+import { readFileSync } from "node:fs"
+import { boolean, type Env, type Field, integer, oneOf, present, text, valueOf } from "./EnvFields.ts"
+import { decodeSmppSettings } from "./provider/smpp/SmppConfig.ts"
+import type { SmppSettings } from "./provider/smpp/SmppSettings.ts"
 
 export type LogLevelName = "debug" | "info" | "warn" | "error"
 
@@ -14,7 +18,9 @@ export interface AppConfigShape {
   readonly dataDir: string
   /** Operator token; undefined means "generate one at start and print it". */
   readonly adminToken: Redacted.Redacted<string> | undefined
-  readonly provider: "simulator"
+  readonly provider: "simulator" | "smpp"
+  /** The SMSCs and their settings; present exactly when `provider` is smpp. */
+  readonly smpp: SmppSettings | undefined
   readonly simulatorReceiptDelayMs: number
   readonly simulatorSlowMs: number
   readonly verifyIntervalMs: number
@@ -31,37 +37,6 @@ export interface AppConfigShape {
 }
 
 export class AppConfig extends Context.Service<AppConfig, AppConfigShape>()("sms/AppConfig") {}
-
-type Env = Readonly<Record<string, string | undefined>>
-type Field<A> = { readonly ok: true; readonly value: A } | { readonly ok: false; readonly line: string }
-
-const present = (env: Env, name: string): string | undefined => {
-  const raw = env[name]
-  return raw === undefined || raw.trim() === "" ? undefined : raw.trim()
-}
-
-const integer = (env: Env, name: string, fallback: number, min: number, max: number): Field<number> => {
-  const raw = present(env, name)
-  if (raw === undefined) return { ok: true, value: fallback }
-  const n = /^\d+$/.test(raw) ? Number(raw) : Number.NaN
-  return Number.isSafeInteger(n) && n >= min && n <= max
-    ? { ok: true, value: n }
-    : { ok: false, line: `${name} must be an integer from ${min} to ${max} (got "${raw}")` }
-}
-
-const oneOf = <const A extends string>(env: Env, name: string, fallback: A, allowed: ReadonlyArray<A>): Field<A> => {
-  const raw = present(env, name)
-  if (raw === undefined) return { ok: true, value: fallback }
-  const found = allowed.find((a) => a === raw.toLowerCase())
-  return found !== undefined
-    ? { ok: true, value: found }
-    : { ok: false, line: `${name} must be one of ${allowed.join(", ")} (got "${raw}")` }
-}
-
-const boolean = (env: Env, name: string, fallback: boolean): Field<boolean> => {
-  const raw = oneOf(env, name, fallback ? "true" : "false", ["true", "false", "1", "0", "yes", "no"])
-  return raw.ok ? { ok: true, value: ["true", "1", "yes"].includes(raw.value) } : raw
-}
 
 const databaseUrl = (env: Env): Field<Redacted.Redacted<string> | undefined> => {
   const raw = present(env, "DATABASE_URL")
@@ -97,18 +72,18 @@ const serviceName = (env: Env): Field<string> => {
     : { ok: false, line: "OTEL_SERVICE_NAME must be at most 255 printable ASCII characters" }
 }
 
-/** Decodes the environment; on failure returns one line per bad variable. */
-export const decodeConfig = (env: Env): { readonly ok: true; readonly config: AppConfigShape } | {
+/** Decodes the environment (reading the SMPP routing file through `readText`); on failure returns one line per bad variable. */
+export const decodeConfig = (env: Env, readText: (path: string) => string = (path) => readFileSync(path, "utf8")): { readonly ok: true; readonly config: AppConfigShape } | {
   readonly ok: false
   readonly errors: ReadonlyArray<string>
 } => {
   const fields = {
     port: integer(env, "PORT", 8080, 1, 65535),
-    host: { ok: true, value: present(env, "HOST") ?? "127.0.0.1" } as Field<string>,
+    host: text(env, "HOST", "127.0.0.1"),
     databaseUrl: databaseUrl(env),
-    dataDir: { ok: true, value: present(env, "SMS_DATA_DIR") ?? "./.data" } as Field<string>,
+    dataDir: text(env, "SMS_DATA_DIR", "./.data"),
     adminToken: adminToken(env),
-    provider: oneOf(env, "SMS_PROVIDER", "simulator", ["simulator"]),
+    provider: oneOf(env, "SMS_PROVIDER", "simulator", ["simulator", "smpp"]),
     simulatorReceiptDelayMs: integer(env, "SMS_SIMULATOR_RECEIPT_DELAY_MS", 2000, 0, 86_400_000),
     simulatorSlowMs: integer(env, "SMS_SIMULATOR_SLOW_MS", 3000, 0, 600_000),
     verifyIntervalMs: integer(env, "SMS_VERIFY_INTERVAL_MS", 5000, 10, 86_400_000),
@@ -119,27 +94,36 @@ export const decodeConfig = (env: Env): { readonly ok: true; readonly config: Ap
     otelServiceName: serviceName(env),
     metricsRecountIntervalMs: integer(env, "SMS_METRICS_RECOUNT_INTERVAL_MS", 300_000, 0, 86_400_000)
   }
-  const errors = Object.values(fields).flatMap((f) => (f.ok ? [] : [f.line]))
-  if (errors.length > 0) return { ok: false, errors }
-  const value = <A>(f: Field<A>): A => (f as { readonly value: A }).value
+  const smpp = fields.provider.ok ? decodeSmppSettings(env, fields.provider.value, readText) : undefined
+  // the test clock drives the simulator's time; a real provider keeps its own
+  const combination = fields.clock.ok && fields.clock.value === "test" && fields.provider.ok && fields.provider.value !== "simulator"
+    ? ["SMS_CLOCK=test works only with SMS_PROVIDER=simulator"]
+    : []
+  const errors = [
+    ...Object.values(fields).flatMap((f) => (f.ok ? [] : [f.line])),
+    ...(smpp?.ok === false ? smpp.errors : []),
+    ...combination
+  ]
+  if (errors.length > 0 || smpp === undefined || !smpp.ok) return { ok: false, errors }
   return {
     ok: true,
     config: {
-      port: value(fields.port),
-      host: value(fields.host),
-      databaseUrl: value(fields.databaseUrl),
-      dataDir: value(fields.dataDir),
-      adminToken: value(fields.adminToken),
-      provider: value(fields.provider),
-      simulatorReceiptDelayMs: value(fields.simulatorReceiptDelayMs),
-      simulatorSlowMs: value(fields.simulatorSlowMs),
-      verifyIntervalMs: value(fields.verifyIntervalMs),
-      schedulerEnabled: value(fields.schedulerEnabled),
-      logLevel: value(fields.logLevel),
-      clock: value(fields.clock),
-      otlpEndpoint: value(fields.otlpEndpoint),
-      otelServiceName: value(fields.otelServiceName),
-      metricsRecountIntervalMs: value(fields.metricsRecountIntervalMs)
+      port: valueOf(fields.port),
+      host: valueOf(fields.host),
+      databaseUrl: valueOf(fields.databaseUrl),
+      dataDir: valueOf(fields.dataDir),
+      adminToken: valueOf(fields.adminToken),
+      provider: valueOf(fields.provider),
+      smpp: smpp.value,
+      simulatorReceiptDelayMs: valueOf(fields.simulatorReceiptDelayMs),
+      simulatorSlowMs: valueOf(fields.simulatorSlowMs),
+      verifyIntervalMs: valueOf(fields.verifyIntervalMs),
+      schedulerEnabled: valueOf(fields.schedulerEnabled),
+      logLevel: valueOf(fields.logLevel),
+      clock: valueOf(fields.clock),
+      otlpEndpoint: valueOf(fields.otlpEndpoint),
+      otelServiceName: valueOf(fields.otelServiceName),
+      metricsRecountIntervalMs: valueOf(fields.metricsRecountIntervalMs)
     }
   }
 }

@@ -5,7 +5,9 @@
  * or 70 units; a longer text is split into segments of 153 septets or 67 units, and a split never
  * cuts an escape pair or a surrogate pair, so counting simulates the split instead of dividing.
  *
- * Pure and allocation-light: the tables are built once, and a count is two passes over the text.
+ * The same tables and split encode a text for sending (`encodeSegments`), so a provider adapter
+ * cuts exactly where the count was made. Pure and allocation-light: the tables are built once,
+ * and a count is two passes over the text.
  */
 
 /** The two SMS encodings a text can be sent in. */
@@ -37,14 +39,23 @@ const GSM_BASIC =
 
 /** GSM 03.38 extension table: each is sent as ESC + character, two septets. */
 const GSM_EXTENSION = "\f^{}\\[~]|€"
+/** The code each extension character has after the escape, in the order of GSM_EXTENSION. */
+const GSM_EXTENSION_CODES = [0x0a, 0x14, 0x28, 0x29, 0x2f, 0x3c, 0x3d, 0x3e, 0x40, 0x65]
+const GSM_ESCAPE = 0x1b
 
-/** Septet cost by UTF-16 code unit: 1 for the basic set, 2 for the extension table, absent otherwise. */
-const septetCost: ReadonlyMap<number, 1 | 2> = (() => {
-  const m = new Map<number, 1 | 2>()
-  for (let i = 0; i < GSM_BASIC.length; i++) m.set(GSM_BASIC.charCodeAt(i), 1)
-  for (let i = 0; i < GSM_EXTENSION.length; i++) m.set(GSM_EXTENSION.charCodeAt(i), 2)
+/**
+ * The septet of every UTF-16 code unit GSM-7 can carry: its basic-set value, or `0x1B00 | code`
+ * for an extension character (so a value above 0xFF costs two septets). Absent: not GSM-7.
+ */
+const gsmSeptet: ReadonlyMap<number, number> = (() => {
+  const m = new Map<number, number>()
+  // GSM_BASIC skips the escape (0x1B), so the characters after it sit one septet further
+  for (let i = 0; i < GSM_BASIC.length; i++) m.set(GSM_BASIC.charCodeAt(i), i < GSM_ESCAPE ? i : i + 1)
+  for (let i = 0; i < GSM_EXTENSION.length; i++) m.set(GSM_EXTENSION.charCodeAt(i), (GSM_ESCAPE << 8) | GSM_EXTENSION_CODES[i]!)
   return m
 })()
+
+const septetCost = (septet: number): 1 | 2 => (septet > 0xff ? 2 : 1)
 
 const GSM_SINGLE = 160
 const GSM_MULTI = 153
@@ -56,15 +67,17 @@ const isLow = (u: number): boolean => u >= 0xdc00 && u <= 0xdfff
 
 /**
  * Greedy split into segments of at most `capacity`, never cutting an escape pair (GSM-7) or a
- * surrogate pair (UCS-2): a two-unit item that does not fit opens the next segment.
+ * surrogate pair (UCS-2): a two-unit item that does not fit opens the next segment. Returns the
+ * index in `text` where each segment starts.
  */
-const splitCount = (text: string, encoding: Encoding, capacity: number): number => {
-  let segments = 1
+const segmentStarts = (text: string, encoding: Encoding, capacity: number): Array<number> => {
+  const starts = [0]
   let used = 0
   for (let i = 0; i < text.length; i++) {
+    const start = i
     let cost: number
     if (encoding === "GSM-7") {
-      cost = septetCost.get(text.charCodeAt(i))!
+      cost = septetCost(gsmSeptet.get(text.charCodeAt(i))!)
     } else if (isHigh(text.charCodeAt(i)) && i + 1 < text.length && isLow(text.charCodeAt(i + 1))) {
       cost = 2
       i++
@@ -72,12 +85,12 @@ const splitCount = (text: string, encoding: Encoding, capacity: number): number 
       cost = 1
     }
     if (used + cost > capacity) {
-      segments++
+      starts.push(start)
       used = 0
     }
     used += cost
   }
-  return segments
+  return starts
 }
 
 /** Counts the encoding, units and segments of an SMS text (empty text needs 0 segments). */
@@ -87,9 +100,9 @@ export const countSegments = (text: string): SegmentCount => {
   let seen: Set<string> | undefined
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i)
-    const cost = septetCost.get(code)
-    if (cost !== undefined) {
-      septets += cost
+    const septet = gsmSeptet.get(code)
+    if (septet !== undefined) {
+      septets += septetCost(septet)
       continue
     }
     const pair = isHigh(code) && i + 1 < text.length && isLow(text.charCodeAt(i + 1))
@@ -104,12 +117,58 @@ export const countSegments = (text: string): SegmentCount => {
   }
 
   if (forced === undefined) {
-    const segments = septets === 0 ? 0 : septets <= GSM_SINGLE ? 1 : splitCount(text, "GSM-7", GSM_MULTI)
+    const segments = septets === 0 ? 0 : septets <= GSM_SINGLE ? 1 : segmentStarts(text, "GSM-7", GSM_MULTI).length
     return { encoding: "GSM-7", units: septets, segments, forcedBy: [] }
   }
   const units = text.length
-  const segments = units <= UCS2_SINGLE ? 1 : splitCount(text, "UCS-2", UCS2_MULTI)
+  const segments = units <= UCS2_SINGLE ? 1 : segmentStarts(text, "UCS-2", UCS2_MULTI).length
   return { encoding: "UCS-2", units, segments, forcedBy: forced }
+}
+
+/** A text cut into its segments exactly where `countSegments` counts them, each encoded for the air. */
+export interface EncodedSegments {
+  readonly encoding: Encoding
+  /** GSM-7: one septet per octet, an extension character as 0x1B and its code; UCS-2: UTF-16 big-endian. */
+  readonly segments: ReadonlyArray<Uint8Array>
+}
+
+const encodeGsm7 = (text: string, septets: number): Uint8Array => {
+  const out = new Uint8Array(septets)
+  let o = 0
+  for (let i = 0; i < text.length; i++) {
+    const septet = gsmSeptet.get(text.charCodeAt(i))!
+    if (septet > 0xff) out[o++] = GSM_ESCAPE
+    out[o++] = septet & 0xff
+  }
+  return out
+}
+
+const encodeUcs2 = (text: string): Uint8Array => {
+  const out = new Uint8Array(text.length * 2)
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i)
+    out[2 * i] = unit >> 8
+    out[2 * i + 1] = unit & 0xff
+  }
+  return out
+}
+
+const septetsOf = (text: string): number => {
+  let n = 0
+  for (let i = 0; i < text.length; i++) n += septetCost(gsmSeptet.get(text.charCodeAt(i))!)
+  return n
+}
+
+/** Encodes a text (at least one character) in the encoding `countSegments` picks, one byte array per segment it counts. */
+export const encodeSegments = (text: string): EncodedSegments => {
+  const count = countSegments(text)
+  const gsm = count.encoding === "GSM-7"
+  const starts = count.segments <= 1 ? [0] : segmentStarts(text, count.encoding, gsm ? GSM_MULTI : UCS2_MULTI)
+  const segments = starts.map((start, k) => {
+    const chunk = text.slice(start, starts[k + 1] ?? text.length)
+    return gsm ? encodeGsm7(chunk, septetsOf(chunk)) : encodeUcs2(chunk)
+  })
+  return { encoding: count.encoding, segments }
 }
 
 const MAX_LISTED = 10

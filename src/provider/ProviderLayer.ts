@@ -7,12 +7,15 @@ import { Effect, Layer } from "effect"
 import { SimulatorLive } from "../../simulator/Simulator.ts"
 import { AppConfig } from "../Config.ts"
 import { MeteredProvider } from "./Metered.ts"
+import { SmppProviderLive } from "./smpp/SmppProvider.ts"
 
 const Adapter = Layer.unwrap(Effect.map(AppConfig, (c) =>
-  SimulatorLive({
-    receiptDelayMs: c.simulatorReceiptDelayMs,
-    slowMs: c.simulatorSlowMs,
-    autonomous: c.clock !== "test"
-  })))
+  c.provider === "smpp" && c.smpp !== undefined
+    ? SmppProviderLive(c.smpp)
+    : SimulatorLive({
+      receiptDelayMs: c.simulatorReceiptDelayMs,
+      slowMs: c.simulatorSlowMs,
+      autonomous: c.clock !== "test"
+    })))
 
 export const ProviderLive = MeteredProvider.pipe(Layer.provideMerge(Adapter))

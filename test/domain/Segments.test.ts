@@ -1,6 +1,6 @@
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { countSegments, describeSegments, maxSegments } from "../../src/domain/Segments.ts"
+import { countSegments, describeSegments, encodeSegments, maxSegments } from "../../src/domain/Segments.ts"
 import type { SegmentCount } from "../../src/domain/Segments.ts"
 
 // Independent copy of the GSM 03.38 tables, written out per row so a typo in either copy shows up.
@@ -293,5 +293,45 @@ describe("countSegments: properties", () => {
         expect(segments).toBeGreaterThanOrEqual(naive)
       })
     )
+  })
+})
+
+// GSM 03.38 code of each character, written out independently: the row tables above with the
+// escape put back at 0x1B, and the extension characters' codes after the escape.
+const septetOf: ReadonlyMap<string, ReadonlyArray<number>> = new Map<string, ReadonlyArray<number>>([
+  ...[...basic.slice(0, 27), "\u001b", ...basic.slice(27)].map((c, code) => [c, [code]] as const).filter(([c]) => c !== "\u001b"),
+  ...([["\f", 0x0a], ["^", 0x14], ["{", 0x28], ["}", 0x29], ["\\", 0x2f], ["[", 0x3c], ["~", 0x3d], ["]", 0x3e], ["|", 0x40], ["€", 0x65]] as const)
+    .map(([c, code]) => [c, [0x1b, code]] as const)
+])
+const referenceBytes = (chunk: string, encoding: string): Array<number> =>
+  encoding === "GSM-7"
+    ? Array.from(chunk).flatMap((c) => [...septetOf.get(c)!])
+    : Array.from({ length: chunk.length }, (_, i) => [chunk.charCodeAt(i) >> 8, chunk.charCodeAt(i) & 0xff]).flat()
+
+describe("encodeSegments", () => {
+  it("cuts where the count cuts and encodes each segment (GSM-7 unpacked septets, UCS-2 big-endian)", () => {
+    fc.assert(
+      fc.property(fc.oneof(gsmText, ucs2Text).filter((t) => t.length > 0), (t) => {
+        const ref = referenceSegments(t)
+        const got = encodeSegments(t)
+        expect(got.encoding).toBe(ref.encoding)
+        expect(got.segments.map((s) => Array.from(s))).toEqual(ref.chunks.map((c) => referenceBytes(c, ref.encoding)))
+      }),
+      { numRuns: 300 }
+    )
+  })
+
+  it("writes an extension character as the escape and its code, never split across segments", () => {
+    const { segments } = encodeSegments(rep("a", 152) + "€" + rep("a", 152))
+    expect(segments.map((s) => s.length)).toEqual([152, 153, 1])
+    expect(Array.from(segments[1]!.slice(0, 2))).toEqual([0x1b, 0x65])
+    expect(Array.from(encodeSegments("@Δ_ÆÉ{").segments[0]!)).toEqual([0x00, 0x10, 0x11, 0x1c, 0x1f, 0x1b, 0x28])
+  })
+
+  it("keeps a surrogate pair whole in UCS-2", () => {
+    const { encoding, segments } = encodeSegments(rep("ж", 66) + emoji + rep("ж", 65))
+    expect(encoding).toBe("UCS-2")
+    expect(segments.map((s) => s.length)).toEqual([132, 134])
+    expect(Array.from(segments[1]!.slice(0, 4))).toEqual([0xd8, 0x3d, 0xde, 0x00])
   })
 })

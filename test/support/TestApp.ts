@@ -45,6 +45,7 @@ export const testConfig = (overrides: Partial<AppConfigShape> = {}): AppConfigSh
   dataDir: "memory://",
   adminToken: Redacted.make(adminToken),
   provider: "simulator",
+  smpp: undefined,
   simulatorReceiptDelayMs: 2000,
   simulatorSlowMs: 3000,
   verifyIntervalMs: 5000,

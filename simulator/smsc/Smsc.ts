@@ -1,0 +1,515 @@
+/**
+ * The SMSC simulator: a standalone SMPP 3.4 server (the `smpp` package's server) that behaves
+ * like an operator's SMSC by recipient (contract section 8, Behaviour.ts): it binds
+ * transceivers, answers `submit_sm` (at once, slowly, late or never), reassembles concatenated
+ * messages, answers `query_sm`, and sends delivery receipts again (after `receiptRetryMs`, then
+ * with backoff, across reconnections) until a `deliver_sm_resp` with status 0 comes back.
+ *
+ * Its state lives in memory for as long as the object does, whatever happens to the service's
+ * connections or to the listening socket (`stop` / `restart`): it is the provider's side. Tests
+ * drive it through knobs and read what it received and measured.
+ */
+import { MutableList } from "effect"
+import smpp from "smpp"
+import { sendPdu } from "../../src/provider/smpp/SendPdu.ts"
+import type { MsgIdType } from "../../src/provider/smpp/SmppSettings.ts"
+import { behaviourOf, type Behaviour, ESME_ROK, ESME_RTHROTTLED } from "./Behaviour.ts"
+import { type Concatenation, concatenationOf, Reassembly } from "./Reassembly.ts"
+import { Timeline } from "./Timeline.ts"
+
+export interface SmscOptions {
+  /** Address to listen on; `0.0.0.0` inside a container network. */
+  readonly host: string
+  /** 0 picks a free port (tests). */
+  readonly port: number
+  readonly systemId: string
+  readonly password: string
+  /** Delay between taking a message (its answer) and its receipt. */
+  readonly receiptDelayMs: number
+  /** Answer delay of the slow number. */
+  readonly slowMs: number
+  /** Answer delay of the late numbers. */
+  readonly lateMs: number
+  /** First re-send of an unacknowledged receipt; it doubles each time, up to 16 times this. */
+  readonly receiptRetryMs: number
+  /** Told of binds, refusals and closed connections. */
+  readonly log?: (event: string, fields: Readonly<Record<string, string | number>>) => void
+}
+
+export const defaultSmscOptions: SmscOptions = {
+  host: "127.0.0.1",
+  port: 2775,
+  systemId: "sim",
+  password: "sim",
+  receiptDelayMs: 2000,
+  slowMs: 3000,
+  lateMs: 12_000,
+  receiptRetryMs: 5000
+}
+
+/** One `submit_sm` as the simulator received it. */
+export interface ReceivedSubmit {
+  /** E.164, with `+`. */
+  readonly to: string
+  readonly from: string
+  readonly sourceTon: number
+  readonly sourceNpi: number
+  readonly destTon: number
+  readonly destNpi: number
+  readonly esmClass: number
+  readonly registeredDelivery: number
+  readonly dataCoding: number
+  /** This part's text, decoded by its data_coding (GSM 03.38 or UCS-2). */
+  readonly text: string
+  readonly concatenation: Concatenation | undefined
+}
+
+/** A message the simulator took (every part answered status 0), reassembled. */
+export interface SmscMessage extends Omit<ReceivedSubmit, "text" | "concatenation" | "esmClass"> {
+  /** The ids given to its parts, in order; the first is the message's id. */
+  readonly ids: ReadonlyArray<number>
+  readonly text: string
+  readonly parts: number
+  /** SMPP message_state: 1 ENROUTE until its receipt, then 2 DELIVERED or 5 UNDELIVERABLE. */
+  state: number
+}
+
+/** A `deliver_sm_resp` the simulator got for a receipt. */
+export interface ReceiptAnswer {
+  /** The receipted message's id as the receipt wrote it. */
+  readonly id: string
+  readonly status: number
+}
+
+interface Connection {
+  readonly session: smpp.Session
+  bound: boolean
+  closed: boolean
+  /** `submit_sm` received and not answered yet. */
+  outstanding: number
+  /** Receipts (or mobile-originated messages, without a job) sent on it and not answered yet, by sequence number. */
+  readonly deliveries: Map<number, ReceiptJob | undefined>
+}
+
+interface ReceiptJob {
+  readonly message: SmscMessage
+  readonly word: "DELIVRD" | "UNDELIV"
+  attempts: number
+  acked: boolean
+  waiting: boolean
+  /** Where its last copies went, so that a re-send frees their place. */
+  sentOn: Array<readonly [Connection, number]>
+}
+
+const ESME_RINVBNDSTS = 0x04
+const ESME_RALYBND = 0x05
+const ESME_RBINDFAIL = 0x0d
+const ESME_RINVPASWD = 0x0e
+const ESME_RINVSYSID = 0x0f
+const ESME_RINVCMDID = 0x03
+const ESME_RQUERYFAIL = 0x67
+
+const STATE_ENROUTE = 1
+const STATE_DELIVERED = 2
+const STATE_UNDELIVERABLE = 5
+
+/** Receipts awaiting their answer on one connection, at most (an SMSC's window). */
+const deliveryWindow = 64
+const receivedKeptMax = 200_000
+const firstMessageId = 1_000_000_000
+
+const e164 = (addr: string | undefined): string => `+${(addr ?? "").replace(/^\+/, "")}`
+
+/** `YYMMDDhhmm` in UTC, as receipts write their dates. */
+const receiptDate = (d: Date): string => d.toISOString().replace(/^\d\d(\d\d)-(\d\d)-(\d\d)T(\d\d):(\d\d).*$/, "$1$2$3$4$5")
+
+export class Smsc {
+  private readonly options: SmscOptions
+  private readonly server: smpp.Server
+  private readonly timeline = new Timeline()
+  private readonly connections = new Set<Connection>()
+  private readonly byId = new Map<number, SmscMessage>()
+  private readonly reassembly = new Reassembly<{ readonly part: ReceivedSubmit; readonly id: number }>(10_000)
+  private readonly waiting = MutableList.make<ReceiptJob>()
+  private readonly arrivals: Array<number> = []
+  private arrivalsHead = 0
+  private nextId = firstMessageId
+  private throttleLeft = 0
+  private listeningPort: number
+
+  // knobs
+  /** Answer every bind with 0x0D ESME_RBINDFAIL. */
+  refuseBinds = false
+  /** How ids are written in answers and receipts (the `msg_id_type` the adapter must be told). */
+  idFormat: MsgIdType = "exact"
+  /** Extra delay of every answer the table sends at once (to let a window fill up). */
+  responseDelayMs = 0
+  /** Whether receipts carry the `receipted_message_id` and `message_state` TLVs besides their text. */
+  receiptTlvs = true
+  /** Send each receipt twice at its first sending. */
+  duplicateReceipts = false
+  /** Send a message's receipt before its `submit_sm_resp` (right away, on the same connection). */
+  receiptBeforeResponse = false
+  /** Answer `enquire_link` (off: a connection that looks alive but is not). */
+  answerEnquireLinks = true
+
+  // what it received and measured
+  /** Every `submit_sm` received, oldest first (beyond 200,000, the older half is forgotten). */
+  readonly received: Array<ReceivedSubmit> = []
+  /** Every message taken, reassembled, in the order its last part came. */
+  readonly messages: Array<SmscMessage> = []
+  /** Every answer to a receipt, in order. */
+  readonly receiptAnswers: Array<ReceiptAnswer> = []
+  /** The status of every answer to a mobile-originated message, in order. */
+  readonly mobileOriginatedAnswers: Array<number> = []
+  /** Receipts sent, copies and re-sends included. */
+  receiptsSent = 0
+  binds = 0
+  bindsRefused = 0
+  /** `enquire_link` received. */
+  enquireLinks = 0
+  /** Most `submit_sm` ever awaiting their answer on one connection. */
+  maxOutstanding = 0
+  /** Most `submit_sm` received in any 1 s window, over all connections. */
+  maxPerSecond = 0
+
+  private constructor(options: SmscOptions) {
+    this.options = options
+    this.listeningPort = options.port
+    this.server = smpp.createServer({}, (session) => this.accept(session))
+  }
+
+  /** Starts a simulator listening on `options.port` (0: a free one). */
+  static async start(options: Partial<SmscOptions> = {}): Promise<Smsc> {
+    const smsc = new Smsc({ ...defaultSmscOptions, ...options })
+    await smsc.listen()
+    return smsc
+  }
+
+  /** The port it listens (or listened) on. */
+  get port(): number {
+    return this.listeningPort
+  }
+
+  /** `smpp://<system_id>:<password>@127.0.0.1:<port>` with its credentials, or others. */
+  url(systemId = this.options.systemId, password = this.options.password): string {
+    return `smpp://${encodeURIComponent(systemId)}:${encodeURIComponent(password)}@127.0.0.1:${this.port}`
+  }
+
+  /** Stops listening and closes every connection; what it took and owes (receipts) is kept. */
+  stop(): Promise<void> {
+    return new Promise((resolve) => {
+      this.server.close(() => resolve())
+      for (const c of this.connections) c.session.destroy()
+    })
+  }
+
+  /** Listens again on the same port after `stop`. */
+  restart(): Promise<void> {
+    return this.listen()
+  }
+
+  /** Stops and forgets every pending answer and receipt (end of a test). */
+  async dispose(): Promise<void> {
+    this.timeline.clear()
+    await this.stop()
+  }
+
+  /** Closes every connection now (the server keeps listening). */
+  dropConnections(): void {
+    for (const c of this.connections) c.session.destroy()
+  }
+
+  /** Answers the next `n` submit_sm with 0x58 ESME_RTHROTTLED, whatever their recipient. */
+  throttleNext(n: number): void {
+    this.throttleLeft = n
+  }
+
+  /** Sends a mobile-originated message (a `deliver_sm` that is no receipt) on a bound connection; false when none is bound. */
+  sendMobileOriginated(from: string, text: string): boolean {
+    const c = this.pickConnection()
+    if (c === undefined) return false
+    const pdu = new smpp.PDU("deliver_sm", {
+      source_addr_ton: 1,
+      source_addr_npi: 1,
+      source_addr: from.replace(/^\+/, ""),
+      dest_addr_ton: 5,
+      dest_addr_npi: 0,
+      destination_addr: "DEMO",
+      esm_class: 0,
+      data_coding: 0,
+      short_message: Buffer.from(text, "ascii")
+    })
+    sendPdu(c.session, pdu)
+    c.deliveries.set(pdu.sequence_number, undefined)
+    return true
+  }
+
+  /** How many `submit_sm` carried this exact text (one part's text, or a whole single-part message's). */
+  submitsOfText(text: string): number {
+    return this.received.reduce((n, r) => (r.text === text ? n + 1 : n), 0)
+  }
+
+  private listen(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.server.once("error", reject)
+      this.server.listen(this.listeningPort, this.options.host, () => {
+        this.server.off("error", reject)
+        const address = this.server.address()
+        if (address !== null && typeof address === "object") this.listeningPort = address.port
+        resolve()
+      })
+    })
+  }
+
+  private accept(session: smpp.Session): void {
+    session.socket.setNoDelay(true)
+    const c: Connection = { session, bound: false, closed: false, outstanding: 0, deliveries: new Map() }
+    this.connections.add(c)
+    session.on("pdu", (pdu) => this.receive(c, pdu))
+    session.on("error", () => session.destroy())
+    session.on("close", () => {
+      c.closed = true
+      c.bound = false
+      c.deliveries.clear()
+      this.connections.delete(c)
+      this.options.log?.("connection closed", {})
+    })
+  }
+
+  private receive(c: Connection, pdu: smpp.PDU): void {
+    switch (pdu.command) {
+      case "bind_transceiver":
+        return this.bind(c, pdu)
+      case "submit_sm":
+        return c.bound ? this.submit(c, pdu) : this.answer(c, pdu, ESME_RINVBNDSTS)
+      case "query_sm":
+        return c.bound ? this.query(c, pdu) : this.answer(c, pdu, ESME_RINVBNDSTS)
+      case "deliver_sm_resp":
+        return this.receiptAnswered(c, pdu)
+      case "enquire_link":
+        this.enquireLinks++
+        return this.answerEnquireLinks ? this.answer(c, pdu, ESME_ROK) : undefined
+      case "unbind":
+        this.answer(c, pdu, ESME_ROK)
+        return c.session.close()
+      default:
+        if (!pdu.isResponse()) this.answer(c, pdu, ESME_RINVCMDID)
+    }
+  }
+
+  private answer(c: Connection, pdu: smpp.PDU, status: number, fields: smpp.PduOptions = {}): void {
+    if (!c.closed) sendPdu(c.session, pdu.response({ ...fields, command_status: status }))
+  }
+
+  private bind(c: Connection, pdu: smpp.PDU): void {
+    const status = c.bound
+      ? ESME_RALYBND
+      : this.refuseBinds
+      ? ESME_RBINDFAIL
+      : pdu.system_id !== this.options.systemId
+      ? ESME_RINVSYSID
+      : pdu.password !== this.options.password
+      ? ESME_RINVPASWD
+      : ESME_ROK
+    this.answer(c, pdu, status, { system_id: "SMSCSIM" })
+    if (status !== ESME_ROK) {
+      this.bindsRefused++
+      this.options.log?.("bind refused", { system_id: pdu.system_id ?? "", status })
+      return
+    }
+    c.bound = true
+    this.binds++
+    this.options.log?.("bound", { system_id: pdu.system_id ?? "" })
+    this.drainWaiting()
+  }
+
+  private measureArrival(c: Connection): void {
+    c.outstanding++
+    this.maxOutstanding = Math.max(this.maxOutstanding, c.outstanding)
+    const now = performance.now()
+    this.arrivals.push(now)
+    while (this.arrivals[this.arrivalsHead]! <= now - 1000) this.arrivalsHead++
+    this.maxPerSecond = Math.max(this.maxPerSecond, this.arrivals.length - this.arrivalsHead)
+    if (this.arrivalsHead > 4096) {
+      this.arrivals.splice(0, this.arrivalsHead)
+      this.arrivalsHead = 0
+    }
+  }
+
+  private readSubmit(pdu: smpp.PDU): ReceivedSubmit {
+    const short = pdu.short_message
+    const decoded = short === undefined || Buffer.isBuffer(short) ? { message: short ?? "" } : short
+    const concatenation = Buffer.isBuffer(short) ? undefined : concatenationOf(decoded.udh)
+    return {
+      to: e164(pdu.destination_addr),
+      from: pdu.source_addr ?? "",
+      sourceTon: pdu.source_addr_ton ?? 0,
+      sourceNpi: pdu.source_addr_npi ?? 0,
+      destTon: pdu.dest_addr_ton ?? 0,
+      destNpi: pdu.dest_addr_npi ?? 0,
+      esmClass: pdu.esm_class ?? 0,
+      registeredDelivery: pdu.registered_delivery ?? 0,
+      dataCoding: pdu.data_coding ?? 0,
+      text: typeof decoded.message === "string" ? decoded.message : decoded.message.toString("latin1"),
+      concatenation: concatenation !== undefined && concatenation.seq >= 1 && concatenation.seq <= concatenation.total
+        ? concatenation
+        : undefined
+    }
+  }
+
+  private submit(c: Connection, pdu: smpp.PDU): void {
+    this.measureArrival(c)
+    const part = this.readSubmit(pdu)
+    this.received.push(part)
+    if (this.received.length > receivedKeptMax) this.received.splice(0, receivedKeptMax / 2)
+    let behaviour: Behaviour = behaviourOf(part.to)
+    if (this.throttleLeft > 0) {
+      this.throttleLeft--
+      behaviour = { status: ESME_RTHROTTLED, answer: "now", receipt: "none" }
+    }
+    if (behaviour.answer === "never") return
+    const id = behaviour.status === ESME_ROK ? this.nextId++ : undefined
+    const message = id === undefined ? undefined : this.take(part, id)
+    const respond = (): void => {
+      const receipt = message !== undefined && behaviour.receipt !== "none" ? behaviour.receipt : undefined
+      if (receipt !== undefined && this.receiptBeforeResponse) this.sendReceipt(this.receiptJob(message!, receipt))
+      else if (receipt !== undefined) this.timeline.after(this.options.receiptDelayMs, () => this.sendReceipt(this.receiptJob(message!, receipt)))
+      if (c.closed) return
+      c.outstanding--
+      this.answer(c, pdu, behaviour.status, { message_id: id === undefined ? "" : this.responseId(id) })
+    }
+    const delayMs = behaviour.answer === "slow"
+      ? this.options.slowMs
+      : behaviour.answer === "late"
+      ? this.options.lateMs
+      : this.responseDelayMs
+    if (delayMs === 0) respond()
+    else this.timeline.after(delayMs, respond)
+  }
+
+  /** Records a taken part under its id; the message once all its parts are taken. */
+  private take(part: ReceivedSubmit, id: number): SmscMessage | undefined {
+    const key = `${part.from}|${part.to}|${part.concatenation?.ref}`
+    const parts = part.concatenation === undefined ? [{ part, id }] : this.reassembly.add(key, part.concatenation, { part, id })
+    if (parts === undefined) return undefined
+    const { text: _text, concatenation: _c, esmClass: _e, ...first } = parts[0]!.part
+    const message: SmscMessage = {
+      ...first,
+      ids: parts.map((p) => p.id),
+      text: parts.map((p) => p.part.text).join(""),
+      parts: parts.length,
+      state: STATE_ENROUTE
+    }
+    for (const p of parts) this.byId.set(p.id, message)
+    this.messages.push(message)
+    return message
+  }
+
+  private responseId(id: number): string {
+    return this.idFormat === "hex_resp_dec_receipt" ? id.toString(16).toUpperCase() : String(id)
+  }
+
+  private receiptId(id: number): string {
+    return this.idFormat === "dec_resp_hex_receipt" ? id.toString(16).toUpperCase() : String(id)
+  }
+
+  private query(c: Connection, pdu: smpp.PDU): void {
+    const raw = pdu.message_id ?? ""
+    const hex = this.idFormat === "hex_resp_dec_receipt"
+    const id = (hex ? /^[0-9a-f]+$/i : /^[0-9]+$/).test(raw) ? Number.parseInt(raw, hex ? 16 : 10) : Number.NaN
+    const message = this.byId.get(id)
+    if (message === undefined) return this.answer(c, pdu, ESME_RQUERYFAIL)
+    this.answer(c, pdu, ESME_ROK, { message_id: raw, final_date: "", message_state: message.state, error_code: 0 })
+  }
+
+  private receiptJob(message: SmscMessage, word: "DELIVRD" | "UNDELIV"): ReceiptJob {
+    return { message, word, attempts: 0, acked: false, waiting: false, sentOn: [] }
+  }
+
+  /** A bound connection with room for a receipt, taken in turn. */
+  private pickConnection(): Connection | undefined {
+    for (const c of this.connections) {
+      if (c.bound && !c.closed && c.deliveries.size < deliveryWindow) {
+        // rotate: the next pick starts after this one
+        this.connections.delete(c)
+        this.connections.add(c)
+        return c
+      }
+    }
+    return undefined
+  }
+
+  private sendReceipt(job: ReceiptJob): void {
+    if (job.acked) return
+    for (const [c, sequence] of job.sentOn) c.deliveries.delete(sequence)
+    job.sentOn = []
+    const c = this.pickConnection()
+    if (c === undefined) {
+      if (!job.waiting) {
+        job.waiting = true
+        MutableList.append(this.waiting, job)
+      }
+      return
+    }
+    const message = job.message
+    message.state = job.word === "DELIVRD" ? STATE_DELIVERED : STATE_UNDELIVERABLE
+    const copies = this.duplicateReceipts && job.attempts === 0 ? 2 : 1
+    for (let i = 0; i < copies; i++) {
+      const pdu = this.receiptPdu(job)
+      sendPdu(c.session, pdu)
+      c.deliveries.set(pdu.sequence_number, job)
+      job.sentOn.push([c, pdu.sequence_number])
+    }
+    this.receiptsSent += copies
+    job.attempts++
+    this.timeline.after(this.options.receiptRetryMs * 2 ** Math.min(job.attempts - 1, 4), () => this.sendReceipt(job))
+  }
+
+  private receiptPdu(job: ReceiptJob): smpp.PDU {
+    const m = job.message
+    const id = this.receiptId(m.ids[0]!)
+    const delivered = job.word === "DELIVRD"
+    const date = receiptDate(new Date())
+    const text = `id:${id} sub:001 dlvrd:${delivered ? "001" : "000"} submit date:${date} done date:${date} stat:${job.word} err:${delivered ? "000" : "001"} text:`
+    return new smpp.PDU("deliver_sm", {
+      source_addr_ton: m.destTon,
+      source_addr_npi: m.destNpi,
+      source_addr: m.to.slice(1),
+      dest_addr_ton: m.sourceTon,
+      dest_addr_npi: m.sourceNpi,
+      destination_addr: m.from,
+      esm_class: 0x04,
+      data_coding: 0,
+      // letters, digits, spaces and colons are the same octets in ASCII and GSM 03.38
+      short_message: Buffer.from(text, "ascii"),
+      ...(this.receiptTlvs ? { receipted_message_id: id, message_state: m.state } : {})
+    })
+  }
+
+  private receiptAnswered(c: Connection, pdu: smpp.PDU): void {
+    if (!c.deliveries.has(pdu.sequence_number)) return
+    const job = c.deliveries.get(pdu.sequence_number)
+    c.deliveries.delete(pdu.sequence_number)
+    if (job === undefined) {
+      this.mobileOriginatedAnswers.push(pdu.command_status)
+      return this.drainWaiting()
+    }
+    this.receiptAnswers.push({ id: this.receiptId(job.message.ids[0]!), status: pdu.command_status })
+    if (pdu.command_status === ESME_ROK) job.acked = true
+    this.drainWaiting()
+  }
+
+  private drainWaiting(): void {
+    while (this.waiting.length > 0 && this.pickConnectionAvailable()) {
+      const job = MutableList.take(this.waiting) as ReceiptJob
+      job.waiting = false
+      this.sendReceipt(job)
+    }
+  }
+
+  private pickConnectionAvailable(): boolean {
+    for (const c of this.connections) if (c.bound && !c.closed && c.deliveries.size < deliveryWindow) return true
+    return false
+  }
+}

@@ -1,0 +1,235 @@
+/**
+ * One route: the bind to one SMSC, kept up (reconnection with capped, jittered backoff,
+ * `enquire_link` every 30 s), and the gates every `submit_sm` passes on it: a bound connection
+ * (waited for, up to the submission's deadline, during a short outage), the window (at most
+ * `window` awaiting their response) and the MPS cap (at most `mps` in any 1 s window).
+ */
+import { type Clock, Deferred, Effect, Fiber, Option, Random, Semaphore } from "effect"
+import smpp from "smpp"
+import type { RouteHealth } from "../Provider.ts"
+import { backoffMs } from "./Backoff.ts"
+import { type Answer, type Link, type LinkHandlers, openLink } from "./Link.ts"
+import { SlidingRate } from "./SlidingRate.ts"
+import type { RouteSettings, SmppTiming } from "./SmppSettings.ts"
+
+/** What a `submit_sm` was sent for, kept with it so that a late answer can be reported. */
+export interface PartContext {
+  readonly organisationId: string
+  readonly messageId: string
+  /** From 1. */
+  readonly part: number
+  readonly parts: number
+  /** The normalised SMSC id of part 1, for the parts after it. */
+  readonly firstId: string | undefined
+}
+
+/** How one `submit_sm` ended for its caller. */
+export type PartOutcome =
+  | { readonly _tag: "Answered"; readonly status: number; readonly messageId: string }
+  /** Nothing was written before the deadline. */
+  | { readonly _tag: "NotWritten"; readonly reason: string }
+  /** Written, and no answer came in time or the connection closed before it. */
+  | { readonly _tag: "Unknown"; readonly reason: string }
+
+/** What the provider does with what arrives on a route's connection. */
+export interface RouteEvents {
+  readonly onDeliver: (route: Route, link: Link<PartContext>, pdu: smpp.PDU) => void
+  readonly onLateAnswer: (route: Route, late: PartContext, pdu: smpp.PDU) => void
+}
+
+const unbindTimeoutMs = 1000
+
+const seconds = (ms: number): string => `${Math.round(ms / 100) / 10} s`
+
+export class Route {
+  private link: Link<PartContext> | undefined
+  /** Completed when a connection is bound (or the route closes); replaced when it is lost. */
+  private bound = Deferred.makeUnsafe<void>()
+  private downSinceMs: number
+  private detail: string
+  private closing = false
+  private concatRef = 0
+  private readonly window: Semaphore.Semaphore
+  private readonly rate: SlidingRate | undefined
+  private readonly label: string
+  private readonly handlers: LinkHandlers<PartContext>
+  readonly settings: RouteSettings
+  private readonly responseTimeoutMs: number
+  private readonly timing: SmppTiming
+  private readonly clock: Clock.Clock
+
+  constructor(settings: RouteSettings, responseTimeoutMs: number, timing: SmppTiming, clock: Clock.Clock, events: RouteEvents) {
+    this.settings = settings
+    this.responseTimeoutMs = responseTimeoutMs
+    this.timing = timing
+    this.clock = clock
+    this.label = `${settings.endpoint.host}:${settings.endpoint.port}`
+    this.detail = `connecting to ${this.label}`
+    this.downSinceMs = clock.currentTimeMillisUnsafe()
+    this.window = Semaphore.makeUnsafe(settings.window)
+    this.rate = settings.mps > 0 ? new SlidingRate(settings.mps) : undefined
+    this.handlers = {
+      onDeliver: (link, pdu) => events.onDeliver(this, link, pdu),
+      onLateAnswer: (late, pdu) => events.onLateAnswer(this, late, pdu),
+      onClosed: (link) => {
+        if (this.link !== link) return
+        this.link = undefined
+        this.bound = Deferred.makeUnsafe<void>()
+        this.downSinceMs = this.clock.currentTimeMillisUnsafe()
+      }
+    }
+  }
+
+  get name(): string {
+    return this.settings.name
+  }
+
+  get prefixes(): ReadonlyArray<string> {
+    return this.settings.prefixes
+  }
+
+  /** The route's state for /ready and the logs. */
+  get health(): RouteHealth {
+    return { route: this.name, connected: this.link?.isOpen === true, detail: this.detail }
+  }
+
+  /** A new reference (0 to 255) for the parts of one concatenated message. */
+  nextConcatRef(): number {
+    this.concatRef = (this.concatRef + 1) & 0xff
+    return this.concatRef
+  }
+
+  /** Keeps the route bound until the route closes: connect, bind, keep alive, and after a loss or a refusal back off and again. */
+  get run(): Effect.Effect<void> {
+    const self = this
+    return Effect.gen(function*() {
+      let attempt = 0
+      while (!self.closing) {
+        self.detail = `connecting to ${self.label}`
+        const opened = yield* Effect.result(openLink(self.settings.endpoint, self.handlers, self.responseTimeoutMs))
+        let problem: string
+        if (opened._tag === "Success" && !opened.success.isOpen) {
+          // closed between its bind answer and now: onClosed could not forget it, so it is never published
+          problem = `connection to ${self.label} lost right after the bind`
+        } else if (opened._tag === "Success") {
+          const link = opened.success
+          const boundAtMs = self.clock.currentTimeMillisUnsafe()
+          self.link = link
+          self.detail = `bound to ${self.label} as ${self.settings.endpoint.systemId}`
+          Deferred.doneUnsafe(self.bound, Effect.void)
+          yield* Effect.logInfo("SMPP bound").pipe(Effect.annotateLogs({ route: self.name, detail: self.detail }))
+          const keepAlive = yield* Effect.forkChild(self.keepAlive(link))
+          const reason = yield* link.awaitClosed
+          yield* Fiber.interrupt(keepAlive)
+          if (self.closing) return
+          // a bind that did not last is no recovery: keep backing off
+          if (self.clock.currentTimeMillisUnsafe() - boundAtMs >= self.timing.enquireLinkIntervalMs) attempt = 0
+          problem = `connection to ${self.label} lost (${reason})`
+        } else {
+          problem = opened.failure
+        }
+        const delayMs = backoffMs(attempt++, self.timing.reconnectInitialMs, self.timing.reconnectMaxMs, yield* Random.next)
+        self.detail = `${problem}; retrying in ${seconds(delayMs)}`
+        yield* Effect.logWarning("SMPP route not bound").pipe(Effect.annotateLogs({ route: self.name, detail: self.detail }))
+        yield* Effect.sleep(delayMs)
+      }
+    })
+  }
+
+  /** Stops the route: waiting submissions give up, the connection unbinds; requests still waiting end Unknown. */
+  get close(): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      this.closing = true
+      this.detail = "closed"
+      Deferred.doneUnsafe(this.bound, Effect.void)
+      return this.link === undefined ? Effect.void : this.link.unbind(unbindTimeoutMs)
+    })
+  }
+
+  /** A bound connection, waited for up to the deadline unless the route has already been down longer than a deadline; else why not. */
+  awaitBound(deadlineMs: number): Effect.Effect<Link<PartContext> | string> {
+    const self = this
+    return Effect.gen(function*() {
+      while (true) {
+        if (self.closing) return `${self.name}: shutting down`
+        const link = self.link
+        if (link?.isOpen === true) return link
+        const nowMs = self.clock.currentTimeMillisUnsafe()
+        // a long outage answers at once rather than holding every submission for its whole deadline
+        if (nowMs - self.downSinceMs > self.responseTimeoutMs) return `${self.name}: ${self.detail}`
+        const woke = nowMs >= deadlineMs ? Option.none() : yield* Deferred.await(self.bound).pipe(Effect.timeoutOption(deadlineMs - nowMs))
+        if (Option.isNone(woke)) return `${self.name}: not bound before the deadline (${self.detail})`
+      }
+    })
+  }
+
+  /**
+   * Sends one `submit_sm` through the gates (bound connection, window, MPS cap) and waits for its
+   * answer, all before `deadlineMs`. Never written twice: a write whose answer does not come in
+   * time is Unknown, and `context` keeps it matched for a late answer.
+   */
+  submit(fields: smpp.PduOptions, context: PartContext, deadlineMs: number): Effect.Effect<PartOutcome> {
+    const self = this
+    return Effect.gen(function*() {
+      while (true) {
+        const link = yield* self.awaitBound(deadlineMs)
+        if (typeof link === "string") return { _tag: "NotWritten", reason: link } as const
+        const permit = yield* self.window.take(1).pipe(Effect.timeoutOption(Math.max(0, deadlineMs - self.clock.currentTimeMillisUnsafe())))
+        if (Option.isNone(permit)) {
+          return { _tag: "NotWritten", reason: `${self.name}: its window of ${self.settings.window} stayed full until the deadline` } as const
+        }
+        const outcome = yield* self.write(link, fields, context, deadlineMs).pipe(Effect.ensuring(self.window.release(1)))
+        if (outcome !== "again") return outcome
+      }
+    })
+  }
+
+  /** One write on `link`, after the MPS cap allows it; "again" when the link closed or the cap slot was taken meanwhile. */
+  private write(link: Link<PartContext>, fields: smpp.PduOptions, context: PartContext, deadlineMs: number): Effect.Effect<PartOutcome | "again"> {
+    const self = this
+    return Effect.gen(function*() {
+      const rate = self.rate
+      const waitMs = rate?.waitMs(self.clock.currentTimeMillisUnsafe()) ?? 0
+      if (self.clock.currentTimeMillisUnsafe() + waitMs >= deadlineMs) {
+        return { _tag: "NotWritten", reason: `${self.name}: its cap of ${self.settings.mps} submit_sm per second held it until the deadline` } as const
+      }
+      if (waitMs > 0) yield* Effect.sleep(waitMs)
+      const gate = rate === undefined ? undefined : () => rate.tryTake(self.clock.currentTimeMillisUnsafe())
+      const answer: Option.Option<Answer> = yield* link.request(new smpp.PDU("submit_sm", fields), context, gate).pipe(
+        Effect.timeoutOption(Math.max(0, deadlineMs - self.clock.currentTimeMillisUnsafe()))
+      )
+      if (Option.isNone(answer)) return { _tag: "Unknown", reason: `${self.name}: no submit_sm_resp within ${self.responseTimeoutMs} ms` } as const
+      switch (answer.value._tag) {
+        case "NotWritten":
+          return "again"
+        case "Lost":
+          return { _tag: "Unknown", reason: `${self.name}: connection lost after the write (${answer.value.reason})` } as const
+        case "Answered":
+          return { _tag: "Answered", status: answer.value.pdu.command_status, messageId: answer.value.pdu.message_id ?? "" } as const
+      }
+    })
+  }
+
+  /** Sends a request that is not a submission (`query_sm`) on the bound connection and waits for its answer until the deadline. */
+  request(pdu: smpp.PDU, deadlineMs: number): Effect.Effect<Option.Option<Answer>> {
+    const self = this
+    return Effect.gen(function*() {
+      const link = yield* self.awaitBound(deadlineMs)
+      if (typeof link === "string") return Option.none()
+      return yield* link.request(pdu, undefined).pipe(Effect.timeoutOption(Math.max(0, deadlineMs - self.clock.currentTimeMillisUnsafe())))
+    })
+  }
+
+  /** `enquire_link` every interval; a connection that does not answer one in time is closed (and so rebound). */
+  private keepAlive(link: Link<PartContext>): Effect.Effect<void> {
+    const probe = Effect.suspend(() => link.request(new smpp.PDU("enquire_link"), undefined)).pipe(
+      Effect.timeoutOption(this.responseTimeoutMs),
+      Effect.flatMap((answer) =>
+        Option.isSome(answer) && answer.value._tag === "Answered"
+          ? Effect.void
+          : Effect.sync(() => link.destroy(`no enquire_link_resp within ${this.responseTimeoutMs} ms`))
+      )
+    )
+    return Effect.sleep(this.timing.enquireLinkIntervalMs).pipe(Effect.andThen(probe), Effect.forever)
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * Receipts through the adapter: handed to the inbox before being acknowledged, read from the
+ * TLVs or from the text, whatever their order with the submit_sm_resp; answered 0x64 when the
+ * inbox cannot store them, so that the SMSC sends them again; mobile-originated messages
+ * acknowledged and ignored.
+ */
+import { Effect } from "effect"
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { testNumbers } from "../../../simulator/Simulator.ts"
+import type { Smsc } from "../../../simulator/smsc/Smsc.ts"
+import type { SubmitResult } from "../../../src/provider/Provider.ts"
+import { FakeInbox, routeTo, startSmsc, submission, testSettings, until, withProvider } from "./support.ts"
+
+let smsc: Smsc
+beforeEach(async () => {
+  smsc = await startSmsc()
+})
+afterEach(() => smsc.dispose())
+
+const refOf = (r: SubmitResult): string => (r._tag === "Accepted" ? r.providerRef : expect.fail(`not accepted: ${JSON.stringify(r)}`))
+const idOf = (ref: string): string => ref.slice("smsc:".length)
+
+describe("receipts", () => {
+  it("reads the id, state and done date from the text when the SMSC sends no TLVs", async () => {
+    smsc.receiptTlvs = false
+    const inbox = new FakeInbox()
+    const before = Date.now()
+    const [delivered, undeliverable] = await withProvider(testSettings([routeTo(smsc)]), inbox, (p) =>
+      Effect.gen(function*() {
+        const results = yield* Effect.forEach([testNumbers.delivered, testNumbers.undeliverable], (to) => p.submit(submission(to)))
+        yield* until("two receipts", () => inbox.receipts.length === 2)
+        return results
+      }))
+    const outcome = (ref: string) => inbox.receipts.find((r) => r.providerRef === ref)
+    expect(outcome(refOf(delivered!))?.outcome).toBe("delivered")
+    expect(outcome(refOf(undeliverable!))?.outcome).toBe("undeliverable")
+    // done date is YYMMDDhhmm in UTC: the receipt's minute
+    for (const r of inbox.receipts) {
+      expect(r.occurredAt.getTime() % 60_000).toBe(0)
+      expect(r.occurredAt.getTime()).toBeGreaterThan(before - 60_000)
+      expect(r.occurredAt.getTime()).toBeLessThanOrEqual(Date.now())
+    }
+  })
+
+  /** Sends to the delivered number and waits until `done`; the submit result. */
+  const deliveredOnce = (inbox: FakeInbox, done: () => boolean) =>
+    withProvider(testSettings([routeTo(smsc)]), inbox, (p) =>
+      Effect.gen(function*() {
+        const result = yield* p.submit(submission(testNumbers.delivered))
+        yield* until("the receipt's handling", done)
+        return refOf(result)
+      }))
+
+  it("hands a receipt that arrives before its submit_sm_resp to the inbox, under the same ref", async () => {
+    smsc.receiptBeforeResponse = true
+    const inbox = new FakeInbox()
+    const ref = await deliveredOnce(inbox, () => inbox.receipts.length === 1)
+    expect(inbox.receipts.map((r) => [r.providerRef, r.outcome])).toEqual([[ref, "delivered"]])
+    expect(smsc.receiptAnswers).toEqual([{ id: idOf(ref), status: 0 }])
+  })
+
+  it("hands a repeated receipt to the inbox again and acknowledges both copies", async () => {
+    smsc.duplicateReceipts = true
+    const inbox = new FakeInbox()
+    const ref = await deliveredOnce(inbox, () => smsc.receiptAnswers.length === 2)
+    expect(inbox.receipts.map((r) => r.providerRef)).toEqual([ref, ref])
+    expect(smsc.receiptAnswers).toEqual([{ id: idOf(ref), status: 0 }, { id: idOf(ref), status: 0 }])
+  })
+
+  it("answers 0x64 while the inbox cannot store a receipt, and stores it when the SMSC sends it again", async () => {
+    const inbox = new FakeInbox()
+    inbox.refuseReceipts = 2
+    const ref = await deliveredOnce(inbox, () => inbox.receipts.length === 1 && smsc.receiptAnswers.length === 3)
+    const id = idOf(ref)
+    expect(smsc.receiptAnswers).toEqual([{ id, status: 0x64 }, { id, status: 0x64 }, { id, status: 0 }])
+    expect(inbox.refusedReceipts).toBe(2)
+    expect(inbox.receipts.map((r) => r.providerRef)).toEqual([ref])
+  })
+
+  it("acknowledges a mobile-originated message, logs it without the number and hands nothing to the inbox", async () => {
+    const inbox = new FakeInbox()
+    const logs: Array<string> = []
+    await withProvider(testSettings([routeTo(smsc)]), inbox, (p) =>
+      Effect.gen(function*() {
+        yield* p.submit(submission(testNumbers.acceptedNoReceipt))
+        expect(smsc.sendMobileOriginated("+261341234567", "STOP")).toBe(true)
+        yield* until("its answer", () => smsc.mobileOriginatedAnswers.length === 1)
+        yield* until("its log line", () => logs.some((l) => l.includes("mobile-originated")))
+      }), logs)
+    expect(smsc.mobileOriginatedAnswers).toEqual([0])
+    expect(inbox.receipts).toEqual([])
+    expect(logs.join("\n")).not.toContain("1234567")
+  })
+})
