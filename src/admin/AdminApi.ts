@@ -8,6 +8,7 @@ import { CommonErrors, ErasureNotAllowed, InvalidApiKey } from "../domain/Errors
 import { MessageStatusSchema } from "../domain/MessageStatus.ts"
 import { PermissionSchema } from "../domain/Permissions.ts"
 import { SenderName } from "../domain/SenderName.ts"
+import { Text } from "../domain/Text.ts"
 
 /** Marks a request made with the operator token. */
 export class Operator extends Context.Service<Operator, { readonly authenticated: true }>()("sms/Operator") {}
@@ -25,7 +26,7 @@ export const Organization = Schema.Struct({
   default_sender_name: Schema.String
 }).annotate({ identifier: "Organization" })
 
-const OrgId = { org_id: Schema.String }
+const OrgId = { org_id: Text }
 
 /** One status change of a message, with its time and what caused it. */
 export const TimelineEntry = Schema.Struct({
@@ -39,7 +40,7 @@ export class AdminGroup extends HttpApiGroup.make("admin")
   .add(
     HttpApiEndpoint.post("createOrganization", "/organizations", {
       payload: Schema.Struct({
-        name: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200)),
+        name: Text.check(Schema.isMinLength(1), Schema.isMaxLength(200)),
         default_sender_name: Schema.optionalKey(SenderName)
       }),
       success: Organization.pipe(HttpApiSchema.status(201)),
@@ -70,7 +71,7 @@ export class AdminGroup extends HttpApiGroup.make("admin")
       error: CommonErrors
     }),
     HttpApiEndpoint.post("revokeApiKey", "/api-keys/:key_id/revoke", {
-      params: { key_id: Schema.String },
+      params: { key_id: Text },
       success: Schema.Struct({ key_id: Schema.String, revoked: Schema.Literal(true) }),
       error: CommonErrors
     }),
@@ -84,7 +85,7 @@ export class AdminGroup extends HttpApiGroup.make("admin")
       error: CommonErrors
     }),
     HttpApiEndpoint.put("setSender", "/organizations/:org_id/senders/:name", {
-      params: { org_id: Schema.String, name: Schema.String },
+      params: { org_id: Text, name: Text },
       payload: Schema.Struct({ active: Schema.Boolean }),
       success: Schema.Struct({ name: Schema.String, active: Schema.Boolean }),
       error: CommonErrors
@@ -92,12 +93,12 @@ export class AdminGroup extends HttpApiGroup.make("admin")
   )
   .add(
     HttpApiEndpoint.get("getMessage", "/organizations/:org_id/messages/:message_id", {
-      params: { org_id: Schema.String, message_id: Schema.String },
+      params: { org_id: Text, message_id: Text },
       success: Schema.Struct({ ...Message.fields, timeline: Schema.Array(TimelineEntry) }),
       error: CommonErrors
     }),
     HttpApiEndpoint.post("eraseMessage", "/organizations/:org_id/messages/:message_id/erasure", {
-      params: { org_id: Schema.String, message_id: Schema.String },
+      params: { org_id: Text, message_id: Text },
       success: Message,
       error: [...CommonErrors, ErasureNotAllowed]
     })

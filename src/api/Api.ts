@@ -18,10 +18,14 @@ import {
   SenderNameUnavailable,
   SmsUnavailable
 } from "../domain/Errors.ts"
+import { Text } from "../domain/Text.ts"
 import { Balance, Batch, BatchCreate, BatchMessages, Contact, ContactWrite, Message, MessageCreate } from "./Schemas.ts"
 import { ApiKeyAuth, SchemaErrors } from "./Security.ts"
 
 export const apiPrefix = "/api/sms/v2"
+
+/** A path id: documented as a uuid; any other storable text answers 404 (it names no resource). */
+const Uuid = Text.annotate({ format: "uuid" } as Schema.Annotations.Annotations)
 
 export class BalanceGroup extends HttpApiGroup.make("balance")
   .add(
@@ -77,7 +81,7 @@ export class MessagesGroup extends HttpApiGroup.make("messages")
       ]
     }).annotate(OpenApi.Summary, "Send now (201, permission sms.send) or schedule with send_at (202, permission sms.schedule)"),
     HttpApiEndpoint.get("get", "/messages/:message_id/", {
-      params: { message_id: Schema.String },
+      params: { message_id: Uuid },
       success: Message,
       error: [...CommonErrors, InsufficientPermissions]
     }).annotate(OpenApi.Summary, "Read a message and its delivery outcome (permission delivery.read)")
@@ -104,13 +108,13 @@ export class MessageBatchesGroup extends HttpApiGroup.make("message-batches")
       ]
     }).annotate(OpenApi.Summary, "Schedule one text to up to 1000 recipients, all or nothing (permission sms.schedule)"),
     HttpApiEndpoint.get("get", "/message-batches/:batch_id/", {
-      params: { batch_id: Schema.String },
+      params: { batch_id: Uuid },
       success: Batch,
       error: [...CommonErrors, InsufficientPermissions]
     }).annotate(OpenApi.Summary, "A batch with its current per-status counts (permission delivery.read)"),
     HttpApiEndpoint.get("messages", "/message-batches/:batch_id/messages/", {
-      params: { batch_id: Schema.String },
-      query: { cursor: Schema.optionalKey(Schema.String) },
+      params: { batch_id: Uuid },
+      query: { cursor: Schema.optionalKey(Text) },
       success: BatchMessages,
       error: [...CommonErrors, InsufficientPermissions, InvalidCursor]
     }).annotate(OpenApi.Summary, "The batch's messages in submitted order, 100 per page (permission delivery.read)")

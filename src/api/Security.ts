@@ -2,7 +2,7 @@
 import { Context } from "effect"
 import { HttpApiMiddleware, HttpApiSecurity } from "effect/http-api"
 import type { Permission } from "../domain/Permissions.ts"
-import { InternalError, InvalidApiKey, InvalidOrganizationHeader, NotFound, ParseError, ValidationError } from "../domain/Errors.ts"
+import { InternalError, InvalidApiKey, InvalidOrganizationHeader, ParseError, ValidationError } from "../domain/Errors.ts"
 
 /** The API key of the current request: its organisation scopes every query. */
 export class CurrentKey extends Context.Service<CurrentKey, {
@@ -17,7 +17,7 @@ export class ApiKeyAuth extends HttpApiMiddleware.Service<ApiKeyAuth, { provides
   error: [InvalidApiKey, InvalidOrganizationHeader]
 }) {}
 
-/** Turns request-decoding failures into `validation_error` / `parse_error` / `not_found` bodies. */
+/** Turns request-decoding failures into `validation_error` / `parse_error` bodies. */
 export class SchemaErrors extends HttpApiMiddleware.Service<SchemaErrors>()("sms/SchemaErrors", {
-  error: [ValidationError, ParseError, NotFound, InternalError]
+  error: [ValidationError, ParseError, InternalError]
 }) {}

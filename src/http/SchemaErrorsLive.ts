@@ -3,8 +3,10 @@ import { Effect } from "effect"
 import { HttpServerRequest } from "effect/http"
 import { HttpApiMiddleware } from "effect/http-api"
 import { SchemaErrors } from "../api/Security.ts"
-import { InternalError, NotFound, ParseError, ValidationError } from "../domain/Errors.ts"
+import { InternalError, ParseError, ValidationError } from "../domain/Errors.ts"
 import { issueDetails, payloadError } from "./SchemaIssues.ts"
+
+const kindName = { Params: "path", Headers: "headers", Query: "query" } as const
 
 export const SchemaErrorsLive = HttpApiMiddleware.layerSchemaErrorTransform(SchemaErrors, (error) => {
   switch (error.kind) {
@@ -16,11 +18,11 @@ export const SchemaErrorsLive = HttpApiMiddleware.layerSchemaErrorTransform(Sche
           Effect.fail(text.trim() === "" ? ParseError.withMessage("Request body is empty: send a JSON object") : payloadError(error.cause.issue))
         )
       )
+    // a path id can only fail as text (NUL, unpaired surrogate): any storable id is looked up, and 404s when absent
     case "Params":
-      return Effect.fail(NotFound.withMessage("No such resource"))
     case "Headers":
     case "Query":
-      return Effect.fail(ValidationError.withMessage(`Invalid request ${error.kind.toLowerCase()}`, {
+      return Effect.fail(ValidationError.withMessage(`Invalid request ${kindName[error.kind]}`, {
         details: issueDetails(error.cause.issue)
       }))
     case "Body":
