@@ -15,7 +15,7 @@ import { ContactsHandlers } from "./ContactsHandlers.ts"
 import { makeEdge } from "./Edge.ts"
 import { MessagesHandlers } from "./MessagesHandlers.ts"
 import { HealthRoutes, healthPaths } from "./Health.ts"
-import { methodTable, routesOf } from "./Routes.ts"
+import { routesOf, routeTable } from "./Routes.ts"
 import { SchemaErrorsLive } from "./SchemaErrorsLive.ts"
 
 const openApiPath = "/api/sms/v2/openapi.json"
@@ -36,7 +36,7 @@ const DocsRoutes = Layer.mergeAll(
   HttpApiScalar.layer(Api, { path: "/api/sms/v2/docs", scalar: { withDefaultFonts: false } })
 )
 
-const allowedMethods = methodTable([
+const routes = routeTable([
   ...routesOf(Api),
   ...routesOf(AdminApi),
   ...healthPaths,
@@ -45,4 +45,4 @@ const allowedMethods = methodTable([
 ])
 
 /** Every route and the edge middleware; needs ServicesLive's services, the AdminToken and a SqlClient. */
-export const HttpAppLive = Layer.mergeAll(PublicRoutes, AdminRoutes, DocsRoutes, HealthRoutes, makeEdge(allowedMethods))
+export const HttpAppLive = Layer.mergeAll(PublicRoutes, AdminRoutes, DocsRoutes, HealthRoutes, makeEdge(routes))
