@@ -1,8 +1,10 @@
 /**
  * The access log: one JSON line per request at `info` (method, path without its query, status,
  * duration, correlation id), in the shape of the service's other log lines. Written directly
- * rather than through Effect's logger: a logger call per request costs far more than one
- * `JSON.stringify` (see bench/RESULTS.md), and this is the hottest log line there is.
+ * rather than through Effect's logger: a logger call per request costs several times one
+ * `JSON.stringify`, and this is the hottest log line there is. Measured here (200,000 lines to
+ * /dev/null): 3-4 µs a line written directly, 10-13 µs through Effect's JSON logger, against
+ * about 200 µs for the cheapest request (/health, ~4,500 req/s with 20 connections).
  */
 import { LogLevel } from "effect"
 import { redactPhones } from "../Logging.ts"
