@@ -1,13 +1,12 @@
 /** The whole service as one layer: configuration, logging, database, services, HTTP server. */
-import { NodeHttpServer } from "@effect/platform-node"
 import { Layer } from "effect"
 import { HttpRouter } from "effect/http"
-import { createServer } from "node:http"
 import { AdminToken } from "./admin/AdminToken.ts"
 import { type AppConfigShape, layerConfig } from "./Config.ts"
 import { DatabaseLive } from "./db/Database.ts"
 import { WorkersLive } from "./dispatch/Workers.ts"
-import { HttpAppLive } from "./http/Server.ts"
+import { NodeServerLive } from "./http/NodeServer.ts"
+import { HttpAppLive, routes } from "./http/Server.ts"
 import { ServicesLive } from "./Services.ts"
 import { LoggingLive } from "./Logging.ts"
 import { SeedLive } from "./Seed.ts"
@@ -16,7 +15,7 @@ export const AppLive = (config: AppConfigShape) => {
   const Core = ServicesLive.pipe(Layer.provideMerge(DatabaseLive))
   const Startup = Layer.merge(SeedLive, WorkersLive).pipe(Layer.provideMerge(AdminToken.layer))
   return HttpRouter.serve(HttpAppLive, { disableLogger: true }).pipe(
-    Layer.provide(NodeHttpServer.layer(createServer, { port: config.port, host: config.host })),
+    Layer.provide(NodeServerLive(routes, { port: config.port, host: config.host })),
     Layer.provideMerge(Startup),
     Layer.provideMerge(Core),
     Layer.provide(layerConfig(config)),

@@ -36,7 +36,8 @@ const DocsRoutes = Layer.mergeAll(
   HttpApiScalar.layer(Api, { path: "/api/sms/v2/docs", scalar: { withDefaultFonts: false } })
 )
 
-const routes = routeTable([
+/** Every route the service answers, for the edge and the Node server. */
+export const routes = routeTable([
   ...routesOf(Api),
   ...routesOf(AdminApi),
   ...healthPaths,
