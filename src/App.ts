@@ -15,9 +15,11 @@ export const AppLive = (config: AppConfigShape) => {
   const Core = ServicesLive.pipe(Layer.provideMerge(DatabaseLive))
   const Startup = Layer.merge(SeedLive, WorkersLive).pipe(Layer.provideMerge(AdminToken.layer))
   return HttpRouter.serve(HttpAppLive, { disableLogger: true }).pipe(
-    Layer.provide(NodeServerLive(routes, { port: config.port, host: config.host })),
     Layer.provideMerge(Startup),
     Layer.provideMerge(Core),
+    // listening comes first: a busy port stops the start before anything is written (the data
+    // directory, the database, the demo organisation); until the routes are served, requests get 503
+    Layer.provideMerge(NodeServerLive(routes, { port: config.port, host: config.host })),
     Layer.provide(layerConfig(config)),
     Layer.provide(LoggingLive(config.logLevel))
   )

@@ -2,7 +2,8 @@
  * The Node HTTP server the service listens with. Node answers some requests itself, before any
  * route sees them: what its parser refuses (a bad request line, an invalid header, headers too
  * large, a request too slow to arrive), CONNECT (the connection used to close with no answer)
- * and an Expect other than 100-continue. Here each of them gets the spec's error body too.
+ * and an Expect other than 100-continue. Here each of them gets the spec's error body too, and
+ * so does a request that arrives while the service is still starting (503).
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { Clock, Effect, Layer, References } from "effect"
@@ -12,7 +13,7 @@ import type { Duplex } from "node:stream"
 import { errorBody } from "../domain/Errors.ts"
 import { AccessLogWriter } from "../Logging.ts"
 import { accessLine, accessLogEnabled } from "./AccessLog.ts"
-import { acceptableRequestId, maxBodyBytes, requestIdHeader } from "./Edge.ts"
+import { acceptableRequestId, maxBodyBytes, requestIdHeader, retryAfterSeconds } from "./Edge.ts"
 import type { RouteTable } from "./Routes.ts"
 
 /** How long a refused connection may stay half-open for the answer to drain before it is destroyed. */
@@ -131,6 +132,37 @@ export const answerNodeRefusals = (server: Server, routes: RouteTable, log: Refu
 }
 
 /**
+ * Answers 503 service_unavailable with Retry-After until the application attaches its own
+ * request handler: the service listens before it opens its database, so that a busy port is
+ * found before anything is written, and a request arriving meanwhile is not left hanging.
+ */
+export const answerWhileStarting = (server: Server, log: RefusalLog): Server => {
+  const starting = (request: IncomingMessage, response: ServerResponse) => {
+    const sent = request.headers[requestIdHeader]
+    const requestId = acceptableRequestId(typeof sent === "string" ? sent : undefined) ?? randomUUID()
+    const body = JSON.stringify(errorBody("service_unavailable", "The service is starting; retry shortly"))
+    response.writeHead(503, {
+      "content-type": "application/json",
+      "content-length": Buffer.byteLength(body),
+      "retry-after": String(retryAfterSeconds),
+      [requestIdHeader]: requestId
+    })
+    response.end(body)
+    const path = (request.url ?? "").split("?")[0]!
+    log.write?.(accessLine({ method: request.method ?? "-", path, status: 503, ms: 0, requestId }, log.nowMillis()))
+  }
+  // 'newListener' fires before a listener is added: the application's handler replaces this one
+  const handOver = (event: string | symbol) => {
+    if (event !== "request") return
+    server.off("request", starting)
+    server.off("newListener", handOver)
+  }
+  server.on("request", starting)
+  server.on("newListener", handOver)
+  return server
+}
+
+/**
  * The listening server on `options`, its refusals answered as JSON and access-logged. HTTP/1.1
  * requests without a Host header are served rather than refused by Node with an empty 400: the
  * service answers nothing that depends on the host.
@@ -140,5 +172,8 @@ export const NodeServerLive = (routes: RouteTable, options: { readonly port: num
     const write = accessLogEnabled(yield* References.MinimumLogLevel) ? yield* AccessLogWriter : undefined
     const clock = yield* Clock.Clock
     const log: RefusalLog = { write, nowMillis: () => clock.currentTimeMillisUnsafe() }
-    return NodeHttpServer.layer(() => answerNodeRefusals(createServer({ requireHostHeader: false }), routes, log), options)
+    return NodeHttpServer.layer(
+      () => answerWhileStarting(answerNodeRefusals(createServer({ requireHostHeader: false }), routes, log), log),
+      options
+    )
   }))

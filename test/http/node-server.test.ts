@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AdminToken } from "../../src/admin/AdminToken.ts"
 import { layerConfig } from "../../src/Config.ts"
 import { DatabaseLive } from "../../src/db/Database.ts"
-import { answerNodeRefusals, NodeServerLive } from "../../src/http/NodeServer.ts"
+import { answerNodeRefusals, answerWhileStarting, NodeServerLive } from "../../src/http/NodeServer.ts"
 import { HttpAppLive, routes } from "../../src/http/Server.ts"
 import { ServicesLive } from "../../src/Services.ts"
 import { testConfig } from "../support/TestApp.ts"
@@ -169,5 +169,28 @@ describe("a request too slow to arrive", () => {
 
   it("408 request_timeout with the error body", async () => {
     expectErrorReply(parseReply(await exchange(slowPort, "GET /health HTTP/1.1\r\nHost: x\r\n")), 408, "request_timeout")
+  })
+})
+
+describe("a request that arrives while the service is starting", () => {
+  let early: Server
+  let earlyPort: number
+  beforeAll(async () => {
+    early = answerWhileStarting(createServer(), { write: undefined, nowMillis: () => 0 })
+    await new Promise<void>((resolve) => early.listen(0, "127.0.0.1", resolve))
+    earlyPort = (early.address() as { port: number }).port
+  })
+  afterAll(() => new Promise<void>((resolve) => early.close(() => resolve())))
+
+  it("gets 503 service_unavailable with Retry-After until the application's handler is attached, then the application answers", async () => {
+    const before = parseReply(await exchange(earlyPort, "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"))
+    expect(before.status).toBe(503)
+    expect(before.body).toEqual({ error: { code: "service_unavailable", message: expect.any(String) } })
+    expect(before.headers["retry-after"]).toBe("2")
+    expect(before.headers["x-request-id"]).toMatch(/^[0-9a-f-]{36}$/)
+    early.on("request", (_req, res) => res.end("served"))
+    const after = await exchange(earlyPort, "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    expect(after).toMatch(/^HTTP\/1\.1 200/)
+    expect(after.endsWith("served")).toBe(true)
   })
 })
