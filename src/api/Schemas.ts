@@ -3,7 +3,7 @@ import { Schema } from "effect"
 import { CalendarDate } from "../domain/Dates.ts"
 import { MessageStatusSchema } from "../domain/MessageStatus.ts"
 import { PhoneNumber } from "../domain/Phone.ts"
-import { Text } from "../domain/Text.ts"
+import { Text, TextWith } from "../domain/Text.ts"
 
 const maxLength = (n: number) => Text.check(Schema.isMaxLength(n))
 const lengthBetween = (min: number, max: number) => Text.check(Schema.isMinLength(min), Schema.isMaxLength(max))
@@ -17,7 +17,8 @@ export const Balance = Schema.Struct({
 }).annotate({ identifier: "Balance" })
 export type Balance = typeof Balance.Type
 
-const emailPattern = /^$|^[^\s@]{1,64}@[^\s@]+\.[^\s@]+$/
+// `u`: lets the OpenAPI document carry the pattern
+const emailPattern = /^$|^[^\s@]{1,64}@[^\s@]+\.[^\s@]+$/u
 
 /** An e-mail address of at most 254 characters, or the empty string. */
 export const Email = Text.check(
@@ -68,7 +69,7 @@ export const Contact = Schema.Struct({ id: Schema.Int, ...contactFields(Int64Wir
 /** A stored contact, as the service returns it. */
 export type ContactRecord = { readonly id: number } & ContactWriteInput
 
-const SendAtField = Text.annotate({ format: "date-time", description: "Future RFC 3339 timestamp with explicit timezone" } as Schema.Annotations.Annotations)
+const SendAtField = TextWith({ format: "date-time", description: "Future RFC 3339 timestamp with explicit timezone" } as Schema.Annotations.Annotations)
 const SenderNameField = Text.annotate({ description: "1 to 11 ASCII letters, digits or internal spaces" })
 
 /** Spec 2.3. Text segments, sender name syntax and the schedule are checked after decoding (domain/MessageRules.ts). */

@@ -45,8 +45,8 @@ export const requireFuture = (sendAt: Date | null, now: Date): InvalidSchedule |
       details: [{ field: "send_at", message: "must be in the future" }]
     })
 
-/** Spec 4.7.1: 1 to 128 visible ASCII characters. */
-export const idempotencyKeyPattern = /^[!-~]{1,128}$/
+/** Spec 4.7.1: 1 to 128 visible ASCII characters. (`u`: lets the OpenAPI document carry the pattern.) */
+export const idempotencyKeyPattern = /^[!-~]{1,128}$/u
 
 /** Spec 2.4: recipients must be distinct; each repeat is named with the position it repeats (never removed). */
 export const checkDistinctRecipients = (recipients: ReadonlyArray<string>): ValidationError | undefined => {

@@ -16,7 +16,12 @@ export const isStorableText = (s: string): boolean => !unstorable.test(s)
 /** What a validation error says about a field that is not storable text. */
 export const unstorableTextMessage = "must not contain NUL characters or unpaired UTF-16 surrogates"
 
+// No JSON Schema keyword says it (the document's introduction does); without a representation
+// of its own, the check would drop the annotations of every field built on it.
+const storable = Schema.makeFilter((s: string) => isStorableText(s) || unstorableTextMessage, { toJsonSchema: () => ({}) })
+
 /** A string field of either API: any text without NUL characters or unpaired surrogates. */
-export const Text = Schema.String.check(
-  Schema.makeFilter((s: string) => isStorableText(s) || unstorableTextMessage)
-)
+export const Text = Schema.String.check(storable)
+
+/** Text whose annotations (a `format`, a description) the OpenAPI document shows as written. */
+export const TextWith = (annotations: Schema.Annotations.Annotations) => Schema.String.annotate(annotations).check(storable)

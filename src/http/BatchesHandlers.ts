@@ -6,7 +6,7 @@ import { Batches } from "../batches/Batches.ts"
 import { checkContent, checkDistinctRecipients } from "../domain/MessageRules.ts"
 import { Idempotency } from "../idempotency/Idempotency.ts"
 import { messageBody } from "../messages/MessageBody.ts"
-import { answerResponse, requireIdempotencyKey } from "./Answers.ts"
+import { answerResponse } from "./Answers.ts"
 import { atBoundary } from "./Boundary.ts"
 import { requirePermission } from "./Permissions.ts"
 
@@ -17,7 +17,7 @@ export const BatchesHandlers = HttpApiBuilder.group(Api, "message-batches", Effe
     .handle("create", ({ headers, payload }) =>
       Effect.gen(function*() {
         const organisationId = yield* requirePermission("sms.schedule")
-        const key = yield* requireIdempotencyKey(headers["idempotency-key"])
+        const key = headers["idempotency-key"]
         const duplicates = checkDistinctRecipients(payload.recipients)
         if (duplicates !== undefined) return yield* duplicates
         const content = checkContent(payload)

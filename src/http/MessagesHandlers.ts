@@ -7,7 +7,7 @@ import { checkContent } from "../domain/MessageRules.ts"
 import { Idempotency } from "../idempotency/Idempotency.ts"
 import { messageBody } from "../messages/MessageBody.ts"
 import { Messages } from "../messages/Messages.ts"
-import { answerResponse, requireIdempotencyKey } from "./Answers.ts"
+import { answerResponse } from "./Answers.ts"
 import { atBoundary } from "./Boundary.ts"
 import { requirePermission } from "./Permissions.ts"
 
@@ -18,7 +18,7 @@ export const MessagesHandlers = HttpApiBuilder.group(Api, "messages", Effect.fn(
     .handle("create", ({ headers, payload }) =>
       Effect.gen(function*() {
         const organisationId = yield* requirePermission(payload.send_at === undefined ? "sms.send" : "sms.schedule")
-        const key = yield* requireIdempotencyKey(headers["idempotency-key"])
+        const key = headers["idempotency-key"]
         const content = checkContent(payload)
         if (!("segments" in content)) return yield* content
         const { answer, replayed } = yield* messages.create(organisationId, key, idempotency.fingerprint("messages", payload), {
