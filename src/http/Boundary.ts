@@ -2,7 +2,7 @@
  * The service boundary of the HTTP handlers. A database failure is part of no endpoint's
  * contract, so the services handlers use are taken through `atBoundary`: each SqlError leaves
  * the handler as a defect, and the edge answers it once (503 service_unavailable when the
- * database cannot be reached, 500 internal_error otherwise; see db/Unavailable.ts).
+ * database cannot be reached, 500 internal_error otherwise; see db/SqlErrors.ts).
  */
 import { type Context, Effect } from "effect"
 import { SqlError } from "effect/sql"

@@ -13,7 +13,7 @@ import {
   HttpServerRespondable,
   HttpServerResponse
 } from "effect/http"
-import { isDatabaseUnavailable } from "../db/Unavailable.ts"
+import { isDatabaseUnavailable } from "../db/SqlErrors.ts"
 import { errorBody, type ErrorDetail } from "../domain/Errors.ts"
 import { Ids } from "../Ids.ts"
 import { AccessLogWriter } from "../Logging.ts"

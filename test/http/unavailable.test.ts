@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from "vitest"
 import { AdminToken } from "../../src/admin/AdminToken.ts"
 import { layerConfig } from "../../src/Config.ts"
 import { DatabaseLive } from "../../src/db/Database.ts"
-import { isDatabaseUnavailable } from "../../src/db/Unavailable.ts"
+import { isDatabaseUnavailable, isTransient, sqlStateOf } from "../../src/db/SqlErrors.ts"
 import { maskPhone } from "../../src/domain/Phone.ts"
 import { retryAfterSeconds } from "../../src/http/Edge.ts"
 import { HttpAppLive } from "../../src/http/Server.ts"
@@ -70,6 +70,16 @@ describe("isDatabaseUnavailable: the one classification", () => {
   })
   it.each(notUnavailable)("%s: not unavailable", (_name, failure) => {
     expect(isDatabaseUnavailable(failure)).toBe(false)
+  })
+  it("a deadlock or a serialization failure is transient (worth running again), not unavailable", () => {
+    for (const [code, Reason] of [["40P01", SqlError.DeadlockError], ["40001", SqlError.SerializationError]] as const) {
+      const error = serverError(code, Reason)
+      expect(sqlStateOf(error)).toBe(code)
+      expect(isDatabaseUnavailable(error)).toBe(false)
+      expect(isTransient(error)).toBe(true)
+    }
+    expect(isTransient(serverError("57P03"))).toBe(true)
+    expect(isTransient(serverError("42601", SqlError.SqlSyntaxError))).toBe(false)
   })
 })
 
