@@ -35,7 +35,7 @@ export const acceptableRequestId = (header: string | undefined): string | undefi
   header !== undefined && clientRequestId.test(header) ? header : undefined
 
 /** A spec 2.10 error response. */
-export const errorResponse = (
+const errorResponse = (
   status: number,
   code: string,
   message: string,
@@ -47,7 +47,7 @@ export const errorResponse = (
   )
 
 /** The answer while the database cannot be reached. */
-export const serviceUnavailable = () =>
+const serviceUnavailable = () =>
   errorResponse(503, "service_unavailable", "The service is temporarily unavailable; retry later", {
     headers: { "retry-after": String(retryAfterSeconds) }
   })

@@ -92,6 +92,14 @@ const parserRefusal = (routes: RouteTable, error: ParserError): Refusal => {
   return { status: 400, code: "bad_request", message: "The request is not valid HTTP/1.1 (request line or headers)" }
 }
 
+// Outside any fiber (Node answers before the application sees the request): ids come straight from crypto.
+const requestIdOf = (request: IncomingMessage): string => {
+  const sent = request.headers[requestIdHeader]
+  return acceptableRequestId(typeof sent === "string" ? sent : undefined) ?? randomUUID()
+}
+
+const pathOf = (request: IncomingMessage): string => (request.url ?? "").split("?")[0]!
+
 interface RefusalLog {
   readonly write: ((line: string) => void) | undefined
   readonly nowMillis: () => number
@@ -110,7 +118,6 @@ export const answerNodeRefusals = (server: Server, routes: RouteTable, log: Refu
       socket.destroy()
       return
     }
-    // outside any fiber: Node refused the request before the application saw it
     const refuse = () => answer(socket, parserRefusal(routes, error), "-", "-", randomUUID(), log)
     // a pipelined request still being answered on this connection goes first, whole
     const current = (socket as Duplex & { readonly _httpMessage?: ServerResponse | null })._httpMessage
@@ -118,10 +125,8 @@ export const answerNodeRefusals = (server: Server, routes: RouteTable, log: Refu
     else refuse()
   })
   server.on("connect", (request: IncomingMessage, socket: Duplex) => {
-    const path = (request.url ?? "").split("?")[0]!
-    const sent = request.headers[requestIdHeader]
-    const requestId = acceptableRequestId(typeof sent === "string" ? sent : undefined) ?? randomUUID()
-    answer(socket, unroutedMethod(routes, "CONNECT", path), "CONNECT", path, requestId, log)
+    const path = pathOf(request)
+    answer(socket, unroutedMethod(routes, "CONNECT", path), "CONNECT", path, requestIdOf(request), log)
   })
   // An Expect other than 100-continue would get Node's plain 417; the service has no
   // expectation to meet, so it answers the request as if the header were absent (RFC 9110 allows it).
@@ -138,8 +143,7 @@ export const answerNodeRefusals = (server: Server, routes: RouteTable, log: Refu
  */
 export const answerWhileStarting = (server: Server, log: RefusalLog): Server => {
   const starting = (request: IncomingMessage, response: ServerResponse) => {
-    const sent = request.headers[requestIdHeader]
-    const requestId = acceptableRequestId(typeof sent === "string" ? sent : undefined) ?? randomUUID()
+    const requestId = requestIdOf(request)
     const body = JSON.stringify(errorBody("service_unavailable", "The service is starting; retry shortly"))
     response.writeHead(503, {
       "content-type": "application/json",
@@ -148,8 +152,7 @@ export const answerWhileStarting = (server: Server, log: RefusalLog): Server => 
       [requestIdHeader]: requestId
     })
     response.end(body)
-    const path = (request.url ?? "").split("?")[0]!
-    log.write?.(accessLine({ method: request.method ?? "-", path, status: 503, ms: 0, requestId }, log.nowMillis()))
+    log.write?.(accessLine({ method: request.method ?? "-", path: pathOf(request), status: 503, ms: 0, requestId }, log.nowMillis()))
   }
   // 'newListener' fires before a listener is added: the application's handler replaces this one
   const handOver = (event: string | symbol) => {
