@@ -2,7 +2,7 @@
  * JSON log lines on stdout at the configured level. A last line of defence masks anything that
  * looks like a Malagasy mobile number, so a full phone number never reaches the logs.
  */
-import { Layer, Logger, References } from "effect"
+import { Context, Layer, Logger, References } from "effect"
 import type { LogLevelName } from "./Config.ts"
 import { maskPhone } from "./domain/Phone.ts"
 
@@ -13,8 +13,22 @@ export const redactPhones = (line: string): string => line.replace(phoneLike, ma
 
 const levels = { debug: "Debug", info: "Info", warn: "Warn", error: "Error" } as const
 
+/**
+ * Where the HTTP access log writes its lines (http/AccessLog.ts); none by default, so an app
+ * built without LoggingLive (an in-process test) keeps quiet.
+ */
+export const AccessLogWriter = Context.Reference<((line: string) => void) | undefined>("sms/AccessLogWriter", {
+  defaultValue: () => undefined
+})
+
+const stdout = (line: string) => {
+  process.stdout.write(line)
+}
+
+/** The service's logging: JSON lines on stdout from `level` up, the access log included. */
 export const LoggingLive = (level: LogLevelName) =>
-  Layer.merge(
+  Layer.mergeAll(
     Logger.layer([Logger.withConsoleLog(Logger.map(Logger.formatJson, redactPhones))]),
-    Layer.succeed(References.MinimumLogLevel, levels[level])
+    Layer.succeed(References.MinimumLogLevel, levels[level]),
+    Layer.succeed(AccessLogWriter, stdout)
   )

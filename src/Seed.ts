@@ -41,11 +41,18 @@ export const SeedLive = Layer.effectDiscard(Effect.gen(function*() {
       `  curl -H "Authorization: Bearer ${key.apiKey}" ${base}/api/sms/v2/balance/`
     )
   }
-  if (admin.generated) {
-    lines.push(
-      `Operator token (generated for this run; set SMS_ADMIN_TOKEN to keep one):`,
-      `  ${Redacted.value(admin.token)}`
-    )
+  switch (admin.origin._tag) {
+    case "Generated":
+      lines.push(
+        `Operator token (generated once for this database and kept, only its hash is stored; shown only now):`,
+        `  ${Redacted.value(admin.origin.token)}`
+      )
+      break
+    case "Stored":
+      lines.push(`Operator token: the one printed at the first start on this database still holds (set SMS_ADMIN_TOKEN to choose one).`)
+      break
+    case "Configured":
+      lines.push(`Operator token: SMS_ADMIN_TOKEN.`)
   }
   lines.push(`API docs: ${base}/api/sms/v2/docs`)
   yield* Effect.sync(() => process.stdout.write(`\n${lines.join("\n")}\n\n`))

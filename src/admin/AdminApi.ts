@@ -8,6 +8,7 @@ import { ClockNotTest, CommonErrors, ErasureNotAllowed, InvalidApiKey, InvalidCu
 import { MessageStatusSchema } from "../domain/MessageStatus.ts"
 import { PermissionSchema } from "../domain/Permissions.ts"
 import { SenderName } from "../domain/SenderName.ts"
+import { Text, TextWith } from "../domain/Text.ts"
 
 /** Marks a request made with the operator token. */
 export class Operator extends Context.Service<Operator, { readonly authenticated: true }>()("sms/Operator") {}
@@ -26,7 +27,7 @@ export const OrganisationBody = Schema.Struct({
   default_sender_name: Schema.String
 }).annotate({ identifier: "Organisation" })
 
-const OrgId = { org_id: Schema.String }
+const OrgId = { org_id: Text }
 
 /** One status change of a message, with its time and what caused it. */
 export const TimelineEntry = Schema.Struct({
@@ -67,7 +68,7 @@ export class AdminGroup extends HttpApiGroup.make("admin")
   .add(
     HttpApiEndpoint.post("createOrganisation", "/organizations", {
       payload: Schema.Struct({
-        name: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200)),
+        name: Text.check(Schema.isMinLength(1), Schema.isMaxLength(200)),
         default_sender_name: Schema.optionalKey(SenderName)
       }),
       success: OrganisationBody.pipe(HttpApiSchema.status(201)),
@@ -98,7 +99,7 @@ export class AdminGroup extends HttpApiGroup.make("admin")
       error: CommonErrors
     }),
     HttpApiEndpoint.post("revokeApiKey", "/api-keys/:key_id/revoke", {
-      params: { key_id: Schema.String },
+      params: { key_id: Text },
       success: Schema.Struct({ key_id: Schema.String, revoked: Schema.Literal(true) }),
       error: CommonErrors
     }),
@@ -112,7 +113,7 @@ export class AdminGroup extends HttpApiGroup.make("admin")
       error: CommonErrors
     }),
     HttpApiEndpoint.put("setSender", "/organizations/:org_id/senders/:name", {
-      params: { org_id: Schema.String, name: Schema.String },
+      params: { org_id: Text, name: Text },
       payload: Schema.Struct({ active: Schema.Boolean }),
       success: Schema.Struct({ name: Schema.String, active: Schema.Boolean }),
       error: CommonErrors
@@ -120,12 +121,12 @@ export class AdminGroup extends HttpApiGroup.make("admin")
   )
   .add(
     HttpApiEndpoint.get("getMessage", "/organizations/:org_id/messages/:message_id", {
-      params: { org_id: Schema.String, message_id: Schema.String },
+      params: { org_id: Text, message_id: Text },
       success: Schema.Struct({ ...Message.fields, timeline: Schema.Array(TimelineEntry) }),
       error: CommonErrors
     }),
     HttpApiEndpoint.post("eraseMessage", "/organizations/:org_id/messages/:message_id/erasure", {
-      params: { org_id: Schema.String, message_id: Schema.String },
+      params: { org_id: Text, message_id: Text },
       success: Message,
       error: [...CommonErrors, ErasureNotAllowed]
     })
@@ -136,7 +137,7 @@ export class AdminGroup extends HttpApiGroup.make("admin")
         limit: Schema.optionalKey(
           Schema.FiniteFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: organisationPageMax }))
         ),
-        cursor: Schema.optionalKey(Schema.String)
+        cursor: Schema.optionalKey(Text)
       },
       success: OrganisationPage,
       error: [...CommonErrors, InvalidCursor]
@@ -152,7 +153,7 @@ export class AdminGroup extends HttpApiGroup.make("admin")
       error: CommonErrors
     }),
     HttpApiEndpoint.get("findMessage", "/messages/:message_id", {
-      params: { message_id: Schema.String },
+      params: { message_id: Text },
       success: OperatorMessage,
       error: CommonErrors
     })
@@ -161,7 +162,7 @@ export class AdminGroup extends HttpApiGroup.make("admin")
   .prefix("/admin/v1")
 {}
 
-const DateTime = Schema.String.annotate({ format: "date-time" } as Schema.Annotations.Annotations)
+const DateTime = TextWith({ format: "date-time" } as Schema.Annotations.Annotations)
 
 /** The service's clock (contract section 9): read it; under SMS_CLOCK=test, advance it. */
 export class ClockGroup extends HttpApiGroup.make("clock")

@@ -3,6 +3,7 @@ import { Effect, Layer, Redacted } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { InvalidApiKey, NotFound, ValidationError } from "../domain/Errors.ts"
 import { balanceBody, organisationBody } from "../http/Bodies.ts"
+import { atBoundary } from "../http/Boundary.ts"
 import { Ledger } from "../ledger/Ledger.ts"
 import { messageBody, type MessageRow } from "../messages/MessageBody.ts"
 import { Messages } from "../messages/Messages.ts"
@@ -27,11 +28,11 @@ export const AdminAuthLive = Layer.effect(AdminAuth, Effect.gen(function*() {
 }))
 
 export const AdminHandlers = HttpApiBuilder.group(AdminApi, "admin", Effect.fn(function*(handlers) {
-  const organisations = yield* Organisations
-  const keys = yield* ApiKeys
-  const ledger = yield* Ledger
-  const messages = yield* Messages
-  const store = yield* MessageStore
+  const organisations = yield* atBoundary(Organisations)
+  const keys = yield* atBoundary(ApiKeys)
+  const ledger = yield* atBoundary(Ledger)
+  const messages = yield* atBoundary(Messages)
+  const store = yield* atBoundary(MessageStore)
 
   /** A message with its timeline, as both message reads answer it. */
   const withTimeline = (message: MessageRow) =>
@@ -50,24 +51,21 @@ export const AdminHandlers = HttpApiBuilder.group(AdminApi, "admin", Effect.fn(f
   return handlers
     .handle("createOrganisation", ({ payload }) =>
       organisations.create(payload.name, payload.default_sender_name ?? defaultSenderName).pipe(
-        Effect.map(organisationBody),
-        Effect.orDie
+        Effect.map(organisationBody)
       ))
-    .handle("getOrganisation", ({ params }) => withBalance(params.org_id).pipe(Effect.catchTag("SqlError", Effect.die)))
+    .handle("getOrganisation", ({ params }) => withBalance(params.org_id))
     .handle("updateOrganisation", ({ params, payload }) =>
       organisations.update(params.org_id, {
         ...(payload.sms_enabled === undefined ? {} : { smsEnabled: payload.sms_enabled }),
         ...(payload.default_sender_name === undefined ? {} : { defaultSenderName: payload.default_sender_name })
-      }).pipe(Effect.map(organisationBody), Effect.catchTag("SqlError", Effect.die)))
+      }).pipe(Effect.map(organisationBody)))
     .handle("createApiKey", ({ params, payload }) =>
       keys.issue(params.org_id, payload.permissions).pipe(
-        Effect.map((k) => ({ key_id: k.keyId, api_key: k.apiKey, permissions: k.permissions })),
-        Effect.catchTag("SqlError", Effect.die)
+        Effect.map((k) => ({ key_id: k.keyId, api_key: k.apiKey, permissions: k.permissions }))
       ))
     .handle("revokeApiKey", ({ params }) =>
       keys.revoke(params.key_id).pipe(
-        Effect.as({ key_id: params.key_id, revoked: true as const }),
-        Effect.catchTag("SqlError", Effect.die)
+        Effect.as({ key_id: params.key_id, revoked: true as const })
       ))
     .handle("grantCredits", ({ params, payload }) =>
       Effect.gen(function*() {
@@ -80,28 +78,27 @@ export const AdminHandlers = HttpApiBuilder.group(AdminApi, "admin", Effect.fn(f
         const org = yield* organisations.get(params.org_id)
         yield* ledger.grant(org.id, payload.amount, validUntil)
         return { balance: balanceBody(yield* ledger.balance(org.id)) }
-      }).pipe(Effect.catchTag("SqlError", Effect.die)))
+      }))
     .handle("getMessage", ({ params }) =>
       Effect.gen(function*() {
         const org = yield* organisations.get(params.org_id)
         const message = yield* messages.get(org.id, params.message_id)
         if (message === undefined) return yield* NotFound.withMessage("No such message")
         return yield* withTimeline(message)
-      }).pipe(Effect.catchTag("SqlError", Effect.die)))
+      }))
     .handle("findMessage", ({ params }) =>
       Effect.gen(function*() {
         const message = yield* store.findAnywhere(params.message_id)
         if (message === undefined) return yield* NotFound.withMessage("No such message")
         const { timeline, ...body } = yield* withTimeline(message)
         return { ...body, org_id: message.organisationId, timeline }
-      }).pipe(Effect.catchTag("SqlError", Effect.die)))
+      }))
     .handle("listOrganisations", ({ query }) =>
       organisations.list(query.limit ?? organisationPageMax, query.cursor).pipe(
         Effect.map((page) => ({
           results: page.organisations.map((o) => ({ ...organisationBody(o), created_at: o.createdAt.toISOString() })),
           next_cursor: page.nextCursor ?? null
-        })),
-        Effect.catchTag("SqlError", Effect.die)
+        }))
       ))
     .handle("listApiKeys", ({ params }) =>
       keys.list(params.org_id).pipe(
@@ -112,23 +109,20 @@ export const AdminHandlers = HttpApiBuilder.group(AdminApi, "admin", Effect.fn(f
             created_at: k.createdAt.toISOString(),
             revoked_at: k.revokedAt === null ? null : k.revokedAt.toISOString()
           }))
-        })),
-        Effect.catchTag("SqlError", Effect.die)
+        }))
       ))
     .handle("listSenders", ({ params }) =>
       organisations.senders(params.org_id).pipe(
-        Effect.map((senders) => ({ results: senders })),
-        Effect.catchTag("SqlError", Effect.die)
+        Effect.map((senders) => ({ results: senders }))
       ))
     .handle("eraseMessage", ({ params }) =>
       organisations.get(params.org_id).pipe(
         Effect.flatMap((org) => messages.erase(org.id, params.message_id)),
-        Effect.map(messageBody),
-        Effect.catchTag("SqlError", Effect.die)
+        Effect.map(messageBody)
       ))
     .handle("setSender", ({ params, payload }) =>
       isValidSenderName(params.name)
-        ? organisations.setSender(params.org_id, params.name, payload.active).pipe(Effect.catchTag("SqlError", Effect.die))
+        ? organisations.setSender(params.org_id, params.name, payload.active)
         : Effect.fail(ValidationError.withMessage("Invalid sender name", {
           details: [{ field: "name", message: "must be 1 to 11 ASCII letters, digits or internal spaces" }]
         })))

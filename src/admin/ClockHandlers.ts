@@ -5,6 +5,7 @@ import { ServiceClock } from "../clock/ServiceClock.ts"
 import { DueWork } from "../dispatch/DueWork.ts"
 import { ClockNotTest, ValidationError } from "../domain/Errors.ts"
 import { checkSendAt } from "../domain/SendAt.ts"
+import { atBoundary } from "../http/Boundary.ts"
 import { now } from "../Time.ts"
 import { AdminApi } from "./AdminApi.ts"
 
@@ -28,7 +29,7 @@ const targetOf = (payload: { readonly seconds?: number; readonly to?: string }, 
 
 export const ClockHandlers = HttpApiBuilder.group(AdminApi, "clock", Effect.fn(function*(handlers) {
   const clock = yield* ServiceClock
-  const work = yield* DueWork
+  const work = yield* atBoundary(DueWork)
   return handlers
     .handle("get", () => Effect.map(now, (at) => ({ now: at.toISOString(), mode: clock.mode })))
     .handle("advance", ({ payload }) =>
@@ -37,7 +38,7 @@ export const ClockHandlers = HttpApiBuilder.group(AdminApi, "clock", Effect.fn(f
           return yield* ClockNotTest.withMessage("The clock can only be advanced when the service runs with SMS_CLOCK=test")
         }
         const to = yield* targetOf(payload, yield* now)
-        yield* work.advanceTo(to).pipe(Effect.orDie)
+        yield* work.advanceTo(to)
         return { now: (yield* now).toISOString() }
       }))
 }))

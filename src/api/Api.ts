@@ -18,10 +18,17 @@ import {
   SenderNameUnavailable,
   SmsUnavailable
 } from "../domain/Errors.ts"
+import { idempotencyKeyPattern } from "../domain/MessageRules.ts"
+import { Text, TextWith } from "../domain/Text.ts"
+import { apiDescription, operationDescriptions, tagDescriptions } from "./Descriptions.ts"
+import { withResponseHeaders } from "./ResponseHeaders.ts"
 import { Balance, Batch, BatchCreate, BatchMessages, Contact, ContactWrite, Message, MessageCreate } from "./Schemas.ts"
 import { ApiKeyAuth, SchemaErrors } from "./Security.ts"
 
 export const apiPrefix = "/api/sms/v2"
+
+/** A path id: documented as a uuid; any other storable text answers 404 (it names no resource). */
+const Uuid = TextWith({ format: "uuid" } as Schema.Annotations.Annotations)
 
 export class BalanceGroup extends HttpApiGroup.make("balance")
   .add(
@@ -29,7 +36,9 @@ export class BalanceGroup extends HttpApiGroup.make("balance")
       success: Balance,
       error: [...CommonErrors, InsufficientPermissions]
     }).annotate(OpenApi.Summary, "SMS credit balance (permission balance.read)")
+      .annotate(OpenApi.Description, operationDescriptions.balance)
   )
+  .annotate(OpenApi.Description, tagDescriptions.balance)
   .middleware(ApiKeyAuth)
   .prefix(apiPrefix)
 {}
@@ -41,13 +50,18 @@ export class ContactsGroup extends HttpApiGroup.make("contacts")
       success: [Contact.pipe(HttpApiSchema.status(201)), Contact],
       error: [...CommonErrors, InsufficientPermissions]
     }).annotate(OpenApi.Summary, "Create (201) or update (200) the contact with this phone number (permission contacts.manage)")
+      .annotate(OpenApi.Description, operationDescriptions.contact)
   )
+  .annotate(OpenApi.Description, tagDescriptions.contacts)
   .middleware(ApiKeyAuth)
   .prefix(apiPrefix)
 {}
 
+/** Required; a missing or malformed key answers 400 invalid_idempotency_key (http/SchemaErrorsLive.ts), never validation_error. */
 const IdempotencyKeyHeader = {
-  "idempotency-key": Schema.optionalKey(Schema.String.annotate({ description: "1 to 128 visible ASCII characters (required)" }))
+  "idempotency-key": Schema.String.check(Schema.isPattern(idempotencyKeyPattern)).annotate({
+    description: "1 to 128 visible ASCII characters naming this operation: retry with the same key, never a new one automatically"
+  })
 }
 const withLocation = (status: 201 | 202) =>
   HttpApiSchema.WithHeaders(Message.pipe(HttpApiSchema.status(status)), { location: Schema.String })
@@ -75,13 +89,16 @@ export class MessagesGroup extends HttpApiGroup.make("messages")
         ProviderResultUnknown,
         DispatchUnavailable
       ]
-    }).annotate(OpenApi.Summary, "Send now (201, permission sms.send) or schedule with send_at (202, permission sms.schedule)"),
+    }).annotate(OpenApi.Summary, "Send now (201, permission sms.send) or schedule with send_at (202, permission sms.schedule)")
+      .annotate(OpenApi.Description, operationDescriptions.createMessage),
     HttpApiEndpoint.get("get", "/messages/:message_id/", {
-      params: { message_id: Schema.String },
+      params: { message_id: Uuid },
       success: Message,
       error: [...CommonErrors, InsufficientPermissions]
     }).annotate(OpenApi.Summary, "Read a message and its delivery outcome (permission delivery.read)")
+      .annotate(OpenApi.Description, operationDescriptions.getMessage)
   )
+  .annotate(OpenApi.Description, tagDescriptions.messages)
   .middleware(ApiKeyAuth)
   .prefix(apiPrefix)
 {}
@@ -102,19 +119,23 @@ export class MessageBatchesGroup extends HttpApiGroup.make("message-batches")
         SenderNameUnavailable,
         InsufficientCredits
       ]
-    }).annotate(OpenApi.Summary, "Schedule one text to up to 1000 recipients, all or nothing (permission sms.schedule)"),
+    }).annotate(OpenApi.Summary, "Schedule one text to up to 1000 recipients, all or nothing (permission sms.schedule)")
+      .annotate(OpenApi.Description, operationDescriptions.createBatch),
     HttpApiEndpoint.get("get", "/message-batches/:batch_id/", {
-      params: { batch_id: Schema.String },
+      params: { batch_id: Uuid },
       success: Batch,
       error: [...CommonErrors, InsufficientPermissions]
-    }).annotate(OpenApi.Summary, "A batch with its current per-status counts (permission delivery.read)"),
+    }).annotate(OpenApi.Summary, "A batch with its current per-status counts (permission delivery.read)")
+      .annotate(OpenApi.Description, operationDescriptions.getBatch),
     HttpApiEndpoint.get("messages", "/message-batches/:batch_id/messages/", {
-      params: { batch_id: Schema.String },
-      query: { cursor: Schema.optionalKey(Schema.String) },
+      params: { batch_id: Uuid },
+      query: { cursor: Schema.optionalKey(Text) },
       success: BatchMessages,
       error: [...CommonErrors, InsufficientPermissions, InvalidCursor]
     }).annotate(OpenApi.Summary, "The batch's messages in submitted order, 100 per page (permission delivery.read)")
+      .annotate(OpenApi.Description, operationDescriptions.batchMessages)
   )
+  .annotate(OpenApi.Description, tagDescriptions["message-batches"])
   .middleware(ApiKeyAuth)
   .prefix(apiPrefix)
 {}
@@ -129,7 +150,10 @@ export class Api extends HttpApi.make("sms")
   .annotateMerge(OpenApi.annotations({
     title: "SMS Integration Service",
     version: "2.0.2",
-    description: "Organisation-scoped HTTP/JSON service for sending and scheduling SMS to Malagasy mobile numbers."
+    description: apiDescription,
+    // relative: the document describes the server that serves it
+    servers: [{ url: "/", description: "This service" }],
+    transform: withResponseHeaders
   }))
 {}
 

@@ -3,9 +3,10 @@ import { Schema } from "effect"
 import { CalendarDate } from "../domain/Dates.ts"
 import { MessageStatusSchema } from "../domain/MessageStatus.ts"
 import { PhoneNumber } from "../domain/Phone.ts"
+import { Text, TextWith } from "../domain/Text.ts"
 
-const maxLength = (n: number) => Schema.String.check(Schema.isMaxLength(n))
-const lengthBetween = (min: number, max: number) => Schema.String.check(Schema.isMinLength(min), Schema.isMaxLength(max))
+const maxLength = (n: number) => Text.check(Schema.isMaxLength(n))
+const lengthBetween = (min: number, max: number) => Text.check(Schema.isMinLength(min), Schema.isMaxLength(max))
 
 /** Spec 2.7. */
 export const Balance = Schema.Struct({
@@ -16,10 +17,11 @@ export const Balance = Schema.Struct({
 }).annotate({ identifier: "Balance" })
 export type Balance = typeof Balance.Type
 
-const emailPattern = /^$|^[^\s@]{1,64}@[^\s@]+\.[^\s@]+$/
+// `u`: lets the OpenAPI document carry the pattern
+const emailPattern = /^$|^[^\s@]{1,64}@[^\s@]+\.[^\s@]+$/u
 
 /** An e-mail address of at most 254 characters, or the empty string. */
-export const Email = Schema.String.check(
+export const Email = Text.check(
   Schema.isMaxLength(254),
   Schema.isPattern(emailPattern, { message: "must be an e-mail address or an empty string" })
 )
@@ -45,7 +47,7 @@ const contactFields = <S extends Schema.Top>(status: S) => ({
   first_name: Schema.optionalKey(Schema.NullOr(maxLength(100))),
   company: Schema.optionalKey(Schema.NullOr(maxLength(100))),
   position: Schema.optionalKey(Schema.NullOr(maxLength(100))),
-  address: Schema.optionalKey(Schema.NullOr(Schema.String)),
+  address: Schema.optionalKey(Schema.NullOr(Text)),
   birthday: Schema.optionalKey(Schema.NullOr(CalendarDate)),
   home_email: Schema.optionalKey(Schema.NullOr(Email)),
   office_email: Schema.optionalKey(Schema.NullOr(Email)),
@@ -67,12 +69,15 @@ export const Contact = Schema.Struct({ id: Schema.Int, ...contactFields(Int64Wir
 /** A stored contact, as the service returns it. */
 export type ContactRecord = { readonly id: number } & ContactWriteInput
 
+const SendAtField = TextWith({ format: "date-time", description: "Future RFC 3339 timestamp with explicit timezone" } as Schema.Annotations.Annotations)
+const SenderNameField = Text.annotate({ description: "1 to 11 ASCII letters, digits or internal spaces" })
+
 /** Spec 2.3. Text segments, sender name syntax and the schedule are checked after decoding (domain/MessageRules.ts). */
 export const MessageCreate = Schema.Struct({
   text: lengthBetween(1, 320),
   to: PhoneNumber,
-  send_at: Schema.optionalKey(Schema.String.annotate({ format: "date-time", description: "Future RFC 3339 timestamp with explicit timezone" } as Schema.Annotations.Annotations)),
-  sender_name: Schema.optionalKey(Schema.String.annotate({ description: "1 to 11 ASCII letters, digits or internal spaces" }))
+  send_at: Schema.optionalKey(SendAtField),
+  sender_name: Schema.optionalKey(SenderNameField)
 }).annotate({ identifier: "MessageCreate" })
 export type MessageCreate = typeof MessageCreate.Type
 
@@ -92,9 +97,9 @@ export const Message = Schema.Struct({
 /** Spec 2.4. Distinctness of recipients is checked after decoding, naming the duplicate positions. */
 export const BatchCreate = Schema.Struct({
   recipients: Schema.Array(PhoneNumber).check(Schema.isMinLength(1), Schema.isMaxLength(1000)),
-  send_at: Schema.String.annotate({ format: "date-time", description: "Future RFC 3339 timestamp with explicit timezone" } as Schema.Annotations.Annotations),
+  send_at: SendAtField,
   text: lengthBetween(1, 320),
-  sender_name: Schema.optionalKey(Schema.String.annotate({ description: "1 to 11 ASCII letters, digits or internal spaces" }))
+  sender_name: Schema.optionalKey(SenderNameField)
 }).annotate({ identifier: "BatchCreate" })
 export type BatchCreate = typeof BatchCreate.Type
 

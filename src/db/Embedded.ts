@@ -6,7 +6,7 @@
 import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { Effect } from "effect"
-import { mkdirSync } from "node:fs"
+import { lockDataDir, StartupError } from "./DataDir.ts"
 
 export interface EmbeddedServer {
   readonly host: string
@@ -15,25 +15,40 @@ export interface EmbeddedServer {
 
 const memory = "memory://"
 
-/** Starts PGlite on `dataDir` (created if missing; `memory://` keeps nothing) behind a loopback socket; stops both with the scope. */
+const firstLine = (cause: unknown): string => String(cause instanceof Error ? cause.message : cause).split("\n")[0]!
+
+/**
+ * Starts PGlite on `dataDir` (created if missing and locked for this process; `memory://` keeps
+ * nothing) behind a loopback socket; stops both, and unlocks, with the scope. Fails with a
+ * one-line StartupError when the directory cannot be used.
+ */
 export const embeddedServer = (dataDir: string) =>
   Effect.acquireRelease(
-    Effect.tryPromise({
-      try: async () => {
-        if (dataDir !== memory) mkdirSync(dataDir, { recursive: true })
-        const db = await PGlite.create(dataDir === memory ? undefined : dataDir)
-        const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: 100 })
-        await server.start()
-        const port = Number(server.getServerConn().split(":").pop())
-        return { db, server, address: { host: "127.0.0.1", port } satisfies EmbeddedServer }
-      },
-      catch: (cause) => new Error(`cannot open the embedded database in ${dataDir}: ${String(cause)}`)
+    Effect.gen(function*() {
+      const unlock = dataDir === memory ? () => {} : yield* Effect.try({
+        try: () => lockDataDir(dataDir),
+        catch: (cause) => cause instanceof StartupError ? cause : new StartupError({ line: firstLine(cause) })
+      })
+      return yield* Effect.tryPromise({
+        try: async () => {
+          const db = await PGlite.create(dataDir === memory ? undefined : dataDir)
+          const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: 100 })
+          await server.start()
+          const port = Number(server.getServerConn().split(":").pop())
+          return { db, server, unlock, address: { host: "127.0.0.1", port } satisfies EmbeddedServer }
+        },
+        catch: (cause) => {
+          unlock()
+          return new StartupError({ line: `SMS_DATA_DIR ${dataDir} cannot be used: the embedded database did not open (${firstLine(cause)})` })
+        }
+      })
     }),
-    ({ db, server }) =>
+    ({ db, server, unlock }) =>
       Effect.promise(async () => {
         await server.stop()
         // let the client's Terminate message drain before closing the database files
         await new Promise((resolve) => setTimeout(resolve, 20))
         await db.close()
+        unlock()
       })
   ).pipe(Effect.map(({ address }) => address))

@@ -1,30 +1,60 @@
 /**
  * What a failed statement says about the database: unreachable for now (retry later, answer
- * 503), a conflict with a concurrent transaction (run it again), or anything else (a bug).
+ * 503 service_unavailable with Retry-After, as `/ready` does), a conflict with a concurrent
+ * transaction (run it again), or anything else (a fault of ours: 500). The one place that
+ * decides it, for the HTTP edge and for the background work alike.
  */
 import { SqlError } from "effect/sql"
 
-/** The SQLSTATE the server reported, when there is one. */
+const property = (value: unknown, name: string): unknown =>
+  typeof value === "object" && value !== null ? (value as Record<string, unknown>)[name] : undefined
+
+/** The SQLSTATE the server reported, when there is one (@effect/sql-pg keeps the server's fields on the reason's cause). */
 export const sqlStateOf = (error: SqlError.SqlError): string | undefined => {
-  const cause: unknown = error.reason.cause
-  const code = typeof cause === "object" && cause !== null && "code" in cause ? cause.code : undefined
+  const code = property(error.reason.cause, "code")
   return typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) ? code : undefined
 }
 
-/** Server states that mean "not now": shutting down, starting up, crashed, too many connections. */
-const unavailableStates = new Set(["57P01", "57P02", "57P03", "53300"])
+/** Server states that mean "not now", beyond class 08 (connection exception). */
+const unavailableStates = new Set([
+  "57P01", // admin_shutdown
+  "57P02", // crash_shutdown
+  "57P03", // cannot_connect_now: starting up, shutting down, in recovery
+  "53300" // too_many_connections
+])
+
+/** Node socket and resolver errors on the way to the server. */
+const unreachableErrnos = new Set([
+  "ECONNREFUSED", "ECONNRESET", "ECONNABORTED", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH",
+  "ENOTFOUND", "EAI_AGAIN"
+])
+
+const isUnavailableCode = (code: string): boolean =>
+  (code.length === 5 && code.startsWith("08")) || unavailableStates.has(code) || unreachableErrnos.has(code)
 
 /**
- * True when the database cannot be reached or cannot serve right now: any connection-class
- * failure (SQLSTATE 08xxx, a socket or connect timeout, pool exhaustion), an administrative or
- * crash shutdown, start-up, or too many connections.
+ * True when `failure` (an error or a defect, however wrapped) means the database cannot be
+ * reached or cannot serve right now: a SqlError whose reason is a connection failure (connect
+ * and socket errors, connect timeouts, a closed connection) or a refused authentication, or a
+ * cause chain carrying a connection-class SQLSTATE (08xxx, 57P01-57P03, 53300) or a socket errno.
  */
-export const isDatabaseUnavailable = (error: unknown): boolean => {
-  if (!SqlError.isSqlError(error)) return false
-  const state = sqlStateOf(error)
-  if (state !== undefined) return state.startsWith("08") || unavailableStates.has(state)
-  // no SQLSTATE: the socket failed (connect, write, lost connection), or a statement timed out
-  return error.reason._tag === "ConnectionError" || error.reason._tag === "StatementTimeoutError"
+export const isDatabaseUnavailable = (failure: unknown): boolean => {
+  let current: unknown = failure
+  // bounded: a cause chain is short, and a cyclic one must not hang the answer
+  for (let depth = 0; depth < 8 && current !== undefined && current !== null; depth++) {
+    if (SqlError.isSqlError(current)) {
+      const tag = current.reason._tag
+      if (tag === "ConnectionError" || tag === "AuthenticationError") return true
+      // a statement timeout without a SQLSTATE is the client's own deadline: the server did not answer
+      if (tag === "StatementTimeoutError" && sqlStateOf(current) === undefined) return true
+      current = current.reason.cause
+      continue
+    }
+    const code = property(current, "code")
+    if (typeof code === "string" && isUnavailableCode(code)) return true
+    current = property(current, "cause")
+  }
+  return false
 }
 
 /** True when running the same work again may succeed: the database is unavailable, or a deadlock or serialization conflict. */

@@ -15,9 +15,9 @@ export const isCalendarDate = (s: string): boolean => {
 /** A calendar date string, `YYYY-MM-DD`. */
 export const CalendarDate = Schema.String.check(
   Schema.makeFilter((s: string) => isCalendarDate(s) || "must be a calendar date YYYY-MM-DD", {
-    jsonSchema: { format: "date" }
-  } as Schema.Annotations.Filter)
-).annotate({ format: "date" } as Schema.Annotations.Annotations)
+    toJsonSchema: () => ({ format: "date" })
+  })
+)
 
 /** The UTC calendar day of an instant given in epoch milliseconds. */
 export const utcDay = (epochMillis: number): string => new Date(epochMillis).toISOString().slice(0, 10)

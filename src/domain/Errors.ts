@@ -1,6 +1,8 @@
 /**
  * One error class per row of the spec's error table (section 7), plus those the service adds
- * (413 `payload_too_large`; operator-only 409 `erasure_not_allowed` and `clock_not_test`). Each class carries its HTTP
+ * (413 `payload_too_large`; operator-only 409 `erasure_not_allowed` and `clock_not_test`). The HTTP
+ * server's answers to what Node's parser refuses (400 `bad_request`, 408 `request_timeout`, 431
+ * `headers_too_large`) are written before any route runs, by http/NodeServer.ts. Each class carries its HTTP
  * status and serialises to exactly the spec's error body (2.10):
  * `{ "error": { "code", "message", "details"? }, "message_id"? }`.
  */

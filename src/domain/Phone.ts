@@ -1,7 +1,8 @@
 /** Malagasy mobile numbers in E.164 form: the only recipients the service accepts (spec 2.1). */
 import { Schema } from "effect"
 
-export const phonePattern = /^\+2613[0-9]{8}$/
+/** (`u`: lets the OpenAPI document carry the pattern.) */
+export const phonePattern = /^\+2613[0-9]{8}$/u
 
 /** A Malagasy mobile number, exactly `+2613` followed by 8 digits. */
 export const PhoneNumber = Schema.String.check(

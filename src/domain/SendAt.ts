@@ -5,25 +5,30 @@ import { isCalendarDate } from "./Dates.ts"
 const rfc3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/
 const localTime = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/
 
+/** The instant, or why `send_at` is not a valid timestamp (a validation error naming `send_at`). */
 export type SendAtCheck =
   | { readonly ok: true; readonly at: Date }
-  /** not a timestamp at all: a validation error */
-  | { readonly ok: false; readonly problem: "format"; readonly message: string }
-  /** a timestamp that breaks the scheduling rule: invalid_schedule */
-  | { readonly ok: false; readonly problem: "schedule"; readonly message: string }
+  | { readonly ok: false; readonly message: string }
 
-/** Checks the syntax of `value`: RFC 3339 with an explicit offset (the future rule is `isFuture`). */
+const notTimestamp = "must be an RFC 3339 date-time with a timezone offset"
+
+/**
+ * Checks the syntax of `value`: RFC 3339 with an explicit offset. A local time without an offset
+ * is malformed, not a scheduling problem: the spec keeps invalid_schedule for a time that is not
+ * in the future (`isFuture`).
+ */
 export const checkSendAt = (value: string): SendAtCheck => {
   const m = rfc3339.exec(value)
   if (m === null) {
-    return localTime.test(value)
-      ? { ok: false, problem: "schedule", message: "send_at must carry an explicit timezone offset (Z or ±hh:mm)" }
-      : { ok: false, problem: "format", message: "must be an RFC 3339 date-time with a timezone offset" }
+    return {
+      ok: false,
+      message: localTime.test(value) ? "must carry an explicit timezone offset (Z or ±hh:mm)" : notTimestamp
+    }
   }
   const [h, mi, s] = [Number(m[4]), Number(m[5]), Number(m[6])]
   const at = new Date(value)
   if (Number.isNaN(at.getTime()) || !isCalendarDate(value.slice(0, 10)) || h > 23 || mi > 59 || s > 59) {
-    return { ok: false, problem: "format", message: "must be an RFC 3339 date-time with a timezone offset" }
+    return { ok: false, message: notTimestamp }
   }
   return { ok: true, at }
 }

@@ -1,7 +1,8 @@
 /** Sender names: 1 to 11 ASCII letters, digits or internal spaces (spec 2.3). */
 import { Schema } from "effect"
 
-export const senderNamePattern = /^[A-Za-z0-9](?:[A-Za-z0-9 ]{0,9}[A-Za-z0-9])?$/
+/** (`u`: lets the OpenAPI document carry the pattern.) */
+export const senderNamePattern = /^[A-Za-z0-9](?:[A-Za-z0-9 ]{0,9}[A-Za-z0-9])?$/u
 
 /** True when `name` is an acceptable sender name. */
 export const isValidSenderName = (name: string): boolean => senderNamePattern.test(name)

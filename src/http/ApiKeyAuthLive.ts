@@ -4,13 +4,14 @@ import { HttpServerRequest } from "effect/http"
 import { ApiKeyAuth, CurrentKey } from "../api/Security.ts"
 import { InvalidApiKey, InvalidOrganizationHeader } from "../domain/Errors.ts"
 import { ApiKeys } from "../organisations/ApiKeys.ts"
+import { atBoundary } from "./Boundary.ts"
 
 const invalidKey = InvalidApiKey.withMessage(
   "Missing or invalid API key: send Authorization: Bearer svc_sms_<key_id>.<secret> with a live key"
 )
 
 export const ApiKeyAuthLive = Layer.effect(ApiKeyAuth, Effect.gen(function*() {
-  const keys = yield* ApiKeys
+  const keys = yield* atBoundary(ApiKeys)
   return ApiKeyAuth.of({
     apiKey: (httpEffect, { credential }) =>
       Effect.gen(function*() {
@@ -20,7 +21,7 @@ export const ApiKeyAuthLive = Layer.effect(ApiKeyAuth, Effect.gen(function*() {
             "The X-Organization header is not accepted: the organisation is the API key's"
           )
         }
-        const key = yield* keys.authenticate(Redacted.value(credential)).pipe(Effect.orDie)
+        const key = yield* keys.authenticate(Redacted.value(credential))
         if (Option.isNone(key)) return yield* invalidKey
         return yield* Effect.provideService(httpEffect, CurrentKey, {
           organisationId: key.value.organisationId,

@@ -4,13 +4,14 @@ import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../api/Api.ts"
 import { Ledger } from "../ledger/Ledger.ts"
 import { balanceBody } from "./Bodies.ts"
+import { atBoundary } from "./Boundary.ts"
 import { requirePermission } from "./Permissions.ts"
 
 export const BalanceHandlers = HttpApiBuilder.group(Api, "balance", Effect.fn(function*(handlers) {
-  const ledger = yield* Ledger
+  const ledger = yield* atBoundary(Ledger)
   return handlers.handle("get", () =>
     Effect.gen(function*() {
       const organisationId = yield* requirePermission("balance.read")
-      return balanceBody(yield* ledger.balance(organisationId).pipe(Effect.orDie))
+      return balanceBody(yield* ledger.balance(organisationId))
     }))
 }))

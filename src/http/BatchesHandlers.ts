@@ -6,17 +6,18 @@ import { Batches } from "../batches/Batches.ts"
 import { checkContent, checkDistinctRecipients } from "../domain/MessageRules.ts"
 import { Idempotency } from "../idempotency/Idempotency.ts"
 import { messageBody } from "../messages/MessageBody.ts"
-import { answerResponse, requireIdempotencyKey } from "./Answers.ts"
+import { answerResponse } from "./Answers.ts"
+import { atBoundary } from "./Boundary.ts"
 import { requirePermission } from "./Permissions.ts"
 
 export const BatchesHandlers = HttpApiBuilder.group(Api, "message-batches", Effect.fn(function*(handlers) {
-  const batches = yield* Batches
+  const batches = yield* atBoundary(Batches)
   const idempotency = yield* Idempotency
   return handlers
     .handle("create", ({ headers, payload }) =>
       Effect.gen(function*() {
         const organisationId = yield* requirePermission("sms.schedule")
-        const key = yield* requireIdempotencyKey(headers["idempotency-key"])
+        const key = headers["idempotency-key"]
         const duplicates = checkDistinctRecipients(payload.recipients)
         if (duplicates !== undefined) return yield* duplicates
         const content = checkContent(payload)
@@ -29,19 +30,17 @@ export const BatchesHandlers = HttpApiBuilder.group(Api, "message-batches", Effe
           sendAt: content.sendAt ?? new Date(0)
         }).pipe(
           // erasure applies to single messages only: a batch key never answers 410
-          Effect.catchTag(["SqlError", "PersonalDataErased"], Effect.die)
+          Effect.catchTag("PersonalDataErased", Effect.die)
         )
         return answerResponse(answer, replayed)
       }))
     .handle("get", ({ params }) =>
       requirePermission("delivery.read").pipe(
-        Effect.flatMap((organisationId) => batches.get(organisationId, params.batch_id)),
-        Effect.catchTag("SqlError", Effect.die)
+        Effect.flatMap((organisationId) => batches.get(organisationId, params.batch_id))
       ))
     .handle("messages", ({ params, query }) =>
       requirePermission("delivery.read").pipe(
         Effect.flatMap((organisationId) => batches.page(organisationId, params.batch_id, query.cursor)),
-        Effect.map((p) => ({ results: p.results.map(messageBody), next_cursor: p.nextCursor })),
-        Effect.catchTag("SqlError", Effect.die)
+        Effect.map((p) => ({ results: p.results.map(messageBody), next_cursor: p.nextCursor }))
       ))
 }))

@@ -10,6 +10,7 @@ import { Api } from "../api/Api.ts"
 import { ContactWriteInput } from "../api/Schemas.ts"
 import { ParseError, UnsupportedMediaType } from "../domain/Errors.ts"
 import { Contacts } from "../contacts/Contacts.ts"
+import { atBoundary } from "./Boundary.ts"
 import { parseLossless, stringifyLossless } from "./LosslessJson.ts"
 import { requirePermission } from "./Permissions.ts"
 import { payloadError } from "./SchemaIssues.ts"
@@ -19,7 +20,7 @@ const decode = Schema.decodeUnknownEffect(ContactWriteInput, { onExcessProperty:
 const bigintKeys = new Set(["status"])
 
 export const ContactsHandlers = HttpApiBuilder.group(Api, "contacts", Effect.fn(function*(handlers) {
-  const contacts = yield* Contacts
+  const contacts = yield* atBoundary(Contacts)
   return handlers.handleRaw("upsert", ({ request }) =>
     Effect.gen(function*() {
       const organisationId = yield* requirePermission("contacts.manage")
@@ -32,7 +33,7 @@ export const ContactsHandlers = HttpApiBuilder.group(Api, "contacts", Effect.fn(
         catch: () => ParseError.withMessage("Request body is not valid JSON")
       })
       const input = yield* decode(parsed).pipe(Effect.mapError((e) => payloadError(e.issue)))
-      const { contact, created } = yield* contacts.upsert(organisationId, input).pipe(Effect.orDie)
+      const { contact, created } = yield* contacts.upsert(organisationId, input)
       return HttpServerResponse.text(stringifyLossless(contact), {
         status: created ? 201 : 200,
         contentType: "application/json"

@@ -1,80 +1,129 @@
 /**
  * The HTTP edge: every answer the router or the platform would give outside a handler becomes
- * a JSON body of spec 2.10 — 404/405 for routes, 406 for Accept, 413 for a body over the limit,
- * 415 for a non-JSON body, 503 with Retry-After while the database is unreachable, 500 that
- * reveals nothing. One access-log line per request, without query strings or bodies.
+ * a JSON body of spec 2.10 — 404/405 for routes, 400 for a path the router cannot decode, 406
+ * for Accept, 413 for a body over the limit, 415 for a non-JSON body, 503 with Retry-After while
+ * the database cannot be reached, 500 that reveals nothing (logged with its correlation id).
+ * Every response carries `X-Request-Id`; every request gets one access-log line.
  */
-import { ByteSize, Effect } from "effect"
-import { HttpRouter, type HttpServerError, HttpServerRequest, HttpServerRespondable, HttpServerResponse } from "effect/http"
-import { SqlError } from "effect/sql"
-import { errorBody } from "../domain/Errors.ts"
+import { ByteSize, Clock, Effect, References } from "effect"
+import {
+  HttpRouter,
+  type HttpServerError,
+  HttpServerRequest,
+  HttpServerRespondable,
+  HttpServerResponse
+} from "effect/http"
+import { isDatabaseUnavailable } from "../db/SqlErrors.ts"
+import { errorBody, type ErrorDetail } from "../domain/Errors.ts"
+import { Ids } from "../Ids.ts"
+import { AccessLogWriter } from "../Logging.ts"
+import { accessLine, accessLogEnabled } from "./AccessLog.ts"
 import { acceptsJson } from "./ContentType.ts"
+import type { RouteTable } from "./Routes.ts"
 
 /** Largest request body accepted: a batch of 1000 recipients and a 320-character text fit many times over. */
 export const maxBodyBytes = 64 * 1024
 /** Seconds a client is asked to wait when the database is unreachable. */
 export const retryAfterSeconds = 2
 
-const json = (status: number, code: string, message: string, headers: Record<string, string> = {}) =>
-  Effect.succeed(HttpServerResponse.jsonUnsafe(errorBody(code, message), { status, headers }))
+/** The correlation-id header: the client's own when acceptable, else one the service makes. */
+export const requestIdHeader = "x-request-id"
+const clientRequestId = /^[!-~]{1,64}$/
 
-const isDatabaseDown = (defect: unknown): boolean =>
-  SqlError.isSqlError(defect) && (defect.reason._tag === "ConnectionError" || defect.reason._tag === "AuthenticationError")
+/** The client's X-Request-Id when it is 1 to 64 visible ASCII characters, else undefined. */
+export const acceptableRequestId = (header: string | undefined): string | undefined =>
+  header !== undefined && clientRequestId.test(header) ? header : undefined
+
+/** A spec 2.10 error response. */
+const errorResponse = (
+  status: number,
+  code: string,
+  message: string,
+  options: { readonly headers?: Record<string, string>; readonly details?: ReadonlyArray<ErrorDetail> } = {}
+) =>
+  HttpServerResponse.jsonUnsafe(
+    errorBody(code, message, options.details === undefined ? {} : { details: options.details }),
+    { status, headers: options.headers ?? {} }
+  )
+
+/** The answer while the database cannot be reached. */
+const serviceUnavailable = () =>
+  errorResponse(503, "service_unavailable", "The service is temporarily unavailable; retry later", {
+    headers: { "retry-after": String(retryAfterSeconds) }
+  })
+
+const internalError = () => errorResponse(500, "internal_error", "Internal server error")
+
+/** The body of an error status the platform answered without one (a parse failure, an abort). */
+const platformAnswers: Readonly<Record<number, () => HttpServerResponse.HttpServerResponse>> = {
+  400: () => errorResponse(400, "parse_error", "The request body could not be read"),
+  404: () => errorResponse(404, "not_found", "No such route"),
+  413: () => errorResponse(413, "payload_too_large", `Request body exceeds ${maxBodyBytes} bytes`),
+  415: () => errorResponse(415, "unsupported_media_type", "Content-Type must be application/json"),
+  500: internalError,
+  503: serviceUnavailable
+}
 
 /** Paths that answer HTML, not JSON: exempt from the Accept check. */
-const htmlPaths = new Set(["/api/sms/v2/docs", "/admin/v1/docs"])
+const htmlPaths = new Set(["/api/sms/v2/docs"])
 
 const pathOf = (url: string) => {
   const q = url.indexOf("?")
   return q === -1 ? url : url.slice(0, q)
 }
 
-export const makeEdge = (allowedMethods: (path: string) => ReadonlyArray<string>) =>
-  HttpRouter.middleware<{ handles: HttpServerError.HttpServerError }>()((httpEffect) =>
-    Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const path = pathOf(request.url)
-      const started = Date.now()
-      const response = yield* (!htmlPaths.has(path) && !acceptsJson(request.headers.accept)
-        ? json(406, "not_acceptable", "This API answers application/json only")
-        : httpEffect.pipe(
-          Effect.provideService(HttpServerRequest.MaxBodySize, ByteSize.bytes(maxBodyBytes)),
-          Effect.catchReason("HttpServerError", "RouteNotFound", () => {
-            const allowed = allowedMethods(path)
-            return allowed.length === 0
-              ? json(404, "not_found", "No such route")
-              : json(405, "method_not_allowed", `${request.method} is not allowed here; use ${allowed.join(", ")}`, {
-                allow: allowed.join(", ")
-              })
-          }),
-          Effect.flatMap((res) =>
-            res.status === 415
-              ? json(415, "unsupported_media_type", "Content-Type must be application/json")
-              : Effect.succeed(res)),
-          Effect.catchDefect((defect) => {
-            if (HttpServerRespondable.isRespondable(defect)) {
-              return HttpServerRespondable.toResponse(defect).pipe(Effect.flatMap((res) =>
-                res.status === 413
-                  ? json(413, "payload_too_large", `Request body exceeds ${maxBodyBytes} bytes`)
-                  : Effect.succeed(res)))
-            }
-            if (isDatabaseDown(defect)) {
-              return Effect.logWarning("database unreachable").pipe(Effect.andThen(
-                json(503, "service_unavailable", "The service is temporarily unavailable; retry later", {
-                  "retry-after": String(retryAfterSeconds)
-                })
-              ))
-            }
-            return Effect.logError("request failed", defect).pipe(
-              Effect.andThen(json(500, "internal_error", "Internal server error"))
-            )
-          })
-        ))
-      yield* Effect.logDebug("http").pipe(Effect.annotateLogs({
-        method: request.method,
-        path,
-        status: response.status,
-        ms: Date.now() - started
-      }))
-      return response
-    }), { global: true })
+/** The edge middleware over the routes of `routes`. */
+export const makeEdge = (routes: RouteTable) =>
+  HttpRouter.middleware<{ handles: HttpServerError.HttpServerError }>()(Effect.gen(function*() {
+    const ids = yield* Ids
+    const write = accessLogEnabled(yield* References.MinimumLogLevel) ? yield* AccessLogWriter : undefined
+    return (httpEffect) =>
+      Effect.gen(function*() {
+        const clock = yield* Clock.Clock
+        const started = clock.currentTimeNanosUnsafe()
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const path = pathOf(request.url)
+        const requestId = acceptableRequestId(request.headers[requestIdHeader]) ?? (yield* ids.uuid)
+
+        const routeNotFound = () => {
+          const allowed = routes.allowedMethods(path)
+          if (allowed.length === 0) return errorResponse(404, "not_found", "No such route")
+          const undecodable = allowed.includes(request.method) ? routes.undecodableParams(path) : []
+          return undecodable.length > 0
+            ? errorResponse(400, "validation_error", "Invalid request path", {
+              details: undecodable.map((field) => ({ field, message: "must be percent-encoded UTF-8 text" }))
+            })
+            : errorResponse(405, "method_not_allowed", `${request.method} is not allowed here; use ${allowed.join(", ")}`, {
+              headers: { allow: allowed.join(", ") }
+            })
+        }
+
+        const unexpected = (failure: unknown) =>
+          isDatabaseUnavailable(failure)
+            ? Effect.logWarning("database unreachable").pipe(Effect.as(serviceUnavailable()))
+            : Effect.logError("request failed", failure).pipe(Effect.as(internalError()))
+
+        const answered = yield* (!htmlPaths.has(path) && !acceptsJson(request.headers.accept)
+          ? Effect.succeed(errorResponse(406, "not_acceptable", "This API answers application/json only"))
+          : httpEffect.pipe(
+            Effect.provideService(HttpServerRequest.MaxBodySize, ByteSize.bytes(maxBodyBytes)),
+            Effect.catchReason("HttpServerError", "RouteNotFound", () => Effect.succeed(routeNotFound())),
+            Effect.catchTag("HttpServerError", HttpServerRespondable.toResponse),
+            Effect.catchDefect((defect) =>
+              HttpServerRespondable.isRespondable(defect) ? HttpServerRespondable.toResponse(defect) : unexpected(defect)
+            ),
+            Effect.annotateLogs({ request_id: requestId, method: request.method, path })
+          ))
+        // an error status the platform answered without a body gets the spec's body (415: always ours)
+        const fallback = answered.status >= 400 && (answered.body._tag === "Empty" || answered.status === 415)
+          ? platformAnswers[answered.status]
+          : undefined
+        const response = HttpServerResponse.setHeader(fallback?.() ?? answered, requestIdHeader, requestId)
+
+        if (write !== undefined) {
+          const ms = Math.round(Number(clock.currentTimeNanosUnsafe() - started) / 10_000) / 100
+          write(accessLine({ method: request.method, path, status: response.status, ms, requestId }, clock.currentTimeMillisUnsafe()))
+        }
+        return response
+      })
+  }), { global: true })

@@ -7,17 +7,18 @@ import { checkContent } from "../domain/MessageRules.ts"
 import { Idempotency } from "../idempotency/Idempotency.ts"
 import { messageBody } from "../messages/MessageBody.ts"
 import { Messages } from "../messages/Messages.ts"
-import { answerResponse, requireIdempotencyKey } from "./Answers.ts"
+import { answerResponse } from "./Answers.ts"
+import { atBoundary } from "./Boundary.ts"
 import { requirePermission } from "./Permissions.ts"
 
 export const MessagesHandlers = HttpApiBuilder.group(Api, "messages", Effect.fn(function*(handlers) {
-  const messages = yield* Messages
+  const messages = yield* atBoundary(Messages)
   const idempotency = yield* Idempotency
   return handlers
     .handle("create", ({ headers, payload }) =>
       Effect.gen(function*() {
         const organisationId = yield* requirePermission(payload.send_at === undefined ? "sms.send" : "sms.schedule")
-        const key = yield* requireIdempotencyKey(headers["idempotency-key"])
+        const key = headers["idempotency-key"]
         const content = checkContent(payload)
         if (!("segments" in content)) return yield* content
         const { answer, replayed } = yield* messages.create(organisationId, key, idempotency.fingerprint("messages", payload), {
@@ -26,13 +27,13 @@ export const MessagesHandlers = HttpApiBuilder.group(Api, "messages", Effect.fn(
           senderName: payload.sender_name,
           segments: content.segments,
           sendAt: content.sendAt
-        }).pipe(Effect.catchTag("SqlError", Effect.die))
+        })
         return answerResponse(answer, replayed)
       }))
     .handle("get", ({ params }) =>
       Effect.gen(function*() {
         const organisationId = yield* requirePermission("delivery.read")
-        const message = yield* messages.get(organisationId, params.message_id).pipe(Effect.orDie)
+        const message = yield* messages.get(organisationId, params.message_id)
         if (message === undefined) return yield* NotFound.withMessage("No such message")
         return messageBody(message)
       }))

@@ -1,6 +1,6 @@
 /**
- * Assembles the HTTP application: the public API, the operator API, their OpenAPI documents and
- * docs pages, health routes and the JSON edge, over the services they need.
+ * Assembles the HTTP application: the public API, the operator API, the OpenAPI document and
+ * docs page, health routes, /metrics and the JSON edge, over the services they need.
  */
 import { Layer } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
@@ -18,7 +18,7 @@ import { ContactsHandlers } from "./ContactsHandlers.ts"
 import { makeEdge } from "./Edge.ts"
 import { MessagesHandlers } from "./MessagesHandlers.ts"
 import { HealthRoutes, healthPaths } from "./Health.ts"
-import { methodTable, routesOf } from "./Routes.ts"
+import { routesOf, routeTable } from "./Routes.ts"
 import { SchemaErrorsLive } from "./SchemaErrorsLive.ts"
 
 const openApiPath = "/api/sms/v2/openapi.json"
@@ -39,7 +39,8 @@ const DocsRoutes = Layer.mergeAll(
   HttpApiScalar.layer(Api, { path: "/api/sms/v2/docs", scalar: { withDefaultFonts: false } })
 )
 
-const allowedMethods = methodTable([
+/** Every route the service answers, for the edge and the Node server. */
+export const routes = routeTable([
   ...routesOf(Api),
   ...routesOf(AdminApi),
   ...healthPaths,
@@ -49,4 +50,4 @@ const allowedMethods = methodTable([
 ])
 
 /** Every route and the edge middleware; needs ServicesLive's services, the AdminToken and a SqlClient. */
-export const HttpAppLive = Layer.mergeAll(PublicRoutes, AdminRoutes, DocsRoutes, HealthRoutes, MetricsRouteLive, makeEdge(allowedMethods))
+export const HttpAppLive = Layer.mergeAll(PublicRoutes, AdminRoutes, DocsRoutes, HealthRoutes, MetricsRouteLive, makeEdge(routes))

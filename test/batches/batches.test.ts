@@ -45,9 +45,6 @@ const shuffledNumbers = (n: number, base: number) => {
   return out
 }
 
-const fieldsOf = (res: { body: { error?: { details?: Array<{ field: string }> } } }) =>
-  (res.body.error?.details ?? []).map((d) => d.field)
-
 describe(`message batch admission (${backend})`, () => {
   it("0 recipients: 400 validation_error naming recipients, nothing reserved", async () => {
     const { apiKey } = await app.newOrg({ credits: 10 })
@@ -193,15 +190,12 @@ describe(`message batch admission (${backend})`, () => {
     expect(await getBalance(app, apiKey)).toMatchObject({ reserved: 0, available: 10 })
   })
 
-  it("send_at without a timezone offset: 400 naming send_at", async () => {
+  it("send_at without a timezone offset: 400 validation_error naming send_at", async () => {
     const { apiKey } = await app.newOrg({ credits: 10 })
     const local = tomorrow().toISOString().slice(0, 19)
     for (const value of [local, local.replace("T", " ")]) {
       const res = await postBatch(app, apiKey, body(ordinaryNumbers(2, 500), { send_at: value }))
-      expect(res.status, res.text).toBe(400)
-      const error = expectError(res, 400, res.body.error.code)
-      expect(["invalid_schedule", "validation_error"]).toContain(error.code)
-      expect(fieldsOf(res)).toContain("send_at")
+      expect(expectValidation(res)).toEqual(["send_at"])
     }
     const garbage = await postBatch(app, apiKey, body(ordinaryNumbers(2, 500), { send_at: "tomorrow at noon" }))
     expect(expectValidation(garbage)).toContain("send_at")

@@ -1,0 +1,198 @@
+// What Node's HTTP parser refuses or never routes, against a real listening server over raw
+// sockets: every answer is the spec's error body with an X-Request-Id, never plain text or silence.
+import { Context, Effect, Exit, Layer, Scope } from "effect"
+import { HttpRouter, HttpServer } from "effect/http"
+import { createServer, type Server } from "node:http"
+import { connect } from "node:net"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { AdminToken } from "../../src/admin/AdminToken.ts"
+import { clockLayer } from "../../src/clock/ServiceClock.ts"
+import { layerConfig } from "../../src/Config.ts"
+import { DatabaseLive } from "../../src/db/Database.ts"
+import { answerNodeRefusals, answerWhileStarting, NodeServerLive } from "../../src/http/NodeServer.ts"
+import { HttpAppLive, routes } from "../../src/http/Server.ts"
+import { ServicesLive } from "../../src/Services.ts"
+import { testConfig } from "../support/TestApp.ts"
+
+interface RawReply {
+  readonly status: number
+  readonly headers: Record<string, string>
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a parsed JSON body
+  readonly body: any
+  readonly raw: string
+}
+
+/** Splits the first HTTP/1.1 response of `raw` (Content-Length framed or chunked-free). */
+const parseReply = (raw: string): RawReply => {
+  const end = raw.indexOf("\r\n\r\n")
+  const [statusLine, ...headerLines] = raw.slice(0, end).split("\r\n")
+  const headers: Record<string, string> = {}
+  for (const line of headerLines) {
+    const colon = line.indexOf(":")
+    headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim()
+  }
+  const length = Number(headers["content-length"] ?? "0")
+  const text = raw.slice(end + 4, end + 4 + length)
+  return { status: Number(statusLine!.split(" ")[1]), headers, body: text === "" ? undefined : JSON.parse(text), raw }
+}
+
+/** Writes `bytes` on a new connection and collects everything until the server closes it (or 5 s). */
+const exchange = (port: number, bytes: string | Buffer) =>
+  new Promise<string>((resolve, reject) => {
+    const socket = connect(port, "127.0.0.1", () => socket.write(bytes))
+    const chunks: Array<Buffer> = []
+    const timer = setTimeout(() => {
+      socket.destroy()
+      reject(new Error(`no end of answer: ${Buffer.concat(chunks).toString("latin1").slice(0, 200)}`))
+    }, 5000)
+    socket.on("data", (chunk) => chunks.push(chunk))
+    socket.on("close", () => {
+      clearTimeout(timer)
+      resolve(Buffer.concat(chunks).toString("latin1"))
+    })
+    socket.on("error", () => {})
+  })
+
+const expectErrorReply = (reply: RawReply, status: number, code: string) => {
+  expect({ status: reply.status, code: reply.body?.error?.code }, reply.raw.slice(0, 300)).toEqual({ status, code })
+  expect(reply.headers["content-type"]).toMatch(/^application\/json/)
+  expect(Object.keys(reply.body)).toEqual(["error"])
+  expect(Object.keys(reply.body.error).sort()).toEqual(["code", "message"])
+  expect(reply.body.error.message.length).toBeGreaterThan(0)
+  expect(reply.headers["x-request-id"]).toMatch(/^[!-~]{1,64}$/)
+}
+
+const scope = Effect.runSync(Scope.make())
+let port: number
+beforeAll(async () => {
+  const app = HttpRouter.serve(HttpAppLive, { disableLogger: true }).pipe(
+    Layer.provideMerge(NodeServerLive(routes, { port: 0, host: "127.0.0.1" })),
+    Layer.provideMerge(AdminToken.layer),
+    Layer.provideMerge(ServicesLive),
+    Layer.provideMerge(DatabaseLive),
+    Layer.provide(layerConfig(testConfig())),
+    Layer.provide(clockLayer("system"))
+  )
+  const context = await Effect.runPromise(Layer.buildWithScope(app, scope))
+  const address = Context.get(context, HttpServer.HttpServer).address
+  if (address._tag === "UnixPathAddress") throw new Error("expected a TCP address")
+  port = address.port
+})
+afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
+
+const ask = async (bytes: string) => parseReply(await exchange(port, bytes))
+
+describe("what Node's parser refuses gets the error body", () => {
+  it("CONNECT to an authority: 405 method_not_allowed with an empty Allow", async () => {
+    const reply = await ask("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n")
+    expectErrorReply(reply, 405, "method_not_allowed")
+    expect(reply.headers.allow).toBe("")
+  })
+
+  it("CONNECT to a route: 405 with the route's Allow, the client's X-Request-Id kept", async () => {
+    const reply = await ask("CONNECT /api/sms/v2/balance/ HTTP/1.1\r\nHost: x\r\nX-Request-Id: trace-77\r\n\r\n")
+    expectErrorReply(reply, 405, "method_not_allowed")
+    expect(reply.headers.allow).toBe("GET")
+    expect(reply.headers["x-request-id"]).toBe("trace-77")
+  })
+
+  it.each([
+    ["a method Node does not know on a route: 405 with Allow", "FOO /api/sms/v2/messages/ HTTP/1.1\r\nHost: x\r\n\r\n", 405, "method_not_allowed"],
+    ["a method Node does not know elsewhere: 404", "FOO /nothing HTTP/1.1\r\nHost: x\r\n\r\n", 404, "not_found"],
+    ["a garbage request line", "GARBAGE\r\n\r\n", 400, "bad_request"],
+    ["an invalid header name", "GET /health HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n", 400, "bad_request"],
+    ["a NUL in the request target", "GET /a\u0000b HTTP/1.1\r\nHost: x\r\n\r\n", 400, "bad_request"],
+    ["an unknown HTTP version", "GET /health HTTP/9.9\r\nHost: x\r\n\r\n", 400, "bad_request"],
+    ["an HTTP/2 preface", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 400, "bad_request"],
+    ["both Content-Length and Transfer-Encoding", "POST /api/sms/v2/contacts/ HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400, "bad_request"],
+    ["headers over Node's limit", `GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`, 431, "headers_too_large"]
+  ])("%s: %s %s", async (_name, bytes, status, code) => {
+    const reply = await ask(bytes)
+    expectErrorReply(reply, status, code)
+    // the only 405 of the table is on POST /api/sms/v2/messages/
+    if (status === 405) expect(reply.headers.allow).toBe("POST")
+  })
+
+  it("a malformed request pipelined after a good one is answered after it", async () => {
+    const raw = await exchange(port, "GET /health HTTP/1.1\r\nHost: x\r\n\r\nGARBAGE\r\n\r\n")
+    expect(raw.startsWith("HTTP/1.1 200")).toBe(true)
+    expectErrorReply(parseReply(raw.slice(raw.indexOf("HTTP/1.1", 1))), 400, "bad_request")
+  })
+
+  it("an unknown method pipelined after a good request is judged on its own request line", async () => {
+    const raw = await exchange(port, "GET /health HTTP/1.1\r\nHost: x\r\n\r\nFOO /api/sms/v2/balance/ HTTP/1.1\r\nHost: x\r\n\r\n")
+    const second = parseReply(raw.slice(raw.indexOf("HTTP/1.1", 1)))
+    expectErrorReply(second, 405, "method_not_allowed")
+    expect(second.headers.allow).toBe("GET")
+  })
+
+  it("a malformed request after a good one on a kept-alive connection is answered", async () => {
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = connect(port, "127.0.0.1", () => socket.write("GET /health HTTP/1.1\r\nHost: x\r\n\r\n"))
+      let text = ""
+      socket.on("data", (chunk) => {
+        const first = text === ""
+        text += chunk.toString("latin1")
+        if (first) socket.write("GARBAGE\r\n\r\n")
+      })
+      socket.on("close", () => resolve(text))
+      socket.on("error", reject)
+    })
+    expect(raw.startsWith("HTTP/1.1 200")).toBe(true)
+    expectErrorReply(parseReply(raw.slice(raw.indexOf("HTTP/1.1", 1))), 400, "bad_request")
+  })
+
+  it("a request without Host, or with an Expect the service has no use for, is served", async () => {
+    const noHost = parseReply(await exchange(port, "GET /health HTTP/1.1\r\nConnection: close\r\n\r\n"))
+    expect(noHost.status, noHost.raw).toBe(200)
+    const expectation = parseReply(await exchange(port, "GET /health HTTP/1.1\r\nHost: x\r\nExpect: something\r\nConnection: close\r\n\r\n"))
+    expect(expectation.status, expectation.raw).toBe(200)
+  })
+
+  it("a method Node knows but no route has (PROPFIND) goes through the edge: 405 JSON", async () => {
+    const reply = await ask("PROPFIND /api/sms/v2/balance/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    expectErrorReply(reply, 405, "method_not_allowed")
+  })
+})
+
+describe("a request too slow to arrive", () => {
+  let slow: Server
+  let slowPort: number
+  beforeAll(async () => {
+    slow = answerNodeRefusals(
+      createServer({ headersTimeout: 300, requestTimeout: 300, connectionsCheckingInterval: 100 }, (_req, res) => res.end()),
+      routes,
+      { write: undefined, nowMillis: () => 0 }
+    )
+    await new Promise<void>((resolve) => slow.listen(0, "127.0.0.1", resolve))
+    slowPort = (slow.address() as { port: number }).port
+  })
+  afterAll(() => new Promise<void>((resolve) => slow.close(() => resolve())))
+
+  it("408 request_timeout with the error body", async () => {
+    expectErrorReply(parseReply(await exchange(slowPort, "GET /health HTTP/1.1\r\nHost: x\r\n")), 408, "request_timeout")
+  })
+})
+
+describe("a request that arrives while the service is starting", () => {
+  let early: Server
+  let earlyPort: number
+  beforeAll(async () => {
+    early = answerWhileStarting(createServer(), { write: undefined, nowMillis: () => 0 })
+    await new Promise<void>((resolve) => early.listen(0, "127.0.0.1", resolve))
+    earlyPort = (early.address() as { port: number }).port
+  })
+  afterAll(() => new Promise<void>((resolve) => early.close(() => resolve())))
+
+  it("gets 503 service_unavailable with Retry-After until the application's handler is attached, then the application answers", async () => {
+    const before = parseReply(await exchange(earlyPort, "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"))
+    expect(before.status).toBe(503)
+    expect(before.body).toEqual({ error: { code: "service_unavailable", message: expect.any(String) } })
+    expect(before.headers["retry-after"]).toBe("2")
+    expect(before.headers["x-request-id"]).toMatch(/^[0-9a-f-]{36}$/)
+    early.on("request", (_req, res) => res.end("served"))
+    const after = await exchange(earlyPort, "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    expect(after).toMatch(/^HTTP\/1\.1 200/)
+    expect(after.endsWith("served")).toBe(true)
+  })
+})
