@@ -12,6 +12,7 @@ import { Ids } from "./Ids.ts"
 import { Ledger } from "./ledger/Ledger.ts"
 import { Messages } from "./messages/Messages.ts"
 import { MessageStore } from "./messages/MessageStore.ts"
+import { QuickAdmission } from "./messages/QuickAdmission.ts"
 import { Recovery } from "./messages/Recovery.ts"
 import { Settlement } from "./messages/Settlement.ts"
 import { Submitter } from "./messages/Submitter.ts"
@@ -30,7 +31,8 @@ const Base = Layer.mergeAll(
   MessageStore.layer,
   Idempotency.layer,
   WorkQueue.layer,
-  WorkerLease.layer
+  WorkerLease.layer,
+  QuickAdmission.layer
 ).pipe(Layer.provideMerge(Layer.mergeAll(Ids.layer, ServiceSecret.layer)))
 
 /** The receipt store and the inbox providers report to. */

@@ -1,22 +1,25 @@
 /**
  * Batches (spec 2.4-2.6, 4.5, 4.6): one text, one sender, one send time, up to 1000 recipients.
- * Admission is one transaction with set-based SQL: the idempotency claim, the batch row, every
- * message in one multi-row insert, and one reservation of segments x recipients; anything
- * wrong and nothing is written. Members are ordinary scheduled messages for the dispatcher.
+ * Admission is atomic: the idempotency claim, the batch row, every message in one multi-row
+ * insert, and one reservation of segments x recipients; anything wrong and nothing is written.
+ * The common case is one statement (QuickAdmission.ts), the rest one transaction. Members are ordinary scheduled messages for the dispatcher.
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import { InvalidCursor, NotFound } from "../domain/Errors.ts"
+import { utcDay } from "../domain/Dates.ts"
 import { requireFuture } from "../domain/MessageRules.ts"
+import { isFuture } from "../domain/SendAt.ts"
 import { MessageStatuses, type MessageStatus } from "../domain/MessageStatus.ts"
 import { isUuid } from "../domain/Uuid.ts"
-import { Idempotency } from "../idempotency/Idempotency.ts"
+import { Idempotency, judgeStoredKey } from "../idempotency/Idempotency.ts"
 import { Ids } from "../Ids.ts"
 import { Ledger } from "../ledger/Ledger.ts"
 import type { Answer } from "../idempotency/Answer.ts"
 import type { MessageRow } from "../messages/MessageBody.ts"
 import type { AdmissionError } from "../messages/Messages.ts"
 import { messageColumns, MessageStore } from "../messages/MessageStore.ts"
+import { QuickAdmission } from "../messages/QuickAdmission.ts"
 import { requireSendable } from "../messages/Sendability.ts"
 import { Organisations } from "../organisations/Organisations.ts"
 import { ServiceSecret } from "../ServiceSecret.ts"
@@ -84,6 +87,7 @@ export class Batches extends Context.Service<Batches, {
     const store = yield* MessageStore
     const ledger = yield* Ledger
     const secret = yield* ServiceSecret
+    const quickAdmission = yield* QuickAdmission
 
     const findBatch = (organisationId: string, id: string) =>
       Effect.gen(function*() {
@@ -93,34 +97,24 @@ export class Batches extends Context.Service<Batches, {
         return row === undefined ? yield* NotFound.withMessage("No such batch") : row
       })
 
-    const create = Effect.fn("Batches.create")(function*(organisationId: string, key: string, fingerprint: string, request: BatchRequest) {
-      const [batchId, at] = [yield* ids.uuid, yield* now]
-      const messageIds = yield* Effect.forEach(request.recipients, () => ids.uuid)
-      return yield* Effect.gen(function*() {
+    /**
+     * The admission transaction, the general path: the idempotency claim with its 202 (known
+     * before anything is written, rolled back with the rest), the batch row, every member in one
+     * insert, one reservation that may span lots.
+     */
+    const admit = (organisationId: string, key: string, fingerprint: string, request: BatchRequest, batch: BatchRow, memberIds: ReadonlyArray<string>, answer: Answer) =>
+      Effect.gen(function*() {
         const profile = yield* organisations.sendingProfile(organisationId, request.senderName)
-        const batch: BatchRow = {
-          id: batchId,
-          recipientCount: request.recipients.length,
-          creditsReserved: request.recipients.length * request.segments,
-          sendAt: request.sendAt,
-          createdAt: at
-        }
-        const answer: Answer = {
-          status: 202,
-          body: batchBody(batch, { ...zeroCounts(), scheduled: batch.recipientCount }),
-          location: batchLocation(batchId)
-        }
-        // the 202 is known before anything is written: stored with the claim, rolled back with it
-        const claim = yield* idempotency.claim(organisationId, "message-batches", key, fingerprint, { batchId, answer }, at)
+        const claim = yield* idempotency.claim(organisationId, "message-batches", key, fingerprint, { batchId: batch.id, answer }, batch.createdAt)
         if (claim._tag === "Replay") return { answer: claim.answer, replayed: true }
-        const past = requireFuture(request.sendAt, at)
+        const past = requireFuture(request.sendAt, batch.createdAt)
         if (past !== undefined) return yield* past
         const senderName = yield* requireSendable(profile)
         yield* sql`INSERT INTO message_batches (organisation_id, id, recipient_count, credits_reserved, send_at, created_at)
-          VALUES (${organisationId}, ${batchId}, ${batch.recipientCount}, ${batch.creditsReserved}, ${request.sendAt}, ${at})`
+          VALUES (${organisationId}, ${batch.id}, ${batch.recipientCount}, ${batch.creditsReserved}, ${request.sendAt}, ${batch.createdAt})`
         yield* store.insert(organisationId, request.recipients.map((to, i) => ({
-          id: messageIds[i]!,
-          batchId,
+          id: memberIds[i]!,
+          batchId: batch.id,
           batchPosition: i + 1,
           toNumber: to,
           senderName,
@@ -129,10 +123,49 @@ export class Batches extends Context.Service<Batches, {
           status: "scheduled" as const,
           sendAt: request.sendAt,
           workerId: null
-        })), at)
-        yield* ledger.reserve(organisationId, messageIds.map((messageId) => ({ messageId, credits: request.segments })))
+        })), batch.createdAt)
+        yield* ledger.reserve(organisationId, memberIds.map((messageId) => ({ messageId, credits: request.segments })))
         return { answer, replayed: false }
       }).pipe(sql.withTransaction)
+
+    const create = Effect.fn("Batches.create")(function*(organisationId: string, key: string, fingerprint: string, request: BatchRequest) {
+      const [batchId, at] = [yield* ids.uuid, yield* now]
+      const memberIds = yield* Effect.forEach(request.recipients, () => ids.uuid)
+      const batch: BatchRow = {
+        id: batchId,
+        recipientCount: request.recipients.length,
+        creditsReserved: request.recipients.length * request.segments,
+        sendAt: request.sendAt,
+        createdAt: at
+      }
+      const answer: Answer = {
+        status: 202,
+        body: batchBody(batch, { ...zeroCounts(), scheduled: batch.recipientCount }),
+        location: batchLocation(batchId)
+      }
+      const general = admit(organisationId, key, fingerprint, request, batch, memberIds, answer)
+      // a schedule already in the past: the general path decides between a replay and invalid_schedule
+      if (!isFuture(request.sendAt, at.getTime())) return yield* general
+      const quick = yield* quickAdmission.batch({
+        organisationId,
+        key,
+        fingerprint,
+        batchId,
+        members: request.recipients.map((to, i) => ({ id: memberIds[i]!, to })),
+        senderName: request.senderName,
+        text: request.text,
+        segments: request.segments,
+        sendAt: request.sendAt,
+        answer,
+        at,
+        today: utcDay(at.getTime())
+      })
+      if (quick._tag === "Admitted") return { answer, replayed: false }
+      if (quick._tag === "Existing") {
+        const claim = yield* judgeStoredKey(quick.row, fingerprint)
+        if (claim._tag === "Replay") return { answer: claim.answer, replayed: true }
+      }
+      return yield* general
     })
 
     const get = Effect.fn("Batches.get")(function*(organisationId: string, id: string) {

@@ -18,13 +18,41 @@ export type Claim =
   | { readonly _tag: "New" }
   | { readonly _tag: "Replay"; readonly answer: Answer }
 
-interface KeyRow {
+/** A stored key as a claim judges it. */
+export interface KeyRow {
   readonly fingerprint: string
   readonly state: "in_progress" | "done"
   readonly responseStatus: number | null
   readonly responseBody: string | null
   readonly responseLocation: string | null
   readonly erased: boolean
+}
+
+export type ClaimError = IdempotencyConflict | IdempotencyInProgress | PersonalDataErased
+
+/**
+ * What a key already stored means for a request with `fingerprint` (spec 4.7): a replay of its
+ * answer, or 409 idempotency_conflict (other content), 410 personal_data_erased (its message was
+ * erased), 409 idempotency_in_progress (the identical request has no answer yet).
+ */
+export const judgeStoredKey = (row: KeyRow, fingerprint: string): Effect.Effect<Claim, ClaimError> => {
+  if (row.fingerprint !== fingerprint) {
+    return Effect.fail(IdempotencyConflict.withMessage(
+      "This Idempotency-Key was already used with different content; do not change the key automatically"
+    ))
+  }
+  if (row.erased) {
+    return Effect.fail(PersonalDataErased.withMessage("The personal data of this message was erased; do not resubmit it with a new key"))
+  }
+  if (row.state === "in_progress" || row.responseStatus === null) {
+    return Effect.fail(IdempotencyInProgress.withMessage(
+      "An identical request with this Idempotency-Key is still processing; retry identically later"
+    ))
+  }
+  return Effect.succeed({
+    _tag: "Replay",
+    answer: { status: row.responseStatus, body: JSON.parse(row.responseBody ?? "null"), location: row.responseLocation }
+  })
 }
 
 export class Idempotency extends Context.Service<Idempotency, {
@@ -43,7 +71,7 @@ export class Idempotency extends Context.Service<Idempotency, {
     fingerprint: string,
     ids: { readonly messageId?: string; readonly batchId?: string; readonly answer?: Answer },
     at: Date
-  ) => Effect.Effect<Claim, IdempotencyConflict | IdempotencyInProgress | PersonalDataErased | SqlError.SqlError>
+  ) => Effect.Effect<Claim, ClaimError | SqlError.SqlError>
   /** Stores each answer for the in-progress key whose request created its message, if any; one statement for the set. */
   readonly storeForMessages: (
     answers: ReadonlyArray<{ readonly organisationId: string; readonly messageId: string; readonly answer: Answer }>,
@@ -83,25 +111,7 @@ export class Idempotency extends Context.Service<Idempotency, {
         LEFT JOIN messages m ON m.organisation_id = k.organisation_id AND m.id = k.message_id
         WHERE k.organisation_id = ${organisationId} AND k.route = ${route} AND k.key = ${key}`
       if (row === undefined) return yield* Effect.die(new Error("idempotency key vanished"))
-      if (row.fingerprint !== fingerprint) {
-        return yield* IdempotencyConflict.withMessage(
-          "This Idempotency-Key was already used with different content; do not change the key automatically"
-        )
-      }
-      if (row.erased) {
-        return yield* PersonalDataErased.withMessage(
-          "The personal data of this message was erased; do not resubmit it with a new key"
-        )
-      }
-      if (row.state === "in_progress" || row.responseStatus === null) {
-        return yield* IdempotencyInProgress.withMessage(
-          "An identical request with this Idempotency-Key is still processing; retry identically later"
-        )
-      }
-      return {
-        _tag: "Replay",
-        answer: { status: row.responseStatus, body: JSON.parse(row.responseBody ?? "null"), location: row.responseLocation }
-      } as Claim
+      return yield* judgeStoredKey(row, fingerprint)
     })
 
     return Idempotency.of({

@@ -17,8 +17,10 @@ import {
   type SenderNameUnavailable,
   type SmsUnavailable
 } from "../domain/Errors.ts"
+import { utcDay } from "../domain/Dates.ts"
 import { requireFuture } from "../domain/MessageRules.ts"
-import { Idempotency } from "../idempotency/Idempotency.ts"
+import { isFuture } from "../domain/SendAt.ts"
+import { Idempotency, judgeStoredKey } from "../idempotency/Idempotency.ts"
 import { Ids } from "../Ids.ts"
 import { Ledger } from "../ledger/Ledger.ts"
 import { Organisations } from "../organisations/Organisations.ts"
@@ -27,6 +29,7 @@ import { WorkerLease } from "../WorkerLease.ts"
 import type { Answer } from "../idempotency/Answer.ts"
 import { messageBody, messageLocation, type MessageRow } from "./MessageBody.ts"
 import { MessageStore } from "./MessageStore.ts"
+import { QuickAdmission } from "./QuickAdmission.ts"
 import { Recovery } from "./Recovery.ts"
 import { requireSendable } from "./Sendability.ts"
 import { Submitter } from "./Submitter.ts"
@@ -48,6 +51,13 @@ export type AdmissionError =
   | SmsUnavailable
   | SenderNameUnavailable
   | SqlError.SqlError
+
+/** A scheduled creation's answer, known before anything is written: 202 with the message and its Location. */
+const scheduledAnswer = (message: MessageRow): Answer => ({
+  status: 202,
+  body: messageBody(message),
+  location: messageLocation(message.id)
+})
 
 export class Messages extends Context.Service<Messages, {
   /**
@@ -78,6 +88,7 @@ export class Messages extends Context.Service<Messages, {
     const recovery = yield* Recovery
     const { workerId } = yield* WorkerLease
     const ids = yield* Ids
+    const quickAdmission = yield* QuickAdmission
 
     /**
      * The admission transaction: the organisation's sending profile (read first, judged only for a
@@ -101,9 +112,7 @@ export class Messages extends Context.Service<Messages, {
           deliveryTime: null,
           erasedAt: null
         }
-        const scheduled: Answer | undefined = request.sendAt === null
-          ? undefined
-          : { status: 202, body: messageBody(message), location: messageLocation(id) }
+        const scheduled = request.sendAt === null ? undefined : scheduledAnswer(message)
         const claim = yield* idempotency.claim(organisationId, "messages", key, fingerprint, {
           messageId: id,
           ...(scheduled === undefined ? {} : { answer: scheduled })
@@ -124,12 +133,61 @@ export class Messages extends Context.Service<Messages, {
           : { _tag: "Answered" as const, answer: scheduled, replayed: false }
       }).pipe(sql.withTransaction)
 
+    /**
+     * The common case in one statement (QuickAdmission.ts); a stored key is judged as the claim
+     * judges it; anything else goes to the admission transaction. A schedule already in the past
+     * goes there directly: it decides between a replay and invalid_schedule.
+     */
+    const admitQuickly = (organisationId: string, key: string, fingerprint: string, request: MessageRequest, id: string, at: Date) =>
+      Effect.gen(function*() {
+        if (request.sendAt !== null && !isFuture(request.sendAt, at.getTime())) return yield* admit(organisationId, key, fingerprint, request, id, at)
+        const message = (senderName: string | null): MessageRow => ({
+          organisationId,
+          id,
+          batchId: null,
+          toNumber: request.to,
+          senderName: senderName as string,
+          text: request.text,
+          segments: request.segments,
+          status: request.sendAt === null ? "processing" : "scheduled",
+          sendAt: request.sendAt,
+          deliveryTime: null,
+          erasedAt: null
+        })
+        const quick = yield* quickAdmission.message({
+          organisationId,
+          key,
+          fingerprint,
+          id,
+          to: request.to,
+          senderName: request.senderName,
+          text: request.text,
+          segments: request.segments,
+          sendAt: request.sendAt,
+          workerId: request.sendAt === null ? workerId : null,
+          at,
+          today: utcDay(at.getTime()),
+          answer: request.sendAt === null ? undefined : scheduledAnswer(message(null))
+        })
+        if (quick._tag === "Admitted") {
+          const admitted = message(quick.senderName)
+          return request.sendAt === null
+            ? { _tag: "Immediate" as const, message: admitted }
+            : { _tag: "Answered" as const, answer: scheduledAnswer(admitted), replayed: false }
+        }
+        if (quick._tag === "Existing") {
+          const claim = yield* judgeStoredKey(quick.row, fingerprint)
+          if (claim._tag === "Replay") return { _tag: "Answered" as const, answer: claim.answer, replayed: true }
+        }
+        return yield* admit(organisationId, key, fingerprint, request, id, at)
+      })
+
     return Messages.of({
       // From the admission on, nothing stops halfway (a client hanging up interrupts its request):
       // a committed admission always goes on to the provider and a stored answer.
       create: Effect.fn("Messages.create")(function*(organisationId, key, fingerprint, request) {
         const [id, at] = [yield* ids.uuid, yield* now]
-        const admitted = yield* admit(organisationId, key, fingerprint, request, id, at).pipe(
+        const admitted = yield* admitQuickly(organisationId, key, fingerprint, request, id, at).pipe(
           // the identical request may have died with its process: settle its message, then replay
           Effect.catchTag("IdempotencyInProgress", (inProgress) =>
             Effect.gen(function*() {

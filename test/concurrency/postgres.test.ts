@@ -9,6 +9,11 @@
  * (b) Two service processes (two whole apps, each with its background fibers) on one database
  *     draining 1000 due messages: both take part, each message goes to the provider exactly
  *     once and ends accepted, the timeline and the ledger account for every one.
+ * (c) 120 concurrent scheduled admissions of two segments racing for a first lot of 51 credits
+ *     with a second lot behind it, and more requests than credits: the one-statement admission
+ *     and the general path together admit exactly what the lots fund, each admitted message
+ *     holds exactly its two credits (one spans both lots), refusals leave nothing behind, and
+ *     the lot counters equal their holds.
  */
 import { Effect, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
@@ -79,6 +84,48 @@ describe.skipIf(!databaseUrl)("needs PostgreSQL (set DATABASE_URL; the embedded 
         .toBe(facts.totals.granted)
       expect(app.calls.submits.get(message.id), "provider submissions").toBe(1)
       expect(app.calls.submits.size, "nothing else submitted").toBe(1)
+    }, 60_000)
+  })
+
+  describe("(c) concurrent admissions racing for the first lot's last credits", () => {
+    const app = makeTestApp()
+    afterAll(() => app.dispose())
+
+    it("admit exactly what the lots fund, all or nothing per message", async () => {
+      const { orgId, apiKey } = await app.newOrg({ credits: 51 })
+      expect((await app.admin("POST", `/organizations/${orgId}/credits`, { amount: 150 })).status).toBe(201)
+      const sendAt = new Date(Date.now() + 86_400_000).toISOString()
+      const text = "t".repeat(200) // two segments
+      const replies = await Promise.all(Array.from({ length: 120 }, (_, i) =>
+        app.call("POST", "/api/sms/v2/messages/", {
+          token: apiKey,
+          headers: { "idempotency-key": `race-credits-${randomUUID()}` },
+          body: { to: `+26133${String(i).padStart(7, "0")}`, text, send_at: sendAt }
+        })))
+      const admitted = replies.filter((r) => r.status === 202)
+      const refused = replies.filter((r) => r.status !== 202)
+      // 201 credits fund 100 two-segment messages
+      expect(admitted.length, replies.map((r) => r.status).join(",")).toBe(100)
+      for (const r of refused) expect({ status: r.status, code: r.body?.error?.code }).toEqual({ status: 409, code: "insufficient_credits" })
+
+      const facts = await app.run(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const holds = yield* sql<{ messageId: string; amount: number; lots: number }>`SELECT message_id::text AS message_id,
+            sum(amount)::integer AS amount, count(*)::integer AS lots
+          FROM credit_holds WHERE organisation_id = ${orgId} AND state = 'pending' GROUP BY message_id`
+        const messages = yield* sql<{ n: number }>`SELECT count(*)::integer AS n FROM messages WHERE organisation_id = ${orgId}`
+        const lots = yield* sql<{ reserved: number; held: number }>`SELECT l.reserved,
+            coalesce((SELECT sum(h.amount) FROM credit_holds h WHERE h.organisation_id = l.organisation_id AND h.lot_id = l.id
+              AND h.state = 'pending'), 0)::integer AS held
+          FROM credit_lots l WHERE l.organisation_id = ${orgId} ORDER BY l.id`
+        return { holds, messages: messages[0]!.n, lots, totals: yield* (yield* Ledger).totals(orgId) }
+      }))
+      expect(facts.messages).toBe(100)
+      expect(facts.holds.length).toBe(100)
+      expect(facts.holds.filter((h) => h.amount !== 2), "messages not holding exactly two credits").toEqual([])
+      expect(facts.holds.filter((h) => h.lots === 2).length, "the message that spans both lots").toBe(1)
+      for (const lot of facts.lots) expect(lot.reserved, "lot counter = its pending holds").toBe(lot.held)
+      expect(facts.totals).toMatchObject({ granted: 201, reserved: 200, available: 1, consumed: 0 })
     }, 60_000)
   })
 
