@@ -7,7 +7,8 @@ export type Target =
   | { readonly kind: "min"; readonly value: number }
   | { readonly kind: "max"; readonly value: number }
   | { readonly kind: "above"; readonly value: number }
-  | { readonly kind: "below"; readonly value: number }
+  | { readonly kind: "below"; readonly value: number; readonly unit: string }
+  | { readonly kind: "atMost"; readonly value: number; readonly unit: string }
   | { readonly kind: "report" }
 
 export interface Row {
@@ -21,12 +22,27 @@ export interface Row {
   readonly pass: boolean | null
 }
 
-const targetText = (t: Target): string =>
-  t.kind === "min" ? `>= ${t.value}` : t.kind === "max" ? `<= ${t.value}x` : t.kind === "above" ? `> ${t.value}` : t.kind === "below" ? `< ${t.value} MB` : "report"
+const targetText = (t: Target): string => {
+  switch (t.kind) {
+    case "min": return `>= ${t.value}`
+    case "max": return `<= ${t.value}x`
+    case "above": return `> ${t.value}`
+    case "below": return `< ${t.value}${t.unit === "" ? "" : ` ${t.unit}`}`
+    case "atMost": return `<= ${t.value}${t.unit === "" ? "" : ` ${t.unit}`}`
+    case "report": return "report"
+  }
+}
 
 const check = (t: Target, x: number | null): boolean | null => {
-  if (x === null || Number.isNaN(x) || t.kind === "report") return null
-  return t.kind === "min" ? x >= t.value : t.kind === "max" ? x <= t.value : t.kind === "above" ? x > t.value : x < t.value
+  if (x === null || Number.isNaN(x)) return null
+  switch (t.kind) {
+    case "min": return x >= t.value
+    case "max": return x <= t.value
+    case "above": return x > t.value
+    case "below": return x < t.value
+    case "atMost": return x <= t.value
+    case "report": return null
+  }
 }
 
 /** A row comparing the service with a baseline of the same run. */
@@ -35,7 +51,7 @@ export const compare = (scenario: string, service: number, baseline: number, bas
   return { scenario, service, baseline, baselineLabel, ratio, target, pass: check(target, ratio) }
 }
 
-/** A row with an absolute target on the service figure (memory). */
+/** A row with an absolute target on the service figure (memory, latency). */
 export const absolute = (scenario: string, service: number, target: Target): Row =>
   ({ scenario, service, baseline: null, baselineLabel: "", ratio: null, target, pass: check(target, service) })
 

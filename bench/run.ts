@@ -16,8 +16,11 @@ import { type Results, rowsOf } from "./rows.ts"
 import { openLoop, scheduledAdmission } from "./scenarios/admission.ts"
 import { batchAdmission } from "./scenarios/batch.ts"
 import { claimBaseline, serviceDrain } from "./scenarios/drain.ts"
+import { steadyFlow } from "./scenarios/flow.ts"
 import { immediateSend } from "./scenarios/immediate.ts"
+import { observedAdmission } from "./scenarios/observability.ts"
 import { replay } from "./scenarios/replay.ts"
+import { smppDrain } from "./scenarios/smpp.ts"
 import { memorySampler, type Service, startService } from "./service.ts"
 import { fullSettings, smokeSettings } from "./settings.ts"
 import { round } from "./stats.ts"
@@ -94,6 +97,8 @@ try {
     drainOrg: await withLot("bench drain", 2 * settings.drainCount + 10),
     runId: `bench-${Date.now().toString(36)}`
   }
+  const flowOrg = await withLot("bench flow", settings.flowRate * settings.flowDurationS + 10)
+  const smppOrg = await withLot("bench smpp", settings.drainCount + 10)
   const mem = results.memory
   await tidy()
   if (wanted("1")) results.s1 = await phase("scheduled admission", () => scheduledAdmission(ctx), running, mem)
@@ -116,8 +121,20 @@ try {
     const drained = await phase("dispatcher drain", () => serviceDrain(ctx), running, mem)
     results.s6 = { service: drained }
   }
+  if (wanted("8")) {
+    await tidy()
+    results.s8 = await phase("steady flow", () => steadyFlow(ctx, flowOrg), running, mem)
+  }
   await phase("stop service", () => running.stop())
   service = undefined
+  if (wanted("9")) {
+    await tidy()
+    results.s9 = await phase("SMPP drain", () => smppDrain(ctx, smppOrg, logDir, mem))
+  }
+  if (wanted("10") && results.s1 !== undefined) {
+    await tidy()
+    results.s10 = await phase("admission with tracing and metrics", () => observedAdmission(ctx, ctx.org, logDir, mem))
+  }
   if (results.s6 !== undefined) {
     await tidy()
     const claim = await phase("claim SQL drain (pgbench)", () => claimBaseline(ctx))
@@ -154,7 +171,9 @@ const file = writeResults(startedAt, smoke, { startedAt: startedAt.toISOString()
 const loads = [results.s1?.service, results.s2?.service, results.s3, results.s4, results.s5?.service]
 const broken = [
   ...loads.flatMap((l) => (l !== undefined && l.ok === 0 ? [`a ${l.tool} phase got no expected answer: ${JSON.stringify(l.statusCounts)}`] : [])),
-  ...(results.s6 !== undefined && !results.s6.service.complete ? ["the dispatcher drain did not finish in time"] : [])
+  ...(results.s6 !== undefined && !results.s6.service.complete ? ["the dispatcher drain did not finish in time"] : []),
+  ...(results.s9 !== undefined && !results.s9.complete ? ["the SMPP drain did not finish in time"] : []),
+  ...(results.s10 !== undefined && results.s10.service.ok === 0 ? ["the observed admission got no expected answer"] : [])
 ]
 const table = markdownTable(rows)
 for (const line of broken) log(`FAILED: ${line}`)

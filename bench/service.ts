@@ -21,10 +21,13 @@ export interface StartOptions {
   readonly logDir: string
   /** Extra flags for node, e.g. `--cpu-prof`. */
   readonly nodeFlags?: ReadonlyArray<string>
+  /** Environment variables on top of the bench's defaults (another provider, tracing). */
+  readonly env?: Readonly<Record<string, string>>
 }
 
 const root = join(import.meta.dirname, "..")
 
+/** A free TCP port on the loopback interface. */
 export const freePort = (): Promise<number> =>
   new Promise((resolve, reject) => {
     const server = createServer()
@@ -73,7 +76,8 @@ const startOnce = async (options: StartOptions, attempt: number): Promise<Servic
       LOG_LEVEL: "warn",
       SMS_SIMULATOR_RECEIPT_DELAY_MS: "0",
       SMS_SIMULATOR_SLOW_MS: "0",
-      SMS_SCHEDULER_ENABLED: "true"
+      SMS_SCHEDULER_ENABLED: "true",
+      ...options.env
     },
     stdio: ["ignore", "pipe", "pipe"]
   })

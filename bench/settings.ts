@@ -17,6 +17,10 @@ export interface Settings {
   readonly drainDueInS: number
   /** Longest a drain may take before it is reported as incomplete. */
   readonly drainTimeoutS: number
+  /** Messages falling due per second in the steady flow (scenario 8). */
+  readonly flowRate: number
+  /** Seconds the steady flow lasts. */
+  readonly flowDurationS: number
 }
 
 export const fullSettings: Settings = {
@@ -26,12 +30,11 @@ export const fullSettings: Settings = {
   connections: 32,
   batchConnections: 2,
   batchSize: 1000,
-  // 100,000 takes ~7 minutes on the 2-core machine (the dispatcher drains ~400 messages/s and the
-  // claim SQL slows down as dead index entries pile up; bench/RESULTS.md): with the other scenarios
-  // over the 10-minute budget. `npm run bench -- --drain=100000` runs the full size.
-  drainCount: 50_000,
-  drainDueInS: 4,
-  drainTimeoutS: 300
+  drainCount: 100_000,
+  drainDueInS: 8,
+  drainTimeoutS: 600,
+  flowRate: 500,
+  flowDurationS: 60
 }
 
 export const smokeSettings: Settings = {
@@ -43,5 +46,7 @@ export const smokeSettings: Settings = {
   batchSize: 1000,
   drainCount: 1000,
   drainDueInS: 1,
-  drainTimeoutS: 30
+  drainTimeoutS: 30,
+  flowRate: 100,
+  flowDurationS: 5
 }

@@ -9,10 +9,15 @@ import { type PgbenchResult, runPgbench } from "../pgbench.ts"
 /** The service's connection pool (src/db/Database.ts maxConnections): pgbench at that concurrency too. */
 export const servicePoolSize = 10
 
+/** Clients of the reference single-statement admission (bench/sql/reference-admission.sql): the target's baseline. */
+export const referenceClients = 10
+
 export interface ClosedLoopResult {
   readonly pgbench: PgbenchResult
   /** The same script with as many clients as the service has connections. */
   readonly pgbenchPool: PgbenchResult
+  /** The reference single-statement admission for one organisation, at `referenceClients`. */
+  readonly reference: PgbenchResult
   readonly service: LoadResult
 }
 
@@ -20,6 +25,13 @@ export const scheduledAdmission = async (ctx: BenchContext): Promise<ClosedLoopR
   const { connections, durationS, warmupS } = ctx.settings
   const pgbench = await runPgbench({ url: ctx.url, script: "admission", vars: pgVars(ctx.pgOrg), clients: connections, durationS })
   const pgbenchPool = await runPgbench({ url: ctx.url, script: "admission", vars: pgVars(ctx.pgOrg), clients: servicePoolSize, durationS })
+  const reference = await runPgbench({
+    url: ctx.url,
+    script: "reference-admission",
+    vars: { org: ctx.pgOrg.id },
+    clients: referenceClients,
+    durationS
+  })
   await autocannonLoad({ base: ctx.service.base, connections, durationS: warmupS, request: scheduledRequest(ctx, "warmup"), expectedStatus: 202 })
   const service = await autocannonLoad({
     base: ctx.service.base,
@@ -28,7 +40,7 @@ export const scheduledAdmission = async (ctx: BenchContext): Promise<ClosedLoopR
     request: scheduledRequest(ctx, "s1"),
     expectedStatus: 202
   })
-  return { pgbench, pgbenchPool, service }
+  return { pgbench, pgbenchPool, reference, service }
 }
 
 export interface OpenLoopResult {

@@ -23,10 +23,11 @@ export interface DrainFacts {
   readonly complete: boolean
 }
 
-const seed = async (url: string, org: OrgWithLot, n: number, dueInS: number): Promise<{ due: string; seedS: number }> => {
+/** Seeds `n` due messages of `org`, the first due in `dueInS`, each next one `stepUs` later (0: all at once). */
+export const seed = async (url: string, org: OrgWithLot, n: number, dueInS: number, stepUs = 0): Promise<{ due: string; seedS: number }> => {
   const due = new Date(Date.now() + dueInS * 1000).toISOString()
   const started = performance.now()
-  await runFile(url, join(import.meta.dirname, "..", "sql", "seed-due.sql"), { org: org.id, lot: org.lot, n, due })
+  await runFile(url, join(import.meta.dirname, "..", "sql", "seed-due.sql"), { org: org.id, lot: org.lot, n, due, step_us: stepUs })
   const seedS = (performance.now() - started) / 1000
   if (Date.now() > Date.parse(due)) process.stderr.write(`warning: seeding took ${seedS.toFixed(1)} s, past the due time\n`)
   return { due, seedS }
@@ -65,14 +66,14 @@ const facts = async (url: string, org: OrgWithLot, due: string, seedS: number, e
   }
 }
 
-/** Seeds due messages and waits until the running service has dispatched and settled them all. */
-export const serviceDrain = async (ctx: BenchContext): Promise<DrainFacts> => {
+/** Seeds due messages of `org` and waits until the running service has dispatched and settled them all. */
+export const serviceDrain = async (ctx: BenchContext, org: OrgWithLot = ctx.drainOrg): Promise<DrainFacts> => {
   const { drainCount, drainDueInS, drainTimeoutS } = ctx.settings
-  const { due, seedS } = await seed(ctx.url, ctx.drainOrg, drainCount, drainDueInS)
+  const { due, seedS } = await seed(ctx.url, org, drainCount, drainDueInS)
   const deadline = Date.parse(due) + drainTimeoutS * 1000
   await sleep(Math.max(0, Date.parse(due) - Date.now()))
-  while (Date.now() < deadline && (await pending(ctx.url, ctx.drainOrg, due)) > 0) await sleep(250)
-  return facts(ctx.url, ctx.drainOrg, due, seedS, "settled")
+  while (Date.now() < deadline && (await pending(ctx.url, org, due)) > 0) await sleep(250)
+  return facts(ctx.url, org, due, seedS, "settled")
 }
 
 export interface ClaimResult {
@@ -86,7 +87,7 @@ export const claimBaseline = async (ctx: BenchContext): Promise<ClaimResult> => 
   const { drainCount, drainDueInS } = ctx.settings
   const { due, seedS } = await seed(ctx.url, ctx.drainOrg, drainCount, drainDueInS)
   await sleep(Math.max(0, Date.parse(due) - Date.now()))
-  const pgbench = await runPgbench({ url: ctx.url, script: "claim", vars: {}, clients: 1, transactions: Math.ceil(drainCount / 100) })
+  const pgbench = await runPgbench({ url: ctx.url, script: "claim", vars: { worker: crypto.randomUUID() }, clients: 1, transactions: Math.ceil(drainCount / 100) })
   const drain = await facts(ctx.url, ctx.drainOrg, due, seedS, "claimed")
   return { pgbench, messagesPerSec: round(pgbench.tps * 100, 1), drain }
 }

@@ -1,55 +1,62 @@
--- One scheduled single-message admission, statement for statement as the service issues it:
--- the API key lookup (src/organisations/ApiKeys.ts authenticate), then the admission
--- transaction of src/messages/Messages.ts (organisation + sender lookup, idempotency claim stored
--- with its 202 answer, message + event insert, lot lock, hold/entry/lot update).
--- pgbench turns every colon-prefixed name into a parameter, even inside a literal: the JSON texts below
--- therefore have a space after each key's colon and write the colons of times as \u003a.
--- Variables (-D): org (organisation uuid), keyid (its API key id), lot (its credit lot id).
+-- One scheduled single-message admission, statement for statement as the service issues it: the
+-- API key lookup (src/organisations/ApiKeys.ts authenticate), then the one-statement admission of
+-- src/messages/QuickAdmission.ts (sending profile, stored key, first valid lot; the key claimed
+-- with its 202 answer, the message and its timeline row, the reservation, its hold and entry).
+-- pgbench turns every colon-prefixed name into a parameter, even inside a literal: the JSON text
+-- below therefore has a space after each key's colon and writes the colons of times as \u003a.
+-- Variables (-D): org (organisation uuid), keyid (its API key id).
 \set k random(1, 9000000000000000000)
 SELECT organisation_id::text, secret_sha256, permissions, revoked_at IS NOT NULL AS revoked
   FROM api_keys WHERE key_id = :keyid;
-BEGIN;
-SELECT o.sms_enabled, coalesce(NULL::text, o.default_sender_name) AS sender_name,
-    coalesce(s.active, false) AS sender_active
-  FROM organisations o
-  LEFT JOIN senders s ON s.organisation_id = o.id AND s.name = coalesce(NULL::text, o.default_sender_name)
-  WHERE o.id = :org;
-INSERT INTO idempotency_keys
-    (organisation_id, route, key, fingerprint, state, message_id, batch_id,
-     response_status, response_body, response_location, created_at, updated_at)
-  VALUES (:org, 'messages', 'pgbench-' || :k, md5('f' || :k), 'done',
-    md5('m' || :k)::uuid, NULL::uuid, 202::integer,
-    ('{"id": "' || md5('m' || :k)::uuid || '", "to": "+261331234567", "sender_name": "INFO", "status": "scheduled", "segments": 1, "send_at": "2099-01-01T00\u003a00\u003a00.000Z", "delivery_time": null}')::text,
-    ('/api/sms/v2/messages/' || md5('m' || :k)::uuid || '/')::text, now(), now())
-  ON CONFLICT DO NOTHING RETURNING key;
-WITH m AS (
-    INSERT INTO messages (organisation_id, id, batch_id, batch_position, to_number, sender_name, text, segments,
-      status, send_at, due_at, created_at, updated_at)
-    SELECT :org, x.id, x.batch_id, x.batch_position, x.to_number, x.sender_name, x.text, x.segments,
-      x.status, x.send_at, CASE WHEN x.status = 'scheduled' THEN x.send_at END, now(), now()
-    FROM json_to_recordset(('[{"id": "' || md5('m' || :k)::uuid || '", "batch_id": null, "batch_position": null, "to_number": "+261331234567", "sender_name": "INFO", "text": "Bench scheduled message", "segments": 1, "status": "scheduled", "send_at": "2099-01-01T00\u003a00\u003a00.000Z"}]')::json)
-      AS x(id uuid, batch_id uuid, batch_position integer,
-      to_number text, sender_name text, text text, segments smallint, status text, send_at timestamptz)
-    RETURNING organisation_id, id, status)
-  INSERT INTO message_events (organisation_id, message_id, from_status, to_status, source, at)
-  SELECT organisation_id, id, NULL, status, 'admission', now() FROM m;
-SELECT id::text AS id, (amount - reserved - consumed) AS free
-  FROM credit_lots
-  WHERE organisation_id = :org
-    AND (valid_until IS NULL OR valid_until >= current_date)
-    AND amount - reserved - consumed > 0
-  ORDER BY valid_until ASC NULLS LAST, credit_lots.id ASC
-  FOR UPDATE;
-WITH h AS (
+WITH org AS (
+    SELECT o.sms_enabled, coalesce(NULL::text, o.default_sender_name) AS sender_name, coalesce(s.active, false) AS sender_active
+    FROM organisations AS o
+    LEFT JOIN senders AS s ON s.organisation_id = o.id AND s.name = coalesce(NULL::text, o.default_sender_name)
+    WHERE o.id = :org::uuid),
+  existing AS (
+    SELECT k.fingerprint, k.state, k.response_status, k.response_body, k.response_location, (m.erased_at IS NOT NULL) AS erased
+    FROM idempotency_keys AS k
+    LEFT JOIN messages AS m ON m.organisation_id = k.organisation_id AND m.id = k.message_id
+    WHERE k.organisation_id = :org::uuid AND k.route = 'messages' AND k.key = 'pgbench-' || (:k)::text),
+  lot AS (
+    SELECT id, amount - reserved - consumed AS free FROM credit_lots
+    WHERE organisation_id = :org::uuid AND (valid_until IS NULL OR valid_until >= current_date) AND amount - reserved - consumed > 0
+    ORDER BY valid_until ASC NULLS LAST, id ASC LIMIT 1),
+  k AS (
+    INSERT INTO idempotency_keys (organisation_id, route, key, fingerprint, state, message_id,
+      response_status, response_body, response_location, created_at, updated_at)
+    SELECT :org::uuid, 'messages', 'pgbench-' || (:k)::text, md5('f' || (:k)::text), 'done', md5('m' || (:k)::text)::uuid, 202::integer,
+      replace(('{"id": "' || md5('m' || (:k)::text)::uuid || '", "to": "+261331234567", "sender_name": null, "status": "scheduled", "segments": 1, "send_at": "2099-01-01T00\u003a00\u003a00.000Z", "delivery_time": null}')::text,
+        '"sender_name": null', '"sender_name": ' || to_json(org.sender_name)::text),
+      ('/api/sms/v2/messages/' || md5('m' || (:k)::text)::uuid || '/')::text, now(), now()
+    FROM org WHERE org.sms_enabled AND org.sender_active AND NOT EXISTS (SELECT 1 FROM existing)
+      AND EXISTS (SELECT 1 FROM lot WHERE lot.free >= 1)
+    ON CONFLICT DO NOTHING
+    RETURNING message_id),
+  ins AS (
+    INSERT INTO messages (organisation_id, id, to_number, sender_name, text, segments, status, send_at, due_at,
+      worker_id, created_at, updated_at)
+    SELECT :org::uuid, k.message_id, '+261331234567', org.sender_name, 'Bench scheduled message', 1, 'scheduled',
+      '2099-01-01T00:00:00Z'::timestamptz, '2099-01-01T00:00:00Z'::timestamptz, NULL::uuid, now(), now()
+    FROM k, org
+    RETURNING organisation_id, id),
+  ev AS (
+    INSERT INTO message_events (organisation_id, message_id, from_status, to_status, source, at)
+    SELECT organisation_id, id, NULL, 'scheduled', 'admission', now() FROM ins),
+  r AS (
+    UPDATE credit_lots AS l SET reserved = l.reserved + 1
+    FROM lot
+    WHERE l.organisation_id = :org::uuid AND l.id = lot.id AND EXISTS (SELECT 1 FROM k) AND l.amount - l.reserved - l.consumed >= 1
+    RETURNING l.id),
+  h AS (
     INSERT INTO credit_holds (organisation_id, message_id, lot_id, amount, state, created_at)
-    SELECT organisation_id, message_id, lot_id, amount, 'pending', now()
-    FROM json_to_recordset(('[{"organisation_id": "' || :org || '", "message_id": "' || md5('m' || :k)::uuid || '", "lot_id": "' || :lot || '", "amount": 1}]')::json)
-      AS x(organisation_id uuid, message_id uuid, lot_id bigint, amount integer)
-    RETURNING organisation_id, message_id, lot_id, amount),
-  e AS (
+    SELECT :org::uuid, md5('m' || (:k)::text)::uuid, r.id, 1, 'pending', now() FROM r),
+  ce AS (
     INSERT INTO credit_entries (organisation_id, lot_id, message_id, kind, amount, at)
-    SELECT organisation_id, lot_id, message_id, 'reserve', amount, now() FROM h)
-  UPDATE credit_lots AS l SET reserved = l.reserved + t.amount
-  FROM (SELECT lot_id, sum(amount)::integer AS amount FROM h GROUP BY lot_id) AS t
-  WHERE l.organisation_id = :org AND l.id = t.lot_id;
-COMMIT;
+    SELECT :org::uuid, r.id, md5('m' || (:k)::text)::uuid, 'reserve', 1, now() FROM r)
+  SELECT (SELECT count(*) FROM k)::integer AS claimed, (SELECT count(*) FROM r)::integer AS reserved,
+    (SELECT sender_name FROM org) AS sender_name,
+    CASE WHEN (SELECT count(*) FROM k) > 0 AND NOT EXISTS (SELECT 1 FROM r)
+      THEN sms_abort('the credit lot was taken by a concurrent admission') END AS aborted,
+    e.fingerprint, e.state, e.response_status, e.response_body, e.response_location, e.erased
+  FROM (SELECT 1) AS one LEFT JOIN existing AS e ON true;

@@ -1,23 +1,40 @@
--- One dispatcher claim of up to 100 due messages, as src/dispatch/WorkQueue.ts claimDue issues
--- it (in its own transaction); the provider call and settlement are not part of it.
-BEGIN;
+-- The dispatcher taking up to 100 due messages into processing, statement for statement as
+-- src/dispatch/WorkQueue.ts issues it: claimDue leases the earliest due scheduled rows (they stay
+-- scheduled), then start moves them to processing with their timeline rows, checking the
+-- organisation and the sender. The service starts the messages it claimed by their ids (a JSON
+-- list); pgbench cannot carry the claimed ids over, so start finds them by their lease (the same
+-- earliest due rows, first in the index). The provider call and settlement are not part of it.
+-- Variables (-D): worker (a worker id).
 WITH due AS (
-    SELECT m.organisation_id, m.id, o.sms_enabled, coalesce(s.active, false) AS sender_active
-    FROM messages m
-    JOIN organisations o ON o.id = m.organisation_id
-    LEFT JOIN senders s ON s.organisation_id = m.organisation_id AND s.name = m.sender_name
-    WHERE m.status = 'scheduled' AND m.due_at <= now()
-    ORDER BY m.due_at, m.id
+    SELECT organisation_id, id FROM messages
+    WHERE status = 'scheduled' AND due_at <= now() AND (claim_until IS NULL OR claim_until < now())
+    ORDER BY due_at, created_at, batch_position
     LIMIT 100
-    FOR UPDATE OF m SKIP LOCKED),
+    FOR UPDATE SKIP LOCKED)
+  UPDATE messages AS m SET worker_id = :worker::uuid, claim_until = now() + interval '30 seconds'
+  FROM due WHERE m.organisation_id = due.organisation_id AND m.id = due.id
+  RETURNING m.organisation_id::text, m.id::text, m.batch_id::text, m.to_number, m.sender_name, m.text,
+    m.segments::integer, m.status, m.send_at, m.delivery_time, m.erased_at;
+WITH x AS (
+    SELECT organisation_id, id FROM messages
+    WHERE status = 'scheduled' AND due_at <= now() AND worker_id = :worker::uuid
+    ORDER BY due_at, created_at, batch_position
+    LIMIT 100),
+  c AS (
+    SELECT m.organisation_id, m.id, o.sms_enabled, coalesce(s.active, false) AS sender_active
+    FROM messages AS m
+    JOIN x ON x.organisation_id = m.organisation_id AND x.id = m.id
+    JOIN organisations AS o ON o.id = m.organisation_id
+    LEFT JOIN senders AS s ON s.organisation_id = m.organisation_id AND s.name = m.sender_name
+    WHERE m.status = 'scheduled'
+    ORDER BY m.organisation_id, m.id
+    FOR UPDATE OF m),
   u AS (
-    UPDATE messages m SET status = 'processing', updated_at = now(),
-      submitted_at = CASE WHEN due.sms_enabled AND due.sender_active THEN now()::timestamptz END
-    FROM due WHERE m.organisation_id = due.organisation_id AND m.id = due.id
-    RETURNING m.organisation_id::text, m.id::text, m.batch_id::text, m.to_number, m.sender_name, m.text,
-      m.segments::integer, m.status, m.send_at, m.delivery_time, m.erased_at, due.sms_enabled, due.sender_active),
+    UPDATE messages AS m SET status = 'processing', submitted_at = now(), updated_at = now(),
+      worker_id = :worker::uuid, claim_until = NULL
+    FROM c WHERE m.organisation_id = c.organisation_id AND m.id = c.id AND c.sms_enabled AND c.sender_active
+    RETURNING m.organisation_id, m.id),
   e AS (
     INSERT INTO message_events (organisation_id, message_id, from_status, to_status, source, at)
-    SELECT organisation_id::uuid, id::uuid, 'scheduled', 'processing', 'dispatch', now() FROM u)
-  SELECT * FROM u;
-COMMIT;
+    SELECT organisation_id, id, 'scheduled', 'processing', 'dispatch', now() FROM u)
+  SELECT organisation_id::text, id::text, sms_enabled, sender_active FROM c;

@@ -1,4 +1,5 @@
--- Seeds :n scheduled messages of organisation :'org' falling due at :'due', each with its
+-- Seeds :n scheduled messages of organisation :'org', the first falling due at :'due' and each
+-- next :step_us microseconds later (0: all at once), each with its
 -- admission event and a pending one-credit hold on lot :lot (with its reserve entry and the
 -- lot's reserved counter), as if admitted by the service: settlement then consumes them normally.
 BEGIN;
@@ -6,7 +7,8 @@ WITH m AS (
     INSERT INTO messages (organisation_id, id, to_number, sender_name, text, segments,
       status, send_at, due_at, created_at, updated_at)
     SELECT :'org'::uuid, gen_random_uuid(), '+26133' || lpad(i::text, 7, '0'), 'INFO', 'Bench due message', 1,
-      'scheduled', :'due'::timestamptz, :'due'::timestamptz, now(), now()
+      'scheduled', :'due'::timestamptz + (i - 1) * :step_us * interval '1 microsecond',
+      :'due'::timestamptz + (i - 1) * :step_us * interval '1 microsecond', now(), now()
     FROM generate_series(1, :n) AS i
     RETURNING organisation_id, id),
   ev AS (

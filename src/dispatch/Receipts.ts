@@ -47,40 +47,46 @@ export class Receipts extends Context.Service<Receipts, {
 
     const applyDue = Effect.gen(function*() {
       const at = yield* now
+      // Each receipt's fate is decided on its message row, locked (so the status read is the one
+      // the update sees): `accepted` -> applied, final -> ignored, anything else or no message ->
+      // pending. Of several receipts of one message in a set, the first decides; the others wait
+      // for the next set. Every join then goes through a primary key (no join between CTEs: the
+      // planner would nest loops over them, quadratic in the set's size).
       const rows = yield* sql<{ state: string; outcome: string; n: number }>`WITH r AS (
-          SELECT id, provider_ref, outcome, occurred_at FROM provider_receipts
+          SELECT id, provider_ref, outcome, occurred_at, attempts FROM provider_receipts
           WHERE state = 'pending' AND next_attempt_at <= ${at}
           ORDER BY next_attempt_at, id LIMIT ${receiptSetSizeMax}
           FOR UPDATE SKIP LOCKED),
-        first AS (
-          -- one receipt per message in a set; another one for it waits for the next set
-          SELECT DISTINCT ON (provider_ref) id, provider_ref, outcome, occurred_at FROM r ORDER BY provider_ref, id),
+        d AS (
+          SELECT r.id, r.outcome, r.occurred_at, r.attempts, m.organisation_id, m.id AS message_id,
+            CASE
+              WHEN m.id IS NULL OR row_number() OVER (PARTITION BY r.provider_ref ORDER BY r.id) > 1 THEN 'pending'
+              WHEN m.status = 'accepted' THEN 'applied'
+              WHEN m.status IN ('delivered', 'undeliverable', 'failed', 'blocked') THEN 'ignored'
+              ELSE 'pending'
+            END AS state
+          FROM (SELECT * FROM r ORDER BY provider_ref, id) AS r
+          LEFT JOIN LATERAL (
+            SELECT organisation_id, id, status FROM messages WHERE provider_message_id = r.provider_ref
+            ORDER BY organisation_id, id LIMIT 1 FOR UPDATE) AS m ON true),
         u AS (
-          UPDATE messages AS m SET status = f.outcome, delivery_time = f.occurred_at, updated_at = ${at}
-          FROM first AS f
-          WHERE m.provider_message_id = f.provider_ref AND m.status = 'accepted'
-          RETURNING m.organisation_id, m.id, f.id AS receipt_id, f.outcome),
+          UPDATE messages AS m SET status = d.outcome, delivery_time = d.occurred_at, updated_at = ${at}
+          FROM d
+          WHERE d.state = 'applied' AND m.organisation_id = d.organisation_id AND m.id = d.message_id
+          RETURNING m.organisation_id, m.id, d.outcome),
         e AS (
           INSERT INTO message_events (organisation_id, message_id, from_status, to_status, source, at)
           SELECT organisation_id, id, 'accepted', outcome, 'receipt', ${at} FROM u),
-        seen AS (
-          SELECT DISTINCT ON (r.id) r.id AS receipt_id, m.organisation_id, m.id AS message_id, m.status
-          FROM r JOIN messages AS m ON m.provider_message_id = r.provider_ref
-          ORDER BY r.id),
         s AS (
           UPDATE provider_receipts AS p SET
-            state = CASE WHEN u.receipt_id IS NOT NULL THEN 'applied'
-              WHEN seen.status IN ('delivered', 'undeliverable', 'failed', 'blocked') THEN 'ignored'
-              ELSE 'pending' END,
-            organisation_id = coalesce(u.organisation_id, seen.organisation_id),
-            message_id = coalesce(u.id, seen.message_id),
-            attempts = p.attempts + 1,
+            state = d.state,
+            organisation_id = d.organisation_id,
+            message_id = d.message_id,
+            attempts = d.attempts + 1,
             next_attempt_at = ${at}::timestamptz + make_interval(secs => least(
-              ${receiptRetryFirstMs / 1000}::float8 * power(2, p.attempts), ${receiptRetryMaxMs / 1000}::float8)),
-            settled_at = CASE WHEN u.receipt_id IS NOT NULL OR seen.status IN ('delivered', 'undeliverable', 'failed', 'blocked')
-              THEN ${at}::timestamptz END
-          FROM r LEFT JOIN u ON u.receipt_id = r.id LEFT JOIN seen ON seen.receipt_id = r.id
-          WHERE p.id = r.id
+              ${receiptRetryFirstMs / 1000}::float8 * power(2, d.attempts), ${receiptRetryMaxMs / 1000}::float8)),
+            settled_at = CASE WHEN d.state = 'pending' THEN NULL ELSE ${at}::timestamptz END
+          FROM d WHERE p.id = d.id
           RETURNING p.state, p.outcome)
         SELECT state, outcome, count(*)::integer AS n FROM s GROUP BY state, outcome`
       const count = (state: string, outcome?: string) =>

@@ -18,7 +18,7 @@ import { Receipts } from "./Receipts.ts"
 import { type VerificationDue, WorkQueue } from "./WorkQueue.ts"
 
 /** Most provider submissions in flight per process (the dispatcher's window). */
-export const dispatchConcurrencyMax = 64
+export const dispatchConcurrencyMax = 256
 /** Most messages one dispatch claim takes. */
 export const claimSizeMax = dispatchConcurrencyMax
 /** Most unknown messages one verification round takes. */

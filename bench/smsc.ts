@@ -1,0 +1,50 @@
+/** Starts the SMSC simulator (`simulator/smsc/main.ts`) as a separate process on a free port, for the SMPP drain. */
+import { spawn } from "node:child_process"
+import { createWriteStream } from "node:fs"
+import { connect } from "node:net"
+import { join } from "node:path"
+import { setTimeout as sleep } from "node:timers/promises"
+import { freePort } from "./service.ts"
+
+export interface SmscProcess {
+  readonly port: number
+  /** `smpp://sim:sim@127.0.0.1:<port>`. */
+  readonly url: string
+  readonly stop: () => Promise<void>
+}
+
+const accepts = (port: number): Promise<boolean> =>
+  new Promise((resolve) => {
+    const socket = connect(port, "127.0.0.1")
+    socket.once("connect", () => {
+      socket.destroy()
+      resolve(true)
+    })
+    socket.once("error", () => resolve(false))
+  })
+
+export const startSmsc = async (logDir: string): Promise<SmscProcess> => {
+  const port = await freePort()
+  const log = createWriteStream(join(logDir, `smsc-${port}.log`))
+  const child = spawn(process.execPath, ["simulator/smsc/main.ts"], {
+    cwd: join(import.meta.dirname, ".."),
+    env: { ...process.env, SMS_SMSC_PORT: String(port), SMS_SIMULATOR_RECEIPT_DELAY_MS: "0", SMS_SIMULATOR_SLOW_MS: "0" },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  child.stdout?.pipe(log)
+  child.stderr?.pipe(log)
+  const deadline = Date.now() + 20_000
+  while (!(await accepts(port))) {
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the SMSC simulator did not start; see ${logDir}`)
+    await sleep(100)
+  }
+  return {
+    port,
+    url: `smpp://sim:sim@127.0.0.1:${port}`,
+    stop: async () => {
+      child.kill("SIGTERM")
+      await new Promise((resolve) => (child.exitCode !== null ? resolve(undefined) : child.once("exit", resolve)))
+      log.end()
+    }
+  }
+}
