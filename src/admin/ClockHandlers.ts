@@ -5,7 +5,7 @@ import { ServiceClock } from "../clock/ServiceClock.ts"
 import { DueWork } from "../dispatch/DueWork.ts"
 import { ClockNotTest, ValidationError } from "../domain/Errors.ts"
 import { checkSendAt } from "../domain/SendAt.ts"
-import { atBoundary } from "../http/Boundary.ts"
+import { atBoundary } from "../db/Boundary.ts"
 import { now } from "../Time.ts"
 import { AdminApi } from "./AdminApi.ts"
 

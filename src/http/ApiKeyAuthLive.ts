@@ -4,7 +4,7 @@ import { HttpServerRequest } from "effect/http"
 import { ApiKeyAuth, CurrentKey } from "../api/Security.ts"
 import { InvalidApiKey, InvalidOrganizationHeader } from "../domain/Errors.ts"
 import { ApiKeys } from "../organisations/ApiKeys.ts"
-import { atBoundary } from "./Boundary.ts"
+import { atBoundary } from "../db/Boundary.ts"
 
 const invalidKey = InvalidApiKey.withMessage(
   "Missing or invalid API key: send Authorization: Bearer svc_sms_<key_id>.<secret> with a live key"

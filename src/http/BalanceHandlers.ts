@@ -3,8 +3,8 @@ import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../api/Api.ts"
 import { Ledger } from "../ledger/Ledger.ts"
-import { balanceBody } from "./Bodies.ts"
-import { atBoundary } from "./Boundary.ts"
+import { balanceBody } from "../ledger/BalanceBody.ts"
+import { atBoundary } from "../db/Boundary.ts"
 import { requirePermission } from "./Permissions.ts"
 
 export const BalanceHandlers = HttpApiBuilder.group(Api, "balance", Effect.fn(function*(handlers) {

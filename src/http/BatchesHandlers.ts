@@ -7,7 +7,7 @@ import { checkContent, checkDistinctRecipients } from "../domain/MessageRules.ts
 import { Idempotency } from "../idempotency/Idempotency.ts"
 import { messageBody } from "../messages/MessageBody.ts"
 import { answerResponse } from "./Answers.ts"
-import { atBoundary } from "./Boundary.ts"
+import { atBoundary } from "../db/Boundary.ts"
 import { requirePermission } from "./Permissions.ts"
 
 export const BatchesHandlers = HttpApiBuilder.group(Api, "message-batches", Effect.fn(function*(handlers) {

@@ -8,7 +8,7 @@ import { Idempotency } from "../idempotency/Idempotency.ts"
 import { messageBody } from "../messages/MessageBody.ts"
 import { Messages } from "../messages/Messages.ts"
 import { answerResponse } from "./Answers.ts"
-import { atBoundary } from "./Boundary.ts"
+import { atBoundary } from "../db/Boundary.ts"
 import { requirePermission } from "./Permissions.ts"
 
 export const MessagesHandlers = HttpApiBuilder.group(Api, "messages", Effect.fn(function*(handlers) {

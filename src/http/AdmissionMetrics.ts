@@ -9,7 +9,7 @@ import { Cause, Effect, Exit } from "effect"
 import { HttpRouter, HttpServerRespondable, type HttpServerResponse } from "effect/http"
 import { HttpApi } from "effect/http-api"
 import { Api } from "../api/Api.ts"
-import { type AdmissionRoute, countAdmission, countEscapedAdmission } from "./Metrics.ts"
+import { type AdmissionRoute, countAdmission, countEscapedAdmission } from "../observability/Metrics.ts"
 
 const admissionGroups: ReadonlyArray<string> = ["messages", "message-batches"] satisfies ReadonlyArray<AdmissionRoute>
 

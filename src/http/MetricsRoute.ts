@@ -8,9 +8,9 @@ import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpApiSchema }
 import { PrometheusMetrics } from "effect/observability"
 import { AdminAuth } from "../admin/AdminApi.ts"
 import { AdminAuthLive } from "../admin/AdminHandlers.ts"
-import { routesOf } from "../http/Routes.ts"
-import { DatabaseGauges } from "./DatabaseGauges.ts"
-import { registerKnownSeries } from "./Metrics.ts"
+import { routesOf } from "./Routes.ts"
+import { DatabaseGauges } from "../observability/DatabaseGauges.ts"
+import { registerKnownSeries } from "../observability/Metrics.ts"
 
 /** The content type Prometheus expects of the text format. */
 export const prometheusContentType = "text/plain; version=0.0.4; charset=utf-8"
