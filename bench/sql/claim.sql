@@ -11,7 +11,7 @@ WITH due AS (
     ORDER BY due_at, created_at, batch_position
     LIMIT 100
     FOR UPDATE SKIP LOCKED)
-  UPDATE messages AS m SET worker_id = :worker::uuid, claim_until = now() + interval '30 seconds'
+  UPDATE messages AS m SET worker_id = :worker::uuid, claim_until = now() + interval '10 seconds'
   FROM due WHERE m.organisation_id = due.organisation_id AND m.id = due.id
   RETURNING m.organisation_id::text, m.id::text, m.batch_id::text, m.to_number, m.sender_name, m.text,
     m.segments::integer, m.status, m.send_at, m.delivery_time, m.erased_at;

@@ -13,7 +13,7 @@ import type { MessageRow } from "../messages/MessageBody.ts"
 import { messageColumns } from "../messages/MessageStore.ts"
 
 /** How long a dispatcher's claim on a scheduled message lasts before another process may claim it. */
-export const claimLeaseMs = 30_000
+export const claimLeaseMs = 10_000
 
 /** Why a claimed message was not started. */
 export type StartRefusal = "sms_unavailable" | "sender_unavailable" | "gone"

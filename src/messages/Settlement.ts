@@ -6,9 +6,9 @@
  * each lot touched once per set), so a slow provider answer delays only its own message. Immediate
  * sends, the dispatcher, the verifier and recovery all settle here.
  */
-import { Context, Effect, Layer } from "effect"
+import { Context, Duration, Effect, Layer } from "effect"
 import type * as Arr from "effect/Array"
-import { SqlClient, type SqlError } from "effect/sql"
+import { SqlClient, SqlError } from "effect/sql"
 import { AppConfig } from "../Config.ts"
 import { makeGroupCommit } from "../db/GroupCommit.ts"
 import { isTransient } from "../db/SqlErrors.ts"
@@ -99,6 +99,22 @@ const plans: { readonly [K in Outcome["_tag"]]: Plan } = {
 
 /** Most outcomes settled in one transaction. */
 export const settlementSetSizeMax = 500
+/**
+ * Longest a caller waits for its settlement while the database does not confirm it (an outage):
+ * then it gets a connection-class failure (the edge answers 503 service_unavailable), and the
+ * settlement goes on being retried; the message's key answers 409 idempotency_in_progress until
+ * it commits, then replays the settled answer.
+ */
+export const settlementWaitMs = 10_000
+
+const notConfirmed = () =>
+  new SqlError.SqlError({
+    reason: new SqlError.ConnectionError({
+      cause: new Error("the database did not confirm the settlement in time; it is retried"),
+      message: "settlement not confirmed",
+      operation: "settle"
+    })
+  })
 
 interface Item {
   readonly message: MessageRow
@@ -111,7 +127,8 @@ export class Settlement extends Context.Service<Settlement, {
   /**
    * Applies `outcome` to the message, atomically, in a set with whatever else is being settled;
    * returns the answer an immediate send gives for it (the stored one when another path settled
-   * the message first). Retries through database outages: what it was given is never dropped.
+   * the message first). Retries through database outages: what it was given is never dropped;
+   * the caller waits `settlementWaitMs` at the most.
    */
   readonly settle: (message: MessageRow, outcome: Outcome, source: EventSource) => Effect.Effect<Answer, SqlError.SqlError>
 }>()("sms/Settlement") {
@@ -191,7 +208,9 @@ export class Settlement extends Context.Service<Settlement, {
 
     return Settlement.of({
       settle: Effect.fn("Settlement.settle")(function*(message: MessageRow, outcome: Outcome, source: EventSource) {
-        const moved = yield* settleInSet({ message, outcome, source, at: yield* now })
+        const moved = yield* settleInSet({ message, outcome, source, at: yield* now }).pipe(
+          Effect.timeoutOrElse({ duration: Duration.millis(settlementWaitMs), orElse: () => Effect.fail(notConfirmed()) })
+        )
         const answer = plans[outcome._tag].answer(message)
         if (moved || message.sendAt !== null) return answer
         return (yield* idempotency.storedForMessage(message.organisationId, message.id)) ?? answer
