@@ -27,7 +27,9 @@ const everyCommand = [
   "sender set",
   "sender list",
   "message show",
-  "message erase"
+  "message erase",
+  "clock show",
+  "clock advance"
 ]
 
 describe("sms-admin usage", () => {

@@ -1,6 +1,6 @@
 /**
  * The commands of sms-admin, one per operator API endpoint, grouped as `org`, `key`, `credits`,
- * `sender` and `message`. Each calls the endpoint through the typed client of AdminApi: a renamed
+ * `sender`, `message` and `clock`. Each calls the endpoint through the typed client of AdminApi: a renamed
  * endpoint, parameter or field breaks this file's build, never a run.
  */
 import { Effect, Option, Schema } from "effect"
@@ -25,12 +25,12 @@ const orgCreate = Command.make("create", {
   sender: sender.pipe(Flag.optional, Flag.withDescription("Its default sender (INFO unless given), registered active"))
 }, ({ name, sender }) =>
   respond(
-    (admin) => admin.createOrganisation({ payload: { name, ...Option.match(sender, { onNone: () => ({}), onSome: (s) => ({ default_sender_name: s }) }) } }),
+    (operator) => operator.admin.createOrganisation({ payload: { name, ...Option.match(sender, { onNone: () => ({}), onSome: (s) => ({ default_sender_name: s }) }) } }),
     Format.organisation
   )).pipe(Command.withDescription("Create an organisation; its default sender is registered active."))
 
 const orgShow = Command.make("show", { orgId }, ({ orgId }) =>
-  respond((admin) => admin.getOrganisation({ params: { org_id: orgId } }), Format.organisation)).pipe(
+  respond((operator) => operator.admin.getOrganisation({ params: { org_id: orgId } }), Format.organisation)).pipe(
     Command.withDescription("Show an organisation and its credit balance.")
   )
 
@@ -39,8 +39,8 @@ const orgUpdate = Command.make("update", {
   smsEnabled: trueOrFalse("sms-enabled").pipe(Flag.optional, Flag.withDescription("Enable or disable sending SMS")),
   sender: sender.pipe(Flag.optional, Flag.withDescription("New default sender, registered active unless known"))
 }, ({ orgId, smsEnabled, sender }) =>
-  respond((admin) =>
-    admin.updateOrganisation({
+  respond((operator) =>
+    operator.admin.updateOrganisation({
       params: { org_id: orgId },
       payload: {
         ...Option.match(smsEnabled, { onNone: () => ({}), onSome: (v) => ({ sms_enabled: v }) }),
@@ -61,8 +61,8 @@ const orgList = Command.make("list", {
   ),
   cursor: Flag.String("cursor").pipe(Flag.optional, Flag.withDescription("Continue after a previous page (its next_cursor)"))
 }, ({ limit, cursor }) =>
-  respond((admin) =>
-    admin.listOrganisations({
+  respond((operator) =>
+    operator.admin.listOrganisations({
       query: {
         ...Option.match(limit, { onNone: () => ({}), onSome: (n) => ({ limit: n }) }),
         ...Option.match(cursor, { onNone: () => ({}), onSome: (c) => ({ cursor: c }) })
@@ -93,7 +93,7 @@ const keyCreate = Command.make("create", {
   all: Flag.Boolean("all").pipe(Flag.withDefault(false), Flag.withDescription("All five permissions"))
 }, ({ orgId, permissions, all }) =>
   respond(
-    (admin) => admin.createApiKey({ params: { org_id: orgId }, payload: { permissions: all ? Permissions : permissionList(permissions) } }),
+    (operator) => operator.admin.createApiKey({ params: { org_id: orgId }, payload: { permissions: all ? Permissions : permissionList(permissions) } }),
     (key) => Format.issuedKey(orgId, key)
   )).pipe(
     Command.validate(({ permissions, all }) => {
@@ -107,11 +107,11 @@ const keyCreate = Command.make("create", {
   )
 
 const keyRevoke = Command.make("revoke", { keyId: Argument.String("key_id").pipe(Argument.withDescription("The key's id")) }, ({ keyId }) =>
-  respond((admin) => admin.revokeApiKey({ params: { key_id: keyId } }), (r) => Format.table([["key id", r.key_id], ["revoked", Format.show(r.revoked)]])))
+  respond((operator) => operator.admin.revokeApiKey({ params: { key_id: keyId } }), (r) => Format.table([["key id", r.key_id], ["revoked", Format.show(r.revoked)]])))
   .pipe(Command.withDescription("Revoke an API key; it answers 401 invalid_api_key from then on."))
 
 const keyList = Command.make("list", { orgId }, ({ orgId }) =>
-  respond((admin) => admin.listApiKeys({ params: { org_id: orgId } }), (r) => Format.keyList(r.results))).pipe(
+  respond((operator) => operator.admin.listApiKeys({ params: { org_id: orgId } }), (r) => Format.keyList(r.results))).pipe(
     Command.withDescription("List an organisation's keys: ids, permissions, created and revoked (never the secrets).")
   )
 
@@ -131,8 +131,8 @@ const creditsGrant = Command.make("grant", {
   )
 }, ({ orgId, amount, validUntil }) =>
   respond(
-    (admin) =>
-      admin.grantCredits({
+    (operator) =>
+      operator.admin.grantCredits({
         params: { org_id: orgId },
         payload: { amount, ...Option.match(validUntil, { onNone: () => ({}), onSome: (d) => ({ valid_until: d }) }) }
       }),
@@ -152,31 +152,58 @@ const senderSet = Command.make("set", {
   active: trueOrFalse("active").pipe(Flag.withDescription("Whether messages may use it"))
 }, ({ orgId, name, active }) =>
   respond(
-    (admin) => admin.setSender({ params: { org_id: orgId, name }, payload: { active } }),
+    (operator) => operator.admin.setSender({ params: { org_id: orgId, name }, payload: { active } }),
     (s) => Format.table([["organization", orgId], ["sender", s.name], ["active", Format.show(s.active)]])
   )).pipe(Command.withDescription("Register a sender name, or activate or deactivate it."))
 
 const senderList = Command.make("list", { orgId }, ({ orgId }) =>
-  respond((admin) => admin.listSenders({ params: { org_id: orgId } }), (r) => Format.senderList(r.results))).pipe(
+  respond((operator) => operator.admin.listSenders({ params: { org_id: orgId } }), (r) => Format.senderList(r.results))).pipe(
     Command.withDescription("List an organisation's sender names and whether each is active.")
   )
 
 const senderGroup = Command.make("sender").pipe(Command.withDescription("Sender names"), Command.withSubcommands([senderSet, senderList]))
 
 const messageShow = Command.make("show", { messageId }, ({ messageId }) =>
-  respond((admin) => admin.findMessage({ params: { message_id: messageId } }), Format.operatorMessage)).pipe(
+  respond((operator) => operator.admin.findMessage({ params: { message_id: messageId } }), Format.operatorMessage)).pipe(
     Command.withDescription("Show a message, its organisation and its timeline, by its id alone.")
   )
 
 const messageErase = Command.make("erase", { orgId, messageId }, ({ orgId, messageId }) =>
-  respond((admin) => admin.eraseMessage({ params: { org_id: orgId, message_id: messageId } }), Format.message)).pipe(
+  respond((operator) => operator.admin.eraseMessage({ params: { org_id: orgId, message_id: messageId } }), Format.message)).pipe(
     Command.withDescription("Erase the personal data (recipient, sender, text) of a message whose processing is finished.")
   )
 
 const message = Command.make("message").pipe(Command.withDescription("Messages"), Command.withSubcommands([messageShow, messageErase]))
 
+const clockShow = Command.make("show", {}, () =>
+  respond((operator) => operator.clock.get(), (c) => Format.table([["now", c.now], ["mode", c.mode]]))).pipe(
+    Command.withDescription("Show the service's clock and whether it is a test clock (SMS_CLOCK=test).")
+  )
+
+const clockAdvance = Command.make("advance", {
+  seconds: Flag.Finite("seconds").pipe(Flag.optional, Flag.withDescription("Move the test clock forward by this many seconds")),
+  to: Flag.String("to").pipe(Flag.optional, Flag.withMetavar("RFC3339"), Flag.withDescription("Move the test clock to this instant (with its offset)"))
+}, ({ seconds, to }) =>
+  respond(
+    (operator) =>
+      operator.clock.advance({
+        payload: {
+          ...Option.match(seconds, { onNone: () => ({}), onSome: (s) => ({ seconds: s }) }),
+          ...Option.match(to, { onNone: () => ({}), onSome: (t) => ({ to: t }) })
+        }
+      }),
+    (c) => Format.table([["now", c.now]])
+  )).pipe(
+    Command.validate(({ seconds, to }) =>
+      Option.isSome(seconds) === Option.isSome(to) ? usage("'clock advance' needs --seconds or --to (one of them)") : Effect.void
+    ),
+    Command.withDescription("Advance the test clock; answers once every piece of work due by then is done.")
+  )
+
+const clock = Command.make("clock").pipe(Command.withDescription("The service's clock"), Command.withSubcommands([clockShow, clockAdvance]))
+
 /** The whole command tree; the shared flags are checked before any command runs. */
 export const smsAdmin = root.pipe(
-  Command.withSubcommands([org, key, credits, senderGroup, message]),
+  Command.withSubcommands([org, key, credits, senderGroup, message, clock]),
   Command.validate(checkSharedFlags)
 )

@@ -133,18 +133,19 @@ const operatorClient = Effect.gen(function*() {
 })
 
 /** The operator API's endpoints, as the commands call them. */
-export type Admin = Effect.Success<typeof operatorClient>["admin"]
+/** The typed client of the operator API: `admin` (organisations, keys, credits, senders, messages) and `clock`. */
+export type Operator = Effect.Success<typeof operatorClient>
 
 /**
  * Calls the operator API and prints the answer: `render` of it, or its JSON with --json. A failure
  * is printed on stderr and ends the command with CommandFailed (1: the API answered an error,
  * 2: no answer).
  */
-export const respond = <A, E extends Failure, R>(call: (admin: Admin) => Effect.Effect<A, E, R>, render: (answer: A) => string) =>
+export const respond = <A, E extends Failure, R>(call: (operator: Operator) => Effect.Effect<A, E, R>, render: (answer: A) => string) =>
   Effect.gen(function*() {
     const { json } = yield* root
     const client = yield* operatorClient
-    return yield* call(client.admin).pipe(
+    return yield* call(client).pipe(
       Effect.flatMap((answer) => Console.log(json ? JSON.stringify(answer, null, 2) : render(answer))),
       Effect.catch((error: E) => {
         const { text, exitCode } = failure(error, json)

@@ -1,0 +1,59 @@
+/**
+ * `sms-admin clock show` and `clock advance` against an app on the test clock (contract section
+ * 9), and `clock advance` refused with 409 clock_not_test (exit 1) on the system clock.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { appHttpClient } from "../support/AppHttpClient.ts"
+import { adminToken, backend, makeTestApp, type TestApp } from "../support/TestApp.ts"
+import { runIn } from "./support.ts"
+
+const env = { SMS_ADMIN_TOKEN: adminToken, SMS_ADMIN_URL: "http://sms.test" }
+let app: TestApp
+const cli = (argv: ReadonlyArray<string>) => runIn(appHttpClient(app.handler), argv, env)
+
+describe(`sms-admin clock on the test clock (${backend})`, () => {
+  beforeAll(() => {
+    app = makeTestApp({ label: "cli_clock", config: { clock: "test" } })
+  })
+  afterAll(() => app.dispose())
+
+  it("shows the clock, advances it by seconds and to an instant", async () => {
+    const shown = await cli(["clock", "show", "--json"])
+    expect(shown.code, shown.stderr).toBe(0)
+    const { now, mode } = JSON.parse(shown.stdout)
+    expect(mode).toBe("test")
+
+    const bySeconds = await cli(["clock", "advance", "--seconds", "90"])
+    expect(bySeconds).toEqual({ code: 0, stderr: "", stdout: `now  ${new Date(Date.parse(now) + 90_000).toISOString()}\n` })
+
+    const to = new Date(Date.parse(now) + 3_600_000).toISOString()
+    const toInstant = await cli(["clock", "advance", "--to", to, "--json"])
+    expect(toInstant.code, toInstant.stderr).toBe(0)
+    expect(JSON.parse(toInstant.stdout)).toEqual({ now: to })
+    expect(await app.now()).toBe(Date.parse(to))
+  })
+
+  it("exits 64 without --seconds or --to, or with both; 1 for a non-positive advance", async () => {
+    expect((await cli(["clock", "advance"])).code).toBe(64)
+    expect((await cli(["clock", "advance", "--seconds", "1", "--to", "2999-01-01T00:00:00Z"])).code).toBe(64)
+    const refused = await cli(["clock", "advance", "--seconds", "-1"])
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toContain("validation_error")
+  })
+})
+
+describe(`sms-admin clock on the system clock (${backend})`, () => {
+  beforeAll(() => {
+    app = makeTestApp()
+  })
+  afterAll(() => app.dispose())
+
+  it("shows the system clock; advance answers 409 clock_not_test, exit 1", async () => {
+    const shown = await cli(["clock", "show"])
+    expect(shown.code, shown.stderr).toBe(0)
+    expect(shown.stdout).toMatch(/^now {3}\S+Z\nmode  system\n$/)
+    const refused = await cli(["clock", "advance", "--seconds", "60"])
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toContain("clock_not_test")
+  })
+})
