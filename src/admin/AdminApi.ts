@@ -1,10 +1,18 @@
 /** The operator API (contract section 2) under /admin/v1: the contract only, no implementation. */
 import { Context, Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "effect/http-api"
-import { Balance, Message } from "../api/Schemas.ts"
+import { Balance, Batch, Message } from "../api/Schemas.ts"
 import { SchemaErrors } from "../api/Security.ts"
 import { CalendarDate } from "../domain/Dates.ts"
-import { ClockNotTest, CommonErrors, ErasureNotAllowed, InvalidApiKey, InvalidCursor } from "../domain/Errors.ts"
+import {
+  ClockNotTest,
+  CommonErrors,
+  ErasureNotAllowed,
+  InvalidApiKey,
+  InvalidCursor,
+  MessageNotAccepted,
+  ProviderNotSimulator
+} from "../domain/Errors.ts"
 import { MessageStatusSchema } from "../domain/MessageStatus.ts"
 import { PermissionSchema } from "../domain/Permissions.ts"
 import { SenderName } from "../domain/SenderName.ts"
@@ -37,8 +45,14 @@ export const TimelineEntry = Schema.Struct({
   at: Schema.String
 }).annotate({ identifier: "TimelineEntry" })
 
-/** Most organisations one page of the list holds. */
-export const organisationPageMax = 100
+/** Most rows one page of an operator list holds (organisations, an organisation's messages or batches). */
+export const listPageMax = 100
+
+/** `?limit=` (1 to listPageMax, default listPageMax) and `?cursor=` (a previous page's next_cursor). */
+const PageQuery = {
+  limit: Schema.optionalKey(Schema.FiniteFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: listPageMax }))),
+  cursor: Schema.optionalKey(Text)
+}
 
 /** One page of organisations, newest first; `next_cursor` continues it (null on the last page). */
 export const OrganisationPage = Schema.Struct({
@@ -56,6 +70,22 @@ export const ApiKeySummary = Schema.Struct({
 
 /** A registered sender name and whether messages may use it. */
 export const SenderBody = Schema.Struct({ name: Schema.String, active: Schema.Boolean }).annotate({ identifier: "Sender" })
+
+/** A message with its timeline: every status change, oldest first. */
+export const MessageWithTimeline = Schema.Struct({ ...Message.fields, timeline: Schema.Array(TimelineEntry) })
+  .annotate({ identifier: "MessageWithTimeline" })
+
+/** One page of an organisation's messages, newest first; `next_cursor` continues it (null on the last page). */
+export const MessagePage = Schema.Struct({
+  results: Schema.Array(Schema.Struct({ ...Message.fields, batch_id: Schema.NullOr(Schema.String), created_at: Schema.String })),
+  next_cursor: Schema.NullOr(Schema.String)
+}).annotate({ identifier: "MessagePage" })
+
+/** One page of an organisation's batches with their live counts, newest first. */
+export const BatchPage = Schema.Struct({
+  results: Schema.Array(Batch),
+  next_cursor: Schema.NullOr(Schema.String)
+}).annotate({ identifier: "BatchPage" })
 
 /** A message with its organisation and its timeline, found by id alone. */
 export const OperatorMessage = Schema.Struct({
@@ -122,7 +152,7 @@ export class AdminGroup extends HttpApiGroup.make("admin")
   .add(
     HttpApiEndpoint.get("getMessage", "/organizations/:org_id/messages/:message_id", {
       params: { org_id: Text, message_id: Text },
-      success: Schema.Struct({ ...Message.fields, timeline: Schema.Array(TimelineEntry) }),
+      success: MessageWithTimeline,
       error: CommonErrors
     }),
     HttpApiEndpoint.post("eraseMessage", "/organizations/:org_id/messages/:message_id/erasure", {
@@ -133,12 +163,7 @@ export class AdminGroup extends HttpApiGroup.make("admin")
   )
   .add(
     HttpApiEndpoint.get("listOrganisations", "/organizations", {
-      query: {
-        limit: Schema.optionalKey(
-          Schema.FiniteFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: organisationPageMax }))
-        ),
-        cursor: Schema.optionalKey(Text)
-      },
+      query: PageQuery,
       success: OrganisationPage,
       error: [...CommonErrors, InvalidCursor]
     }),
@@ -157,6 +182,43 @@ export class AdminGroup extends HttpApiGroup.make("admin")
       success: OperatorMessage,
       error: CommonErrors
     })
+  )
+  .middleware(AdminAuth)
+  .prefix("/admin/v1")
+{}
+
+/** An organisation's activity for the console: its messages (with their status) and batches (with their counts). */
+export class ActivityGroup extends HttpApiGroup.make("activity")
+  .add(
+    HttpApiEndpoint.get("listMessages", "/organizations/:org_id/messages", {
+      params: OrgId,
+      query: { ...PageQuery, status: Schema.optionalKey(MessageStatusSchema) },
+      success: MessagePage,
+      error: [...CommonErrors, InvalidCursor]
+    }).annotate(OpenApi.Summary, "The organisation's messages, newest first, optionally of one status"),
+    HttpApiEndpoint.get("listBatches", "/organizations/:org_id/batches", {
+      params: OrgId,
+      query: PageQuery,
+      success: BatchPage,
+      error: [...CommonErrors, InvalidCursor]
+    }).annotate(OpenApi.Summary, "The organisation's batches with their live counts, newest first")
+  )
+  .middleware(AdminAuth)
+  .prefix("/admin/v1")
+{}
+
+/** What the simulated provider (contract section 5) can be made to do on demand. */
+export class SimulatorGroup extends HttpApiGroup.make("simulator")
+  .add(
+    HttpApiEndpoint.post("sendReceipt", "/organizations/:org_id/messages/:message_id/receipt", {
+      params: { org_id: Text, message_id: Text },
+      payload: Schema.Struct({ outcome: Schema.Literals(["delivered", "undeliverable"]) }),
+      success: MessageWithTimeline,
+      error: [...CommonErrors, MessageNotAccepted, ProviderNotSimulator]
+    }).annotate(
+      OpenApi.Summary,
+      "Make the simulator send a delivery receipt now for an accepted message, applied like any receipt"
+    )
   )
   .middleware(AdminAuth)
   .prefix("/admin/v1")
@@ -188,6 +250,8 @@ export class ClockGroup extends HttpApiGroup.make("clock")
 
 export class AdminApi extends HttpApi.make("sms-admin")
   .add(AdminGroup)
+  .add(ActivityGroup)
+  .add(SimulatorGroup)
   .add(ClockGroup)
   .middleware(SchemaErrors)
   .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })

@@ -6,15 +6,16 @@ import { balanceBody } from "../ledger/BalanceBody.ts"
 import { organisationBody } from "../organisations/OrganisationBody.ts"
 import { atBoundary } from "../db/Boundary.ts"
 import { Ledger } from "../ledger/Ledger.ts"
-import { messageBody, type MessageRow } from "../messages/MessageBody.ts"
+import { messageBody } from "../messages/MessageBody.ts"
 import { Messages } from "../messages/Messages.ts"
 import { MessageStore } from "../messages/MessageStore.ts"
 import { ApiKeys } from "../organisations/ApiKeys.ts"
 import { Organisations } from "../organisations/Organisations.ts"
 import { isValidSenderName } from "../domain/SenderName.ts"
 import { today } from "../Time.ts"
-import { AdminApi, AdminAuth, organisationPageMax, Operator } from "./AdminApi.ts"
+import { AdminApi, AdminAuth, listPageMax, Operator } from "./AdminApi.ts"
 import { AdminToken } from "./AdminToken.ts"
+import { withTimeline } from "./Timeline.ts"
 
 export const defaultSenderName = "INFO"
 
@@ -34,13 +35,6 @@ export const AdminHandlers = HttpApiBuilder.group(AdminApi, "admin", Effect.fn(f
   const ledger = yield* atBoundary(Ledger)
   const messages = yield* atBoundary(Messages)
   const store = yield* atBoundary(MessageStore)
-
-  /** A message with its timeline, as both message reads answer it. */
-  const withTimeline = (message: MessageRow) =>
-    store.timeline(message.organisationId, message.id).pipe(Effect.map((timeline) => ({
-      ...messageBody(message),
-      timeline: timeline.map((t) => ({ from_status: t.fromStatus, to_status: t.toStatus, source: t.source, at: t.at.toISOString() }))
-    })))
 
   const withBalance = (organisationId: string) =>
     Effect.gen(function*() {
@@ -85,19 +79,19 @@ export const AdminHandlers = HttpApiBuilder.group(AdminApi, "admin", Effect.fn(f
         const org = yield* organisations.get(params.org_id)
         const message = yield* messages.get(org.id, params.message_id)
         if (message === undefined) return yield* NotFound.withMessage("No such message")
-        return yield* withTimeline(message)
+        return yield* withTimeline(store, message)
       }))
     .handle("findMessage", ({ params }) =>
       Effect.gen(function*() {
         const message = yield* store.findAnywhere(params.message_id)
         if (message === undefined) return yield* NotFound.withMessage("No such message")
-        const { timeline, ...body } = yield* withTimeline(message)
+        const { timeline, ...body } = yield* withTimeline(store, message)
         return { ...body, org_id: message.organisationId, timeline }
       }))
     .handle("listOrganisations", ({ query }) =>
-      organisations.list(query.limit ?? organisationPageMax, query.cursor).pipe(
+      organisations.list(query.limit ?? listPageMax, query.cursor).pipe(
         Effect.map((page) => ({
-          results: page.organisations.map((o) => ({ ...organisationBody(o), created_at: o.createdAt.toISOString() })),
+          results: page.rows.map((o) => ({ ...organisationBody(o), created_at: o.createdAt.toISOString() })),
           next_cursor: page.nextCursor ?? null
         }))
       ))

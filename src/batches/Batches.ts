@@ -11,6 +11,7 @@ import { utcDay } from "../domain/Dates.ts"
 import { requireFuture } from "../domain/MessageRules.ts"
 import { isFuture } from "../domain/SendAt.ts"
 import { MessageStatuses, type MessageStatus } from "../domain/MessageStatus.ts"
+import { type ListPage, type ListPosition, pageOf } from "../domain/NewestFirst.ts"
 import { isUuid } from "../domain/Uuid.ts"
 import { Idempotency, judgeStoredKey } from "../idempotency/Idempotency.ts"
 import { Ids } from "../Ids.ts"
@@ -73,6 +74,12 @@ export class Batches extends Context.Service<Batches, {
   ) => Effect.Effect<{ readonly answer: Answer; readonly replayed: boolean }, AdmissionError>
   /** The batch with its current per-status counts. */
   readonly get: (organisationId: string, id: string) => Effect.Effect<ReturnType<typeof batchBody>, NotFound | SqlError.SqlError>
+  /** A page of at most `limit` of the organisation's batches, newest first, after `after`, each with its current counts. */
+  readonly list: (
+    organisationId: string,
+    limit: number,
+    after: ListPosition | undefined
+  ) => Effect.Effect<ListPage<ReturnType<typeof batchBody>>, SqlError.SqlError>
   /** One page of the batch's messages in submitted order, and the cursor of the next page (null on the last). */
   readonly page: (organisationId: string, id: string, cursor: string | undefined) => Effect.Effect<
     { readonly results: ReadonlyArray<MessageRow>; readonly nextCursor: string | null },
@@ -168,13 +175,33 @@ export class Batches extends Context.Service<Batches, {
       return yield* general
     })
 
+    /** The per-status counts of each of these batches' messages, by batch id (one statement). */
+    const countsOf = (organisationId: string, batchIds: ReadonlyArray<string>) =>
+      Effect.gen(function*() {
+        const byBatch = new Map(batchIds.map((id) => [id, zeroCounts()]))
+        if (batchIds.length === 0) return byBatch
+        const rows = yield* sql<{ batchId: string; status: MessageStatus; n: number }>`SELECT batch_id::text, status,
+            count(*)::integer AS n FROM messages
+          WHERE organisation_id = ${organisationId} AND batch_id = ANY(${batchIds}::uuid[]) GROUP BY batch_id, status`
+        for (const r of rows) byBatch.get(r.batchId)![r.status] = r.n
+        return byBatch
+      })
+
     const get = Effect.fn("Batches.get")(function*(organisationId: string, id: string) {
       const batch = yield* findBatch(organisationId, id)
-      const rows = yield* sql<{ status: MessageStatus; n: number }>`SELECT status, count(*)::integer AS n FROM messages
-        WHERE organisation_id = ${organisationId} AND batch_id = ${id} GROUP BY status`
-      const counts = zeroCounts()
-      for (const r of rows) counts[r.status] = r.n
-      return batchBody(batch, counts)
+      const counts = yield* countsOf(organisationId, [batch.id])
+      return batchBody(batch, counts.get(batch.id)!)
+    })
+
+    const list = Effect.fn("Batches.list")(function*(organisationId: string, limit: number, after: ListPosition | undefined) {
+      // one more than asked tells whether a next page exists
+      const rows = yield* sql<BatchRow>`SELECT id::text, recipient_count, credits_reserved, send_at, created_at
+        FROM message_batches WHERE organisation_id = ${organisationId}
+          ${after === undefined ? sql`` : sql`AND (created_at, id) < (${after.createdAt}, ${after.id}::uuid)`}
+        ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
+      const { rows: batches, nextCursor } = pageOf(rows, limit)
+      const counts = yield* countsOf(organisationId, batches.map((b) => b.id))
+      return { rows: batches.map((b) => batchBody(b, counts.get(b.id)!)), nextCursor }
     })
 
     const page = Effect.fn("Batches.page")(function*(organisationId: string, id: string, cursor: string | undefined) {
@@ -194,7 +221,7 @@ export class Batches extends Context.Service<Batches, {
       }
     })
 
-    return Batches.of({ create, get, page })
+    return Batches.of({ create, get, list, page })
   }))
 }
 

@@ -268,5 +268,15 @@ export const migrations: ReadonlyArray<Migration> = [
       // waiting for a receipt) reads the whole table: 550 ms instead of 5 ms on 3 million rows.
       `CREATE INDEX messages_accepted ON messages (updated_at) WHERE status = 'accepted'`
     ]
+  },
+  {
+    version: 7,
+    name: "an organisation's messages and batches newest first, for the console",
+    statements: [
+      // the operator's pages of an organisation's messages and batches (GET
+      // /admin/v1/organizations/{id}/messages and /batches) read them in (created_at, id) order
+      `CREATE INDEX messages_newest ON messages (organisation_id, created_at DESC, id DESC)`,
+      `CREATE INDEX message_batches_newest ON message_batches (organisation_id, created_at DESC, id DESC)`
+    ]
   }
 ]

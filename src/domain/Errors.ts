@@ -1,6 +1,7 @@
 /**
  * One error class per row of the spec's error table (section 7), plus those the service adds
- * (413 `payload_too_large`; operator-only 409 `erasure_not_allowed` and `clock_not_test`). The HTTP
+ * (413 `payload_too_large`; operator-only 409 `erasure_not_allowed`, `clock_not_test`,
+ * `message_not_accepted` and `provider_not_simulator`). The HTTP
  * server's answers to what Node's parser refuses (400 `bad_request`, 408 `request_timeout`, 431
  * `headers_too_large`) are written before any route runs, by http/NodeServer.ts. Each class carries its HTTP
  * status and serialises to exactly the spec's error body (2.10):
@@ -67,6 +68,8 @@ export class IdempotencyInProgress extends ApiError("IdempotencyInProgress", "id
 export class InsufficientCredits extends ApiError("InsufficientCredits", "insufficient_credits", 409) {}
 export class ErasureNotAllowed extends ApiError("ErasureNotAllowed", "erasure_not_allowed", 409) {}
 export class ClockNotTest extends ApiError("ClockNotTest", "clock_not_test", 409) {}
+export class MessageNotAccepted extends ApiError("MessageNotAccepted", "message_not_accepted", 409) {}
+export class ProviderNotSimulator extends ApiError("ProviderNotSimulator", "provider_not_simulator", 409) {}
 export class PersonalDataErased extends ApiError("PersonalDataErased", "personal_data_erased", 410) {}
 export class PayloadTooLarge extends ApiError("PayloadTooLarge", "payload_too_large", 413) {}
 export class UnsupportedMediaType extends ApiError("UnsupportedMediaType", "unsupported_media_type", 415) {}

@@ -9,7 +9,9 @@ import { AdminApi } from "../admin/AdminApi.ts"
 import { AdmissionMetricsLive } from "./AdmissionMetrics.ts"
 import { MetricsRouteLive, metricsPaths } from "./MetricsRoute.ts"
 import { AdminAuthLive, AdminHandlers } from "../admin/AdminHandlers.ts"
+import { ActivityHandlers } from "../admin/ActivityHandlers.ts"
 import { ClockHandlers } from "../admin/ClockHandlers.ts"
+import { SimulatorHandlers } from "../admin/SimulatorHandlers.ts"
 import { Api } from "../api/Api.ts"
 import { ApiKeyAuthLive } from "./ApiKeyAuthLive.ts"
 import { BalanceHandlers } from "./BalanceHandlers.ts"
@@ -30,7 +32,7 @@ const PublicRoutes = HttpApiBuilder.layer(Api).pipe(
 )
 
 const AdminRoutes = HttpApiBuilder.layer(AdminApi).pipe(
-  Layer.provide([AdminHandlers, ClockHandlers]),
+  Layer.provide([AdminHandlers, ActivityHandlers, SimulatorHandlers, ClockHandlers]),
   Layer.provide([AdminAuthLive, SchemaErrorsLive])
 )
 

@@ -6,6 +6,7 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import { canTransition, type MessageStatus } from "../domain/MessageStatus.ts"
+import { type ListPage, type ListPosition, pageOf } from "../domain/NewestFirst.ts"
 import { isUuid } from "../domain/Uuid.ts"
 import type { MessageRow } from "./MessageBody.ts"
 
@@ -57,11 +58,24 @@ export const messageColumns = (alias = "") => {
 }
 const columns = messageColumns()
 
+/** A message with the instant it was admitted (the order of an organisation's message list). */
+export interface ListedMessage extends MessageRow {
+  readonly createdAt: Date
+}
+
 export class MessageStore extends Context.Service<MessageStore, {
   /** Inserts messages of one organisation in one statement, each with its admission timeline entry. */
   readonly insert: (organisationId: string, messages: ReadonlyArray<NewMessage>, at: Date) => Effect.Effect<void, SqlError.SqlError>
   /** The message with this id whatever its organisation (the operator's lookup). */
   readonly findAnywhere: (id: string) => Effect.Effect<MessageRow | undefined, SqlError.SqlError>
+  /**
+   * A page of at most `limit` of the organisation's messages, newest first, after `after` (the
+   * last message of the previous page), only those in `status` when given.
+   */
+  readonly page: (
+    organisationId: string,
+    options: { readonly limit: number; readonly after: ListPosition | undefined; readonly status: MessageStatus | undefined }
+  ) => Effect.Effect<ListPage<ListedMessage>, SqlError.SqlError>
   /** The message if it belongs to the organisation. */
   readonly find: (organisationId: string, id: string) => Effect.Effect<MessageRow | undefined, SqlError.SqlError>
   /**
@@ -166,6 +180,15 @@ export class MessageStore extends Context.Service<MessageStore, {
         if (!isUuid(id)) return undefined
         const rows = yield* sql<MessageRow>`SELECT ${sql.literal(columns)} FROM messages WHERE id = ${id} LIMIT 1`
         return rows[0]
+      }),
+      page: Effect.fn("MessageStore.page")(function*(organisationId, { limit, after, status }) {
+        // one more than asked tells whether a next page exists
+        const rows = yield* sql<ListedMessage>`SELECT ${sql.literal(columns)}, created_at FROM messages
+          WHERE organisation_id = ${organisationId}
+            ${status === undefined ? sql`` : sql`AND status = ${status}`}
+            ${after === undefined ? sql`` : sql`AND (created_at, id) < (${after.createdAt}, ${after.id}::uuid)`}
+          ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
+        return pageOf(rows, limit)
       }),
       find,
       transitionSet,

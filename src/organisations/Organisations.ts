@@ -2,6 +2,7 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import { InvalidCursor, NotFound } from "../domain/Errors.ts"
+import { type ListPage, pageOf, positionAfter } from "../domain/NewestFirst.ts"
 import { isUuid } from "../domain/Uuid.ts"
 import { Ids } from "../Ids.ts"
 import { now } from "../Time.ts"
@@ -23,12 +24,6 @@ export interface ListedOrganisation extends Organisation {
   readonly createdAt: Date
 }
 
-/** One page of the organisation list; `nextCursor` is undefined on the last page. */
-export interface OrganisationPage {
-  readonly organisations: ReadonlyArray<ListedOrganisation>
-  readonly nextCursor: string | undefined
-}
-
 export interface SendingProfile {
   readonly smsEnabled: boolean
   readonly senderName: string
@@ -36,19 +31,6 @@ export interface SendingProfile {
 }
 
 const orgNotFound = (id: string) => NotFound.withMessage(`No organisation ${id}`)
-
-/**
- * List cursors are the last organisation shown, `<created_at ISO>|<id>` in base64url: the list is
- * ordered by both, so a page never repeats or skips an organisation while others are created.
- */
-const encodeListCursor = (o: ListedOrganisation): string => Buffer.from(`${o.createdAt.toISOString()}|${o.id}`, "utf8").toString("base64url")
-
-const decodeListCursor = (cursor: string): { readonly createdAt: Date; readonly id: string } | undefined => {
-  const match = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z)\|(.+)$/.exec(Buffer.from(cursor, "base64url").toString("utf8"))
-  if (match === null || !isUuid(match[2]!)) return undefined
-  const createdAt = new Date(match[1]!)
-  return Number.isNaN(createdAt.getTime()) ? undefined : { createdAt, id: match[2]! }
-}
 
 export class Organisations extends Context.Service<Organisations, {
   /** Creates an organisation with SMS enabled and its default sender registered active. */
@@ -61,7 +43,7 @@ export class Organisations extends Context.Service<Organisations, {
     changes: { readonly smsEnabled?: boolean; readonly defaultSenderName?: string }
   ) => Effect.Effect<Organisation, NotFound | SqlError.SqlError>
   /** A page of at most `limit` organisations, newest first, after `cursor` (a `nextCursor` of a previous page). */
-  readonly list: (limit: number, cursor: string | undefined) => Effect.Effect<OrganisationPage, InvalidCursor | SqlError.SqlError>
+  readonly list: (limit: number, cursor: string | undefined) => Effect.Effect<ListPage<ListedOrganisation>, InvalidCursor | SqlError.SqlError>
   /** The organisation's registered senders by name, or NotFound. */
   readonly senders: (organisationId: string) => Effect.Effect<ReadonlyArray<Sender>, NotFound | SqlError.SqlError>
   /** Registers a sender or changes whether it is active. */
@@ -120,10 +102,7 @@ export class Organisations extends Context.Service<Organisations, {
         }).pipe(sql.withTransaction)
       }),
       list: Effect.fn("Organisations.list")(function*(limit, cursor) {
-        const after = cursor === undefined ? undefined : decodeListCursor(cursor)
-        if (cursor !== undefined && after === undefined) {
-          return yield* InvalidCursor.withMessage("The cursor is not a next_cursor of this list; use it unchanged or restart from the first page")
-        }
+        const after = yield* positionAfter(cursor)
         // one more than asked tells whether a next page exists
         const rows = after === undefined
           ? yield* sql<ListedOrganisation>`SELECT id::text, name, sms_enabled, default_sender_name, created_at FROM organisations
@@ -131,9 +110,7 @@ export class Organisations extends Context.Service<Organisations, {
           : yield* sql<ListedOrganisation>`SELECT id::text, name, sms_enabled, default_sender_name, created_at FROM organisations
               WHERE (created_at, id) < (${after.createdAt}, ${after.id}::uuid)
               ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
-        const organisations = rows.slice(0, limit)
-        const last = organisations[organisations.length - 1]
-        return { organisations, nextCursor: rows.length > limit && last !== undefined ? encodeListCursor(last) : undefined }
+        return pageOf(rows, limit)
       }),
       senders: Effect.fn("Organisations.senders")(function*(organisationId) {
         if (!isUuid(organisationId)) return yield* orgNotFound(organisationId)

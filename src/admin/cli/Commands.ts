@@ -8,7 +8,7 @@ import { Argument, CliError, Command, Flag } from "effect/cli"
 import { CalendarDate } from "../../domain/Dates.ts"
 import { type Permission, Permissions, PermissionSchema } from "../../domain/Permissions.ts"
 import { SenderName } from "../../domain/SenderName.ts"
-import { organisationPageMax } from "../AdminApi.ts"
+import { listPageMax } from "../AdminApi.ts"
 import * as Format from "./format.ts"
 import { checkSharedFlags, respond, root } from "./Root.ts"
 
@@ -55,9 +55,9 @@ const orgUpdate = Command.make("update", {
 
 const orgList = Command.make("list", {
   limit: Flag.Int("limit").pipe(
-    Flag.withSchema(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: organisationPageMax }))),
+    Flag.withSchema(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: listPageMax }))),
     Flag.optional,
-    Flag.withDescription(`Organisations per page, 1 to ${organisationPageMax} (default ${organisationPageMax})`)
+    Flag.withDescription(`Organisations per page, 1 to ${listPageMax} (default ${listPageMax})`)
   ),
   cursor: Flag.String("cursor").pipe(Flag.optional, Flag.withDescription("Continue after a previous page (its next_cursor)"))
 }, ({ limit, cursor }) =>

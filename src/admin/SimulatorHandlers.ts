@@ -1,0 +1,48 @@
+/**
+ * POST /admin/v1/organizations/{org_id}/messages/{message_id}/receipt: the simulated provider
+ * sends a receipt now for an `accepted` message. The receipt goes through the durable inbox like
+ * any other and is applied at once, so the answer shows the message after it (under the system
+ * clock the background applier may take it first; the outcome is the same).
+ */
+import { Effect, Option } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { SimulatorControl } from "../../simulator/Simulator.ts"
+import { Receipts } from "../dispatch/Receipts.ts"
+import { MessageNotAccepted, NotFound, ProviderNotSimulator } from "../domain/Errors.ts"
+import { atBoundary, atBoundaryOption } from "../db/Boundary.ts"
+import { Messages } from "../messages/Messages.ts"
+import { MessageStore } from "../messages/MessageStore.ts"
+import { Organisations } from "../organisations/Organisations.ts"
+import { AdminApi } from "./AdminApi.ts"
+import { withTimeline } from "./Timeline.ts"
+
+export const SimulatorHandlers = HttpApiBuilder.group(AdminApi, "simulator", Effect.fn(function*(handlers) {
+  const organisations = yield* atBoundary(Organisations)
+  const messages = yield* atBoundary(Messages)
+  const store = yield* atBoundary(MessageStore)
+  const receipts = yield* atBoundary(Receipts)
+  // absent when SMS_PROVIDER=smpp: receipts then come from the SMSC only
+  const simulator = yield* atBoundaryOption(SimulatorControl)
+
+  return handlers.handle("sendReceipt", ({ params, payload }) =>
+    Effect.gen(function*() {
+      const org = yield* organisations.get(params.org_id)
+      const message = yield* messages.get(org.id, params.message_id)
+      if (message === undefined) return yield* NotFound.withMessage("No such message")
+      const notSimulated = (why: string) => ProviderNotSimulator.withMessage(why, { messageId: message.id })
+      if (Option.isNone(simulator)) {
+        return yield* notSimulated("The provider is not the simulator (SMS_PROVIDER=smpp): only the SMSC sends receipts")
+      }
+      if (message.status !== "accepted") {
+        return yield* MessageNotAccepted.withMessage(
+          `Only an accepted message can get a receipt; this one is ${message.status}`,
+          { messageId: message.id }
+        )
+      }
+      if (!(yield* simulator.value.sendReceipt(org.id, message.id, payload.outcome))) {
+        return yield* notSimulated("The simulator never received this message (it was sent through another provider)")
+      }
+      yield* receipts.applyDue
+      return yield* withTimeline(store, (yield* messages.get(org.id, message.id)) ?? message)
+    }))
+}))
