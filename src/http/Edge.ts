@@ -64,16 +64,16 @@ const platformAnswers: Readonly<Record<number, () => HttpServerResponse.HttpServ
   503: serviceUnavailable
 }
 
-/** Paths that answer HTML, not JSON: exempt from the Accept check. */
-const htmlPaths = new Set(["/api/sms/v2/docs"])
-
 const pathOf = (url: string) => {
   const q = url.indexOf("?")
   return q === -1 ? url : url.slice(0, q)
 }
 
-/** The edge middleware over the routes of `routes`. */
-export const makeEdge = (routes: RouteTable) =>
+/**
+ * The edge middleware over the routes of `routes`. `pagePaths` answer HTML or other files, not
+ * JSON (the docs page, the console and its assets): they are exempt from the Accept check.
+ */
+export const makeEdge = (routes: RouteTable, pagePaths: ReadonlySet<string>) =>
   HttpRouter.middleware<{ handles: HttpServerError.HttpServerError }>()(Effect.gen(function*() {
     const ids = yield* Ids
     const write = accessLogEnabled(yield* References.MinimumLogLevel) ? yield* AccessLogWriter : undefined
@@ -103,7 +103,7 @@ export const makeEdge = (routes: RouteTable) =>
             ? Effect.logWarning("database unreachable").pipe(Effect.as(serviceUnavailable()))
             : Effect.logError("request failed", failure).pipe(Effect.as(internalError()))
 
-        const answered = yield* (!htmlPaths.has(path) && !acceptsJson(request.headers.accept)
+        const answered = yield* (!pagePaths.has(path) && !acceptsJson(request.headers.accept)
           ? Effect.succeed(errorResponse(406, "not_acceptable", "This API answers application/json only"))
           : httpEffect.pipe(
             Effect.provideService(HttpServerRequest.MaxBodySize, ByteSize.bytes(maxBodyBytes)),

@@ -1,6 +1,7 @@
 /**
  * Assembles the HTTP application: the public API, the operator API, the OpenAPI document and
- * docs page, health routes, /metrics and the JSON edge, over the services they need.
+ * docs page, the simulator console, health routes, /metrics and the JSON edge, over the services
+ * they need.
  */
 import { Layer } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
@@ -13,6 +14,7 @@ import { ActivityHandlers } from "../admin/ActivityHandlers.ts"
 import { ClockHandlers } from "../admin/ClockHandlers.ts"
 import { SimulatorHandlers } from "../admin/SimulatorHandlers.ts"
 import { Api } from "../api/Api.ts"
+import { ConsoleRoutes, consolePaths } from "../console/ConsoleRoutes.ts"
 import { ApiKeyAuthLive } from "./ApiKeyAuthLive.ts"
 import { BalanceHandlers } from "./BalanceHandlers.ts"
 import { BatchesHandlers } from "./BatchesHandlers.ts"
@@ -24,6 +26,7 @@ import { routesOf, routeTable } from "./Routes.ts"
 import { SchemaErrorsLive } from "./SchemaErrorsLive.ts"
 
 const openApiPath = "/api/sms/v2/openapi.json"
+const docsPath = "/api/sms/v2/docs"
 const openApiDocument = OpenApi.fromApi(Api)
 
 const PublicRoutes = HttpApiBuilder.layer(Api).pipe(
@@ -38,7 +41,7 @@ const AdminRoutes = HttpApiBuilder.layer(AdminApi).pipe(
 
 const DocsRoutes = Layer.mergeAll(
   HttpRouter.add("GET", openApiPath, HttpServerResponse.jsonUnsafe(openApiDocument)),
-  HttpApiScalar.layer(Api, { path: "/api/sms/v2/docs", scalar: { withDefaultFonts: false } })
+  HttpApiScalar.layer(Api, { path: docsPath, scalar: { withDefaultFonts: false } })
 )
 
 /** Every route the service answers, for the edge and the Node server. */
@@ -47,9 +50,21 @@ export const routes = routeTable([
   ...routesOf(AdminApi),
   ...healthPaths,
   ...metricsPaths,
+  ...consolePaths,
   ["GET", openApiPath],
-  ["GET", "/api/sms/v2/docs"]
+  ["GET", docsPath]
 ])
 
+/** Paths that answer a page or a file rather than JSON, whatever the request's Accept. */
+const pagePaths = new Set([docsPath, ...consolePaths.map(([, path]) => path)])
+
 /** Every route and the edge middleware; needs ServicesLive's services, the AdminToken and a SqlClient. */
-export const HttpAppLive = Layer.mergeAll(PublicRoutes, AdminRoutes, DocsRoutes, HealthRoutes, MetricsRouteLive, makeEdge(routes))
+export const HttpAppLive = Layer.mergeAll(
+  PublicRoutes,
+  AdminRoutes,
+  DocsRoutes,
+  ConsoleRoutes,
+  HealthRoutes,
+  MetricsRouteLive,
+  makeEdge(routes, pagePaths)
+)

@@ -1,0 +1,193 @@
+/**
+ * The simulator console in a real browser: Debian's Chromium driven by playwright-core against
+ * the service as `npm start` assembles it (src/App.ts) on a loopback port, on its test clock.
+ * A message goes to each simulator number through the public API; in the page, each is seen
+ * with its first answer, then the page's "advance" control moves the clock and each is seen to
+ * reach its status of contract section 5; a receipt is sent from the page and seen applied.
+ * Everything waits on conditions of the page, bounded; nothing sleeps.
+ *
+ * Skipped, saying why, when no Chromium is installed (`apt-get install -y chromium`, or set
+ * CHROMIUM_PATH). Leaves a screenshot in test-output/console.png.
+ */
+import { existsSync, mkdirSync } from "node:fs"
+import { createServer } from "node:net"
+import { join, resolve } from "node:path"
+import { Effect, Exit, Layer, Redacted, Scope } from "effect"
+import { type Browser, chromium, type Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { testNumbers } from "../../simulator/Simulator.ts"
+import { AppLive } from "../../src/App.ts"
+import { scratchDatabaseUrl } from "../support/ScratchDatabase.ts"
+import { adminToken, allPermissions, testConfig } from "../support/TestApp.ts"
+
+const chromiumPath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"
+const haveChromium = existsSync(chromiumPath)
+if (!haveChromium) {
+  console.warn(
+    `SKIPPED the console browser test: no Chromium at ${chromiumPath}. ` +
+      "Install Debian's (apt-get install -y chromium) or set CHROMIUM_PATH to a Chromium executable."
+  )
+}
+
+const screenshotPath = resolve(import.meta.dirname, "../../test-output/console.png")
+/** Longest any one condition of the page is waited for. */
+const waitMs = 15_000
+
+/** A loopback port nothing listens on right now. */
+const freePort = () =>
+  new Promise<number>((done) => {
+    const server = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number }
+      server.close(() => done(port))
+    })
+  })
+
+/** The whole service on a free port, test clock, its own database; `stop` closes it. */
+const startService = async () => {
+  const port = await freePort()
+  const scope = Effect.runSync(Scope.make())
+  const url = await Effect.runPromise(scratchDatabaseUrl("console").pipe(Effect.provideService(Scope.Scope, scope)))
+  const config = testConfig({
+    port,
+    clock: "test",
+    simulatorSlowMs: 100,
+    ...(url === undefined ? {} : { databaseUrl: Redacted.make(url) })
+  })
+  await Effect.runPromise(Layer.buildWithScope(AppLive(config), scope))
+  return { base: `http://127.0.0.1:${port}`, stop: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
+}
+
+interface Answer {
+  readonly status: number
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON bodies, asserted field by field
+  readonly body: any
+}
+
+/** Each simulator number, the first answer of its send and the status it ends in (contract section 5). */
+const outcomes = [
+  [testNumbers.delivered, 201, "accepted", "delivered"],
+  [testNumbers.undeliverable, 201, "accepted", "undeliverable"],
+  [testNumbers.rejected, 502, "failed", "failed"],
+  [testNumbers.unknownThenAccepted, 502, "unknown", "delivered"],
+  [testNumbers.unreachable, 503, "failed", "failed"],
+  [testNumbers.acceptedNoReceipt, 201, "accepted", "accepted"],
+  [testNumbers.slow, 201, "accepted", "delivered"],
+  [testNumbers.unknownNeverReceived, 502, "unknown", "failed"],
+  [testNumbers.unknownForGood, 502, "unknown", "unknown"]
+] as const
+
+describe.skipIf(!haveChromium)("the simulator console in Chromium", () => {
+  let service: Awaited<ReturnType<typeof startService>>
+  let browser: Browser
+  let page: Page
+  const pageErrors: Array<string> = []
+
+  const call = async (method: string, path: string, token: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const res = await fetch(`${service.base}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json", ...headers },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) })
+    })
+    const answer: Answer = { status: res.status, body: await res.json() }
+    return answer
+  }
+  const admin = (method: string, path: string, body?: unknown) => call(method, `/admin/v1${path}`, adminToken, body)
+
+  beforeAll(async () => {
+    service = await startService()
+    browser = await chromium.launch({
+      executablePath: chromiumPath,
+      // this machine's closed network: no background connections, no first-run work
+      args: ["--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+    })
+    page = await browser.newPage({ viewport: { width: 1440, height: 900 } })
+    page.setDefaultTimeout(waitMs)
+    page.on("console", (m) => void (m.type() === "error" && pageErrors.push(m.text())))
+    page.on("pageerror", (e) => void pageErrors.push(e.message))
+  }, 120_000)
+
+  afterAll(async () => {
+    await browser?.close()
+    await service?.stop()
+  })
+
+  /** The row of a message in the page's table, once it shows `status`. */
+  const rowWithStatus = (id: string, status: string) => page.locator(`tr[data-message-id="${id}"][data-status="${status}"]`)
+
+  it("shows every simulator number reach its contract status as the page advances the clock, and sends a receipt", async () => {
+    const org = await admin("POST", "/organizations", { name: "Console test", default_sender_name: "SHOP" })
+    expect(org.status).toBe(201)
+    const orgId: string = org.body.id
+    expect((await admin("POST", `/organizations/${orgId}/credits`, { amount: 100 })).status).toBe(201)
+    const key = await admin("POST", `/organizations/${orgId}/api-keys`, { permissions: allPermissions })
+    const apiKey: string = key.body.api_key
+
+    // a wrong token is refused; the right one opens the console and stays out of the URL
+    await page.goto(`${service.base}/console`)
+    await page.locator("#token").fill("not-the-operator-token")
+    await page.locator("form button[type=submit]").click()
+    await page.getByRole("alert").filter({ hasText: "refused" }).waitFor()
+    await page.locator("#token").fill(adminToken)
+    await page.locator("form button[type=submit]").click()
+    await page.locator("#clock-now").waitFor()
+    expect(await page.locator(".clock .mode").textContent()).toBe("test clock")
+    expect(page.url()).toBe(`${service.base}/console`)
+    expect(await page.evaluate(() => Object.values(sessionStorage))).toEqual([adminToken])
+
+    // one message to each simulator number, and a batch, through the public API
+    const ids: Array<string> = []
+    for (const [to, status] of outcomes) {
+      const sent = await call("POST", "/api/sms/v2/messages/", apiKey, { to, text: `To ${to}` }, { "idempotency-key": `console-${to}` })
+      expect({ to, status: sent.status }).toEqual({ to, status })
+      ids.push(sent.body.id ?? sent.body.message_id)
+    }
+    const clockBefore = Date.parse((await admin("GET", "/clock")).body.now)
+    const batch = await call("POST", "/api/sms/v2/message-batches/", apiKey, {
+      recipients: [testNumbers.delivered, testNumbers.undeliverable, testNumbers.rejected],
+      text: "Batch",
+      send_at: new Date(clockBefore + 20_000).toISOString()
+    }, { "idempotency-key": "console-batch" })
+    expect(batch.status).toBe(202)
+
+    await page.locator(`[data-org-id="${orgId}"]`).click()
+    for (const [i, [, , first]] of outcomes.entries()) await rowWithStatus(ids[i]!, first).waitFor()
+    await page.locator(`tr[data-batch-id="${batch.body.id}"] [data-count="scheduled"]`).filter({ hasText: "scheduled 3" }).waitFor()
+
+    // the page's own control moves the clock (which stands still otherwise): once the work due
+    // by then is done, the page shows the new time
+    await page.locator("#advance-seconds").fill("30")
+    await page.locator("#advance").click()
+    await page.locator(`#clock-now[data-now="${new Date(clockBefore + 30_000).toISOString()}"]`).waitFor()
+    for (const [i, [to, , , final]] of outcomes.entries()) {
+      const row = rowWithStatus(ids[i]!, final)
+      await row.waitFor()
+      expect({ to, shown: await row.locator(".status").textContent() }).toEqual({ to, shown: final })
+    }
+    for (const [status, count] of [["delivered", 1], ["undeliverable", 1], ["failed", 1]] as const) {
+      await page.locator(`tr[data-batch-id="${batch.body.id}"] [data-count="${status}"]`).filter({ hasText: `${status} ${count}` }).waitFor()
+    }
+    // consumed: 01 02 04 06 07 and the batch's two; released: 03 05 08 and the batch's 03; reserved: 09
+    await page.locator('[data-balance="available"]').filter({ hasText: /^92$/ }).waitFor()
+
+    // the timeline of the message that went through verification
+    await page.locator(`tr[data-message-id="${ids[3]}"]`).click()
+    await page.locator('#timeline li[data-to-status="delivered"]').waitFor()
+    expect(await page.locator("#timeline li").evaluateAll((items) => items.map((li) => li.getAttribute("data-to-status"))))
+      .toEqual(["processing", "unknown", "accepted", "delivered"])
+    expect(await page.locator("#timeline li").last().textContent()).toContain("by receipt")
+    mkdirSync(join(screenshotPath, ".."), { recursive: true })
+    await page.screenshot({ path: screenshotPath, fullPage: true })
+
+    // 06 is accepted and would never get a receipt: the page makes the simulator send one
+    const accepted = ids[5]!
+    expect(await page.locator("tr[data-status=accepted] button[data-receipt]").count()).toBe(2)
+    await rowWithStatus(accepted, "accepted").locator('button[data-receipt="delivered"]').click()
+    await rowWithStatus(accepted, "delivered").waitFor()
+    await page.locator('#timeline li[data-to-status="delivered"]').filter({ hasText: "by receipt" }).waitFor()
+    expect(await page.locator("button[data-receipt]").count()).toBe(0)
+    expect((await call("GET", `/api/sms/v2/messages/${accepted}/`, apiKey)).body.status).toBe("delivered")
+
+    // no script refused by the Content-Security-Policy, no error in the page
+    expect(pageErrors.filter((e) => !e.includes("401"))).toEqual([])
+  }, 180_000)
+})
