@@ -3,10 +3,10 @@
 import { useCallback, useEffect, useRef, useState } from "preact/hooks"
 
 /**
- * Runs `load` now, then every `intervalMs`, and again whenever `deps` change; `refresh()` asks
- * for a run at once (after the current one when one is in flight). Returns
- * `{ data, error, refresh }`: the last answer of the current deps, the last failure (cleared by
- * the next success).
+ * Runs `load` now, then every `intervalMs` while the tab is visible, and again whenever `deps`
+ * change; `refresh()` asks for a run at once (after the current one when one is in flight).
+ * Returns `{ data, error, refresh }`: the last answer of the current deps, the last failure
+ * (cleared by the next success).
  */
 export const usePolling = (load, intervalMs, deps) => {
   const [state, setState] = useState({ data: undefined, error: undefined })
@@ -39,7 +39,8 @@ export const usePolling = (load, intervalMs, deps) => {
     generation.current += 1
     setState({ data: undefined, error: undefined })
     run()
-    const timer = setInterval(run, intervalMs)
+    // a tab in the background asks for nothing until it is looked at again
+    const timer = setInterval(() => document.hidden || run(), intervalMs)
     return () => clearInterval(timer)
   }, deps)
 
