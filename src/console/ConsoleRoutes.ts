@@ -10,7 +10,7 @@
  * Files are revalidated on each load (ETag, 304) so an upgrade is never mixed with stale modules.
  */
 import { createHash } from "node:crypto"
-import { readFile } from "node:fs/promises"
+import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Effect, Layer } from "effect"
@@ -118,11 +118,15 @@ const serve = (body: Uint8Array, contentType: string) => {
       : HttpServerResponse.uint8Array(body, { contentType, headers }))
 }
 
-/** The console's routes; fails to build when a listed file cannot be read (a broken install). */
+/**
+ * The console's routes; fails to build when a listed file cannot be read (a broken install).
+ * The files are read synchronously: the routes are then served in the same turn as the rest, so
+ * no request meets a half-started service after the start-up banner.
+ */
 export const ConsoleRoutes = Layer.unwrap(Effect.gen(function*() {
   const files = yield* Effect.forEach(assets, (asset) =>
-    Effect.tryPromise({
-      try: () => readFile(asset.file),
+    Effect.try({
+      try: () => readFileSync(asset.file),
       catch: (cause) => new Error(`the console cannot read ${asset.file}`, { cause })
     }).pipe(Effect.map((body) => HttpRouter.route("GET", asset.path, serve(body, asset.contentType)))))
   const html = new TextEncoder().encode(page)
