@@ -31,7 +31,7 @@ if (!haveChromium) {
 
 const screenshotPath = resolve(import.meta.dirname, "../../test-output/console.png")
 /** Longest any one condition of the page is waited for. */
-const waitMs = 15_000
+const waitMs = 30_000
 
 /** A loopback port nothing listens on right now. */
 const freePort = () =>
