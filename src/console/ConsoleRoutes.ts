@@ -80,7 +80,7 @@ ${libraries.map((l) => `<link rel="modulepreload" href="${l.path}">`).join("\n")
 `
 
 /** The Content-Security-Policy of every console answer. */
-export const consoleCsp = [
+const consoleCsp = [
   "default-src 'none'",
   `script-src 'self' 'sha256-${sha256(importMap).toString("base64")}'`,
   "style-src 'self'",
