@@ -7,7 +7,7 @@
  * Everything waits on conditions of the page, bounded; nothing sleeps.
  *
  * Skipped, saying why, when no Chromium is installed (`apt-get install -y chromium`, or set
- * CHROMIUM_PATH). Leaves a screenshot in test-output/console.png.
+ * CHROMIUM_PATH); under CI (CI=true), which installs it, a missing Chromium fails instead. Leaves a screenshot in test-output/console.png.
  */
 import { existsSync, mkdirSync } from "node:fs"
 import { createServer } from "node:net"
@@ -22,6 +22,10 @@ import { adminToken, allPermissions, testConfig } from "../support/TestApp.ts"
 
 const chromiumPath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"
 const haveChromium = existsSync(chromiumPath)
+// CI installs Chromium (.ci/run): there, a missing browser is a broken install step, not a reason to skip
+if (!haveChromium && process.env.CI === "true") {
+  throw new Error(`no Chromium at ${chromiumPath}: .ci/run installs Debian's (apt-get install -y chromium)`)
+}
 if (!haveChromium) {
   console.warn(
     `SKIPPED the console browser test: no Chromium at ${chromiumPath}. ` +
