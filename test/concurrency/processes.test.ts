@@ -89,7 +89,7 @@ describe.skipIf(!databaseUrl)("needs PostgreSQL (set DATABASE_URL; several servi
     const { orgId, apiKey } = await first.newOrg({ credits: 20 })
     const numbers = Object.values(testNumbers)
     const sent = await Promise.all(numbers.map((to) => send(first, apiKey, { to, text: `before the kill to ${to}` })))
-    const scheduled = await send(first, apiKey, { to: testNumbers.delivered, text: "due after the kill", sendAt: Date.now() + 2000 })
+    const scheduled = await send(first, apiKey, { to: testNumbers.delivered, text: "due after the kill", sendAt: Date.now() + 3000 })
     first.started.child.kill("SIGKILL")
     expect(await first.started.exited).toBeNull()
     const killedAt = Date.now()

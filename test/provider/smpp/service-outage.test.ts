@@ -27,8 +27,8 @@ const messages = 8
 
 let smsc: Smsc
 beforeAll(async () => {
-  // receipts come a second after the answers: after the outage has begun
-  smsc = await startSmsc({ receiptDelayMs: 1000, receiptRetryMs: 200 })
+  // receipts come two seconds after the answers: after the outage has begun
+  smsc = await startSmsc({ receiptDelayMs: 2000, receiptRetryMs: 200 })
 })
 afterAll(() => smsc?.dispose())
 

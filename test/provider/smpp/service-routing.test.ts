@@ -110,7 +110,10 @@ describe(`routing to two SMSCs by prefix (${backend})`, () => {
 
     telma.refuseBinds = true
     telma.dropConnections()
-    const none = await eventually(ready, (r) => r.status === 503 && r.body.error.details[1].message.includes("bind refused"), { what: "no route bound" })
+    // between two attempts a route reads "connecting to …": wait for both refusals to show
+    const none = await eventually(ready, (r) => r.status === 503 && r.body.error.details.slice(1).every((d: { message: string }) => d.message.includes("bind refused")), {
+      what: "no route bound, both refused"
+    })
     expect({ retryAfter: none.headers.get("retry-after"), body: none.body }).toEqual({
       retryAfter: "2",
       body: {

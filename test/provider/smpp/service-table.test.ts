@@ -54,7 +54,7 @@ const table: ReadonlyArray<Row> = [
 const rowOf = new Map(table.map((r) => [r.to, r]))
 
 const slowMs = 300
-const responseTimeoutMs = 1500
+const responseTimeoutMs = 2000
 const granted = 20
 
 let smsc: Smsc
@@ -85,7 +85,7 @@ const settle = (orgId: string) =>
   })
 
 beforeAll(async () => {
-  smsc = await startSmsc({ slowMs, lateMs: 2500 })
+  smsc = await startSmsc({ slowMs, lateMs: responseTimeoutMs + 1000 })
   app = makeSmppApp("smpp_table", [routeTo(smsc)], { responseTimeoutMs })
   const orgs = { immediate: await app.newOrg({ credits: granted }), scheduled: await app.newOrg({ credits: granted }), batch: await app.newOrg({ credits: granted }) }
   // whole seconds: the batch's send_at is written without milliseconds
