@@ -143,6 +143,8 @@ const expectTable = async (mode: Mode) => {
       status: f.status,
       transitions: f.transitions,
       credits: f.credits,
+      // 04 and 08 are settled by the SMSC's late answer (SMPP has no id to query them by); 09 gets none
+      evidence: f.evidence,
       providerCalls: app.calls.submits.get(m.id),
       // the throttled number is written again until the deadline; everything else exactly once
       smscSubmits: row.to === testNumbers.unreachable ? submitsAt(smsc, row.to, m.text) > 2 : submitsAt(smsc, row.to, m.text)
@@ -153,6 +155,7 @@ const expectTable = async (mode: Mode) => {
     status: row.final,
     transitions: [...head[mode], ...row.tail],
     credits: row.credits,
+    evidence: row.to === testNumbers.unknownThenAccepted ? "accepted" : row.to === testNumbers.unknownNeverReceived ? "rejected" : null,
     providerCalls: 1,
     smscSubmits: row.to === testNumbers.unreachable ? true : 1
   })))

@@ -58,13 +58,15 @@ export interface MessageFacts {
   readonly credits: MessageCredits
   /** Receipts stored for its provider id, by state. */
   readonly receipts: ReadonlyArray<string>
+  /** The provider's late answer kept as verification evidence (`accepted` or `rejected`), if any. */
+  readonly evidence: string | null
 }
 
 /** The facts of every message of an organisation, by id. */
 export const factsOf = (app: TestApp, orgId: string): Promise<ReadonlyMap<string, MessageFacts>> =>
   app.run(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ id: string; toNumber: string; status: string; transitions: Array<string> | null; reserve: number; consume: number; release: number; receipts: Array<string> | null }>`
+    const rows = yield* sql<{ id: string; toNumber: string; status: string; transitions: Array<string> | null; reserve: number; consume: number; release: number; receipts: Array<string> | null; evidence: string | null }>`
       SELECT m.id::text AS id, m.to_number, m.status,
         (SELECT array_agg(coalesce(e.from_status, '') || '>' || e.to_status || '@' || e.source ORDER BY e.id)
           FROM message_events e WHERE e.organisation_id = m.organisation_id AND e.message_id = m.id) AS transitions,
@@ -74,7 +76,8 @@ export const factsOf = (app: TestApp, orgId: string): Promise<ReadonlyMap<string
           WHERE c.organisation_id = m.organisation_id AND c.message_id = m.id) AS consume,
         (SELECT coalesce(sum(c.amount) FILTER (WHERE c.kind = 'release'), 0)::integer FROM credit_entries c
           WHERE c.organisation_id = m.organisation_id AND c.message_id = m.id) AS release,
-        (SELECT array_agg(r.state ORDER BY r.id) FROM provider_receipts r WHERE r.provider_ref = m.provider_message_id) AS receipts
+        (SELECT array_agg(r.state ORDER BY r.id) FROM provider_receipts r WHERE r.provider_ref = m.provider_message_id) AS receipts,
+        (SELECT v.result FROM provider_evidence v WHERE v.organisation_id = m.organisation_id AND v.message_id = m.id) AS evidence
       FROM messages m WHERE m.organisation_id = ${orgId}`
     return new Map(rows.map((r) => [r.id, {
       id: r.id,
@@ -82,7 +85,8 @@ export const factsOf = (app: TestApp, orgId: string): Promise<ReadonlyMap<string
       status: r.status,
       transitions: (r.transitions ?? []).map((t) => (t.startsWith(">") ? `-${t}` : t)),
       credits: { reserved: r.reserve - r.consume - r.release, consumed: r.consume, released: r.release },
-      receipts: r.receipts ?? []
+      receipts: r.receipts ?? [],
+      evidence: r.evidence
     } satisfies MessageFacts]))
   }))
 
