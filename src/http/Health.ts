@@ -1,22 +1,49 @@
-/** `GET /health` (the process is up) and `GET /ready` (the database answers), for orchestrators. */
+/**
+ * `GET /health` (the process is up) and `GET /ready` (it can serve: the database answers and at
+ * least one provider route is bound), for orchestrators. `/ready` shows every route's state, so
+ * an operator sees why a bind fails without reading the logs.
+ */
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import { SqlClient } from "effect/sql"
+import { errorBody } from "../domain/Errors.ts"
+import { Provider, type RouteHealth } from "../provider/Provider.ts"
 import { retryAfterSeconds } from "./Edge.ts"
+
+/** What `/ready` found; ready when the database answers and a route is bound. */
+export interface Readiness {
+  readonly database: boolean
+  readonly routes: ReadonlyArray<RouteHealth>
+}
+
+/** The 200 body, or the 503 error body whose details name the database's and each route's state. */
+export const readinessAnswer = ({ database, routes }: Readiness): { readonly status: 200 | 503; readonly body: unknown } => {
+  const bound = routes.some((r) => r.connected)
+  if (database && bound) return { status: 200, body: { status: "ready", routes } }
+  const problems = [...(database ? [] : ["the database is not reachable"]), ...(bound ? [] : ["no provider route is bound"])]
+  const message = problems.join("; ")
+  return {
+    status: 503,
+    body: errorBody("service_unavailable", `${message.charAt(0).toUpperCase()}${message.slice(1)}`, {
+      details: [
+        { field: "database", message: database ? "answers" : "not reachable" },
+        ...routes.map((r) => ({ field: `routes.${r.route}`, message: `${r.connected ? "bound" : "not bound"}: ${r.detail}` }))
+      ]
+    })
+  }
+}
 
 export const HealthRoutes = Layer.mergeAll(
   HttpRouter.add("GET", "/health", HttpServerResponse.jsonUnsafe({ status: "ok" })),
   HttpRouter.add("GET", "/ready", Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    return yield* sql`SELECT 1`.pipe(
-      Effect.timeout("2 seconds"),
-      Effect.as(HttpServerResponse.jsonUnsafe({ status: "ready" })),
-      Effect.catchCause(() =>
-        Effect.succeed(HttpServerResponse.jsonUnsafe(
-          { error: { code: "service_unavailable", message: "The database is not reachable" } },
-          { status: 503, headers: { "retry-after": String(retryAfterSeconds) } }
-        )))
-    )
+    const provider = yield* Provider
+    const [database, routes] = yield* Effect.all([
+      sql`SELECT 1`.pipe(Effect.timeout("2 seconds"), Effect.as(true), Effect.catchCause(() => Effect.succeed(false))),
+      provider.health
+    ], { concurrency: 2 })
+    const { status, body } = readinessAnswer({ database, routes })
+    return HttpServerResponse.jsonUnsafe(body, status === 200 ? { status } : { status, headers: { "retry-after": String(retryAfterSeconds) } })
   }))
 )
 

@@ -71,9 +71,12 @@ describe(`health (${backend})`, () => {
     expect(res.status).toBe(200)
   })
 
-  it("GET /ready answers 200 with the database up", async () => {
+  it("GET /ready answers 200 with the database up, naming the provider's routes", async () => {
     const res = await app.call("GET", "/ready")
-    expect(res.status).toBe(200)
+    expect({ status: res.status, body: res.body }).toEqual({
+      status: 200,
+      body: { status: "ready", routes: [{ route: "sim", connected: true, detail: "in-process simulator" }] }
+    })
   })
 })
 

@@ -1,69 +1,23 @@
 // `node src/main.ts` as an operator starts it: configuration and the port are checked before
 // anything is written, an unusable or busy data directory stops the start with one line, SIGTERM
 // stops it cleanly, and the generated operator token holds across restarts.
-import { type ChildProcess, spawn, spawnSync } from "node:child_process"
+import { spawnSync } from "node:child_process"
 import { randomUUID } from "node:crypto"
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createServer, type Server } from "node:net"
 import { tmpdir } from "node:os"
-import { join, resolve } from "node:path"
+import { join } from "node:path"
 import { Effect, Exit, Scope } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { lockFileName } from "../../src/db/DataDir.ts"
 import { scratchDatabaseUrl } from "../support/ScratchDatabase.ts"
+import { node, type Started, startService } from "../support/ServiceProcess.ts"
 
-const root = resolve(import.meta.dirname, "../..")
-const node = join(root, "node_modules/.bin/node")
 const temp = mkdtempSync(join(tmpdir(), "sms-startup-"))
 afterAll(() => rmSync(temp, { recursive: true, force: true }))
 
-/** A port nobody listens on right now. */
-const freePort = () =>
-  new Promise<number>((done) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => done(port))
-    })
-  })
-
-interface Started {
-  readonly child: ChildProcess
-  readonly port: number
-  readonly output: () => { stdout: string; stderr: string }
-  /** Resolves with the exit code once the process ends (null if killed by a signal). */
-  readonly exited: Promise<number | null>
-  /** Resolves once stdout contains `text`; rejects if the process ends first or after 60 s. */
-  readonly waitFor: (text: string) => Promise<void>
-}
-
-/** Starts the service with `env` on top of a clean environment (no DATABASE_URL unless given). */
-const start = async (env: Record<string, string>): Promise<Started> => {
-  const port = Number(env.PORT ?? await freePort())
-  const base: Record<string, string> = { PATH: process.env.PATH ?? "", SMS_SCHEDULER_ENABLED: "false", LOG_LEVEL: "warn" }
-  const child = spawn(node, ["src/main.ts"], { cwd: root, env: { ...base, PORT: String(port), ...env }, stdio: ["ignore", "pipe", "pipe"] })
-  let stdout = ""
-  let stderr = ""
-  child.stdout!.on("data", (chunk) => (stdout += chunk))
-  child.stderr!.on("data", (chunk) => (stderr += chunk))
-  const exited = new Promise<number | null>((done) => child.on("exit", (code) => done(code)))
-  const waitFor = (text: string) =>
-    new Promise<void>((done, fail) => {
-      const timer = setTimeout(() => fail(new Error(`no "${text}" within 60 s: ${stdout} ${stderr}`)), 60_000)
-      const check = () => {
-        if (stdout.includes(text)) {
-          clearTimeout(timer)
-          done()
-        }
-      }
-      child.stdout!.on("data", check)
-      check()
-      void exited.then(() => {
-        clearTimeout(timer)
-        if (!stdout.includes(text)) fail(new Error(`exited before "${text}": ${stdout} ${stderr}`))
-      })
-    })
-  return { child, port, output: () => ({ stdout, stderr }), exited, waitFor }
-}
+/** Starts the service with `env`, its scheduler off and warnings only unless `env` says otherwise. */
+const start = (env: Record<string, string>): Promise<Started> => startService({ SMS_SCHEDULER_ENABLED: "false", LOG_LEVEL: "warn", ...env })
 
 /** Asserts the process ends by itself with status 1 and exactly one line on stderr, matching `line`. */
 const expectRefused = async (started: Started, line: RegExp) => {

@@ -140,6 +140,31 @@ export interface TestAppOptions {
   readonly config?: Partial<AppConfigShape>
 }
 
+/** An operator's call: method, path under /admin/v1, JSON body. */
+export type AdminCall = (method: string, path: string, body?: unknown) => Promise<Reply>
+
+/**
+ * The one organisation factory, over any service's operator API (in-process or a running
+ * process): a function that creates an organisation with `credits` (never expiring) and a key
+ * holding `permissions` (default: all five).
+ */
+export const organisationFactory = (admin: AdminCall) =>
+async (orgOptions: { credits?: number; permissions?: ReadonlyArray<Permission>; sender?: string } = {}) => {
+  const org = await admin("POST", "/organizations", {
+    name: "Test org",
+    ...(orgOptions.sender === undefined ? {} : { default_sender_name: orgOptions.sender })
+  })
+  if (org.status !== 201) throw new Error(`cannot create organisation: ${org.status} ${org.text}`)
+  const orgId: string = org.body.id
+  if ((orgOptions.credits ?? 0) > 0) {
+    const grant = await admin("POST", `/organizations/${orgId}/credits`, { amount: orgOptions.credits })
+    if (grant.status !== 201) throw new Error(`cannot grant credits: ${grant.status} ${grant.text}`)
+  }
+  const key = await admin("POST", `/organizations/${orgId}/api-keys`, { permissions: orgOptions.permissions ?? allPermissions })
+  if (key.status !== 201) throw new Error(`cannot issue key: ${key.status} ${key.text}`)
+  return { orgId, apiKey: key.body.api_key as string, keyId: key.body.key_id as string }
+}
+
 /** Longest real time a clock step may take before the test fails. */
 const stepTimeoutMs = 60_000
 
@@ -201,25 +226,10 @@ export const makeTestApp = (options: TestAppOptions = {}) => {
       yield* clock.set((yield* Clock.currentTimeMillis) + ms)
     }))
 
-  const admin = (method: string, path: string, body?: unknown) =>
+  const admin: AdminCall = (method, path, body) =>
     call(method, `/admin/v1${path}`, { token: adminToken, ...(body === undefined ? {} : { body }) })
 
-  /** A new organisation with `credits` (never expiring) and a key holding `permissions` (default: all five). */
-  const newOrg = async (orgOptions: { credits?: number; permissions?: ReadonlyArray<Permission>; sender?: string } = {}) => {
-    const org = await admin("POST", "/organizations", {
-      name: "Test org",
-      ...(orgOptions.sender === undefined ? {} : { default_sender_name: orgOptions.sender })
-    })
-    if (org.status !== 201) throw new Error(`cannot create organisation: ${org.status} ${org.text}`)
-    const orgId: string = org.body.id
-    if ((orgOptions.credits ?? 0) > 0) {
-      const grant = await admin("POST", `/organizations/${orgId}/credits`, { amount: orgOptions.credits })
-      if (grant.status !== 201) throw new Error(`cannot grant credits: ${grant.status} ${grant.text}`)
-    }
-    const key = await admin("POST", `/organizations/${orgId}/api-keys`, { permissions: orgOptions.permissions ?? allPermissions })
-    if (key.status !== 201) throw new Error(`cannot issue key: ${key.status} ${key.text}`)
-    return { orgId, apiKey: key.body.api_key as string, keyId: key.body.key_id as string }
-  }
+  const newOrg = organisationFactory(admin)
 
   /** A message's timeline straight from the store: status changes with their source and time. */
   const timeline = (orgId: string, messageId: string) =>

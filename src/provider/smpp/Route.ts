@@ -1,6 +1,6 @@
 /**
  * One route: the bind to one SMSC, kept up (reconnection with capped, jittered backoff,
- * `enquire_link` every 30 s), and the gates every `submit_sm` passes on it: a bound connection
+ * `enquire_link` every 30 s; each change of its state logged once), and the gates every `submit_sm` passes on it: a bound connection
  * (waited for, up to the submission's deadline, during a short outage), the window (at most
  * `window` awaiting their response) and the MPS cap (at most `mps` in any 1 s window).
  */
@@ -104,6 +104,8 @@ export class Route {
     const self = this
     return Effect.gen(function*() {
       let attempt = 0
+      // the problem last logged at WARN: an attempt failing the same way again is no news
+      let logged: string | undefined
       while (!self.closing) {
         self.detail = `connecting to ${self.label}`
         const opened = yield* Effect.result(openLink(self.settings.endpoint, self.handlers, self.responseTimeoutMs))
@@ -117,6 +119,7 @@ export class Route {
           self.link = link
           self.detail = `bound to ${self.label} as ${self.settings.endpoint.systemId}`
           Deferred.doneUnsafe(self.bound, Effect.void)
+          logged = undefined
           yield* Effect.logInfo("SMPP bound").pipe(Effect.annotateLogs({ route: self.name, detail: self.detail }))
           const keepAlive = yield* Effect.forkChild(self.keepAlive(link))
           const reason = yield* link.awaitClosed
@@ -130,7 +133,9 @@ export class Route {
         }
         const delayMs = backoffMs(attempt++, self.timing.reconnectInitialMs, self.timing.reconnectMaxMs, yield* Random.next)
         self.detail = `${problem}; retrying in ${seconds(delayMs)}`
-        yield* Effect.logWarning("SMPP route not bound").pipe(Effect.annotateLogs({ route: self.name, detail: self.detail }))
+        const log = problem === logged ? Effect.logDebug : Effect.logWarning
+        logged = problem
+        yield* log("SMPP route not bound").pipe(Effect.annotateLogs({ route: self.name, detail: self.detail }))
         yield* Effect.sleep(delayMs)
       }
     })

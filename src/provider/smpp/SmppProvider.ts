@@ -52,6 +52,8 @@ export const SmppProviderLive = (settings: SmppSettings): Layer.Layer<Provider, 
     const clock = yield* Clock.Clock
     const runFork = yield* FiberSet.makeRuntime<never>()
     let receiptsInFlight = 0
+    // whether the last receipt could not be stored: an outage is logged when it starts and when it ends, not per receipt
+    let inboxDown = false
 
     const storeReceipt = (route: Route, link: Link<PartContext>, pdu: smpp.PDU, id: string, outcome: "delivered" | "undeliverable", doneAt: Date | undefined) =>
       inbox.receipt({
@@ -60,12 +62,20 @@ export const SmppProviderLive = (settings: SmppSettings): Layer.Layer<Provider, 
         occurredAt: doneAt ?? new Date(clock.currentTimeMillisUnsafe())
       }).pipe(
         Effect.matchEffect({
-          onSuccess: () => Effect.sync(() => link.respond(pdu, Status.ok)),
+          onSuccess: () =>
+            Effect.suspend(() => {
+              link.respond(pdu, Status.ok)
+              if (!inboxDown) return Effect.void
+              inboxDown = false
+              return Effect.logInfo("SMPP receipts stored again")
+            }),
           onFailure: (error) =>
-            Effect.sync(() => link.respond(pdu, Status.temporaryAppError)).pipe(
-              Effect.andThen(Effect.logWarning("SMPP receipt not stored; the SMSC will send it again", error.cause)),
-              Effect.annotateLogs({ route: route.name })
-            )
+            Effect.suspend(() => {
+              link.respond(pdu, Status.temporaryAppError)
+              const log = inboxDown ? Effect.logDebug : Effect.logWarning
+              inboxDown = true
+              return log("SMPP receipts not stored: the inbox is unavailable; the SMSC will send them again", error.cause)
+            }).pipe(Effect.annotateLogs({ route: route.name }))
         }),
         Effect.ensuring(Effect.sync(() => receiptsInFlight--))
       )

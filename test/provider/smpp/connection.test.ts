@@ -137,6 +137,29 @@ describe("refused bind", () => {
     expect(health[0]!.detail).toContain("0x0e ESME_RINVPASWD")
   })
 
+  it("logs at WARN once per change of state, not at every attempt", async () => {
+    smsc.refuseBinds = true
+    const logs: Array<string> = []
+    await withProvider(testSettings([routeTo(smsc)]), new FakeInbox(), () =>
+      Effect.gen(function*() {
+        yield* until("four refused binds", () => smsc.bindsRefused >= 4)
+        smsc.refuseBinds = false
+        yield* until("the bind", () => smsc.binds === 1)
+        smsc.refuseBinds = true
+        smsc.dropConnections()
+        yield* until("three more refusals", () => smsc.bindsRefused >= 7)
+      }), logs)
+    const at = `127\\.0\\.0\\.1:${smsc.port}`
+    const states = logs.map((l) => JSON.parse(l)).filter((l) => String(l.message).startsWith("SMPP"))
+      .map((l) => `${l.level} ${l.message}: ${String(l.annotations.detail).replace(/; retrying in [0-9.]+ s$/, "")}`)
+    expect(states).toEqual([
+      expect.stringMatching(new RegExp(`^WARN SMPP route not bound: bind refused by ${at}: 0x0d ESME_RBINDFAIL$`)),
+      expect.stringMatching(new RegExp(`^INFO SMPP bound: bound to ${at} as sim$`)),
+      expect.stringMatching(new RegExp(`^WARN SMPP route not bound: connection to ${at} lost \\((closed by the SMSC|ECONNRESET)\\)$`)),
+      expect.stringMatching(new RegExp(`^WARN SMPP route not bound: bind refused by ${at}: 0x0d ESME_RBINDFAIL$`))
+    ])
+  })
+
   it("says when the SMSC cannot be reached at all", async () => {
     const port = smsc.port
     await smsc.stop()

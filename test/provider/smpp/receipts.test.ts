@@ -43,13 +43,13 @@ describe("receipts", () => {
   })
 
   /** Sends to the delivered number and waits until `done`; the submit result. */
-  const deliveredOnce = (inbox: FakeInbox, done: () => boolean) =>
+  const deliveredOnce = (inbox: FakeInbox, done: () => boolean, logs: Array<string> = []) =>
     withProvider(testSettings([routeTo(smsc)]), inbox, (p) =>
       Effect.gen(function*() {
         const result = yield* p.submit(submission(testNumbers.delivered))
         yield* until("the receipt's handling", done)
         return refOf(result)
-      }))
+      }), logs)
 
   it("hands a receipt that arrives before its submit_sm_resp to the inbox, under the same ref", async () => {
     smsc.receiptBeforeResponse = true
@@ -67,14 +67,22 @@ describe("receipts", () => {
     expect(smsc.receiptAnswers).toEqual([{ id: idOf(ref), status: 0 }, { id: idOf(ref), status: 0 }])
   })
 
-  it("answers 0x64 while the inbox cannot store a receipt, and stores it when the SMSC sends it again", async () => {
+  it("answers 0x64 while the inbox cannot store a receipt, and stores it when the SMSC sends it again; logs the outage once", async () => {
     const inbox = new FakeInbox()
-    inbox.refuseReceipts = 2
-    const ref = await deliveredOnce(inbox, () => inbox.receipts.length === 1 && smsc.receiptAnswers.length === 3)
+    inbox.refuseReceipts = 3
+    const logs: Array<string> = []
+    const ref = await deliveredOnce(inbox, () => inbox.receipts.length === 1 && smsc.receiptAnswers.length === 4, logs)
     const id = idOf(ref)
-    expect(smsc.receiptAnswers).toEqual([{ id, status: 0x64 }, { id, status: 0x64 }, { id, status: 0 }])
-    expect(inbox.refusedReceipts).toBe(2)
+    expect(smsc.receiptAnswers).toEqual([{ id, status: 0x64 }, { id, status: 0x64 }, { id, status: 0x64 }, { id, status: 0 }])
+    expect(inbox.refusedReceipts).toBe(3)
     expect(inbox.receipts.map((r) => r.providerRef)).toEqual([ref])
+    // one line when receipts stop being stored, one when they are again: not one per refused receipt
+    const receiptLines = logs.map((l) => JSON.parse(l)).filter((l) => String(l.message).includes("receipt"))
+    // a line logged with its cause has [message, cause] as its message
+    expect(receiptLines.map((l) => [l.level, [l.message].flat()[0]])).toEqual([
+      ["WARN", "SMPP receipts not stored: the inbox is unavailable; the SMSC will send them again"],
+      ["INFO", "SMPP receipts stored again"]
+    ])
   })
 
   it("acknowledges a mobile-originated message, logs it without the number and hands nothing to the inbox", async () => {
