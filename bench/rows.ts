@@ -69,6 +69,13 @@ export const rowsOf = (r: Results, connections: number, batchConnections: number
       rows.push(compare(`${name}: messages/s vs graphile-worker`, service.messagesPerSec, graphile.jobsPerSec, `graphile-worker jobs/s, ${graphile.concurrency} in flight`, { kind: "above", value: 1 }))
     }
     rows.push(compare(`${name}: due->submit lag p99 s`, service.lagP99S, claim?.drain.lagP99S ?? Number.NaN, "claim SQL, pgbench -c 1", { kind: "report" }))
+    // CPU per message hardly moves with the machine's load: where the drain's cost goes
+    const perThousand = (seconds: number, count: number) => round(seconds / count * 1e6, 0)
+    if (service.cpu !== undefined && claim?.drain.cpu !== undefined) {
+      const claimMs = perThousand(claim.drain.cpu.postgresS, claim.drain.count)
+      rows.push(compare(`${name}: PostgreSQL CPU ms per 1000 messages`, perThousand(service.cpu.postgresS, service.count), claimMs, "claim SQL", { kind: "report" }))
+      rows.push(compare(`${name}: service + PostgreSQL CPU ms per 1000 messages`, perThousand(service.cpu.postgresS + service.cpu.serviceS, service.count), claimMs, "claim SQL", { kind: "report" }))
+    }
   }
   if (r.s8 !== undefined) {
     const name = `8 steady flow of ${r.s8.rate}/s falling due for ${r.s8.durationS} s`

@@ -6,6 +6,7 @@
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import type { BenchContext, OrgWithLot } from "../context.ts"
+import { cpuSampler, type CpuSeconds } from "../cpu.ts"
 import { type PgbenchResult, runPgbench } from "../pgbench.ts"
 import { query, runFile, scalar } from "../psql.ts"
 import { round } from "../stats.ts"
@@ -21,7 +22,11 @@ export interface DrainFacts {
   readonly lagP99S: number
   readonly statuses: Readonly<Record<string, number>>
   readonly complete: boolean
+  /** CPU spent from the end of seeding to the end of the drain (service process and database backends). */
+  readonly cpu?: CpuSeconds
 }
+
+const databaseOf = (url: string) => new URL(url).pathname.slice(1)
 
 /** Seeds `n` due messages of `org`, the first due in `dueInS`, each next one `stepUs` later (0: all at once). */
 export const seed = async (url: string, org: OrgWithLot, n: number, dueInS: number, stepUs = 0): Promise<{ due: string; seedS: number }> => {
@@ -70,10 +75,11 @@ const facts = async (url: string, org: OrgWithLot, due: string, seedS: number, e
 export const serviceDrain = async (ctx: BenchContext, org: OrgWithLot = ctx.drainOrg): Promise<DrainFacts> => {
   const { drainCount, drainDueInS, drainTimeoutS } = ctx.settings
   const { due, seedS } = await seed(ctx.url, org, drainCount, drainDueInS)
+  const cpu = cpuSampler(databaseOf(ctx.url), ctx.service.pid)
   const deadline = Date.parse(due) + drainTimeoutS * 1000
   await sleep(Math.max(0, Date.parse(due) - Date.now()))
   while (Date.now() < deadline && (await pending(ctx.url, org, due)) > 0) await sleep(250)
-  return facts(ctx.url, org, due, seedS, "settled")
+  return { ...await facts(ctx.url, org, due, seedS, "settled"), cpu: cpu.stop() }
 }
 
 export interface ClaimResult {
@@ -87,7 +93,8 @@ export const claimBaseline = async (ctx: BenchContext): Promise<ClaimResult> => 
   const { drainCount, drainDueInS } = ctx.settings
   const { due, seedS } = await seed(ctx.url, ctx.drainOrg, drainCount, drainDueInS)
   await sleep(Math.max(0, Date.parse(due) - Date.now()))
+  const cpu = cpuSampler(databaseOf(ctx.url))
   const pgbench = await runPgbench({ url: ctx.url, script: "claim", vars: { worker: crypto.randomUUID() }, clients: 1, transactions: Math.ceil(drainCount / 100) })
-  const drain = await facts(ctx.url, ctx.drainOrg, due, seedS, "claimed")
+  const drain = { ...await facts(ctx.url, ctx.drainOrg, due, seedS, "claimed"), cpu: cpu.stop() }
   return { pgbench, messagesPerSec: round(pgbench.tps * 100, 1), drain }
 }
