@@ -6,6 +6,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
+import { inTransaction } from "../db/Transaction.ts"
 import {
   ErasureNotAllowed,
   IdempotencyConflict,
@@ -131,7 +132,7 @@ export class Messages extends Context.Service<Messages, {
         return scheduled === undefined
           ? { _tag: "Immediate" as const, message }
           : { _tag: "Answered" as const, answer: scheduled, replayed: false }
-      }).pipe(sql.withTransaction)
+      }).pipe(inTransaction(sql))
 
     /**
      * The common case in one statement (QuickAdmission.ts); a stored key is judged as the claim
@@ -214,7 +215,7 @@ export class Messages extends Context.Service<Messages, {
           }
           yield* idempotency.eraseForMessage(organisationId, id)
           return erased
-        }).pipe(sql.withTransaction)
+        }).pipe(inTransaction(sql))
       })
     })
   }))
