@@ -16,11 +16,11 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { eventually } from "../support/Eventually.ts"
-import { killAll, serve } from "../support/ServedProcess.ts"
+import { killAll, saveOutputs, serve } from "../support/ServedProcess.ts"
 import { printFigures, seconds } from "./support/Figures.ts"
-import { drive, isDefinite, mixedOperation, type Operation, perform, replayUntilDefinite, resourceOf, type Result } from "./support/Operations.ts"
-import { isAtRest, ledgerProblems, outcomeProblems, readFacts, withDatabase } from "./support/Outcomes.ts"
+import { drive, mixedOperation, perform, type Result } from "./support/Operations.ts"
+import { atRest, ledgerProblems, statusCounts, outcomeProblems, readFacts, withDatabase } from "./support/Outcomes.ts"
+import { creationProblems, replayEvery, replayProblems, unexpectedAnswers } from "./support/Replay.ts"
 import { ThrowawayPostgres } from "./support/ThrowawayPostgres.ts"
 
 let pg: ThrowawayPostgres
@@ -29,6 +29,7 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await killAll()
+  saveOutputs("faults-kill9")
   await pg?.remove()
 })
 
@@ -37,14 +38,6 @@ const operationCount = 1200
 const answersBeforeKill = 400
 /** Longest a key may stay in progress after the kill: the lease (8 s) and a recovery round, with room for a loaded machine. */
 const recoveryBoundMs = 30_000
-
-const allowedAnswers: Record<Operation["kind"], ReadonlyArray<string>> = {
-  immediate: ["201", "502 provider_rejected", "502 provider_result_unknown", "503 dispatch_unavailable"],
-  scheduled: ["202"],
-  batch: ["202"],
-  contact: ["200", "201"]
-}
-const answerOf = (r: Result) => (r.status !== undefined && r.status >= 400 ? `${r.status} ${r.body?.error?.code}` : String(r.status))
 
 describe("kill -9 of a service process under mixed load, then a new process and an identical replay of every key", () => {
   it("answers every key as before, creates and submits nothing twice, settles every message, keeps the ledger exact", async () => {
@@ -58,7 +51,7 @@ describe("kill -9 of a service process under mixed load, then a new process and 
     const orgs = [await first.newOrg({ credits: 100_000 }), await first.newOrg({ credits: 100_000 })]
     // a lot that expires first is drawn from first: it runs out mid-load, so reservations span two lots
     expect((await first.admin("POST", `/organizations/${orgs[0]!.orgId}/credits`, { amount: 150, valid_until: "2099-12-31" })).status).toBe(201)
-    const apiKeyOf = (i: number) => orgs[i % 2]!.apiKey
+    const apiKeyOf = new Map<string, string>()
     const run = `kill9-${Date.now()}`
 
     const results: Array<Result> = []
@@ -73,7 +66,10 @@ describe("kill -9 of a service process under mixed load, then a new process and 
     await drive({
       count: operationCount,
       make: (i) => mixedOperation(run, i, Date.now()),
-      send: (op, i) => perform(first, apiKeyOf(i), op),
+      send: (op, i) => {
+        apiKeyOf.set(op.key, orgs[i % 2]!.apiKey)
+        return perform(first, orgs[i % 2]!.apiKey, op)
+      },
       clients: 16,
       results,
       stop: () => killedAt !== 0
@@ -86,54 +82,19 @@ describe("kill -9 of a service process under mixed load, then a new process and 
     const inFlight = results.filter((r) => !beforeKill.includes(r))
     expect(beforeKill.length).toBeGreaterThanOrEqual(answersBeforeKill - 16)
     expect(inFlight.length, "requests in flight at the kill").toBeGreaterThan(0)
-    for (const r of beforeKill) expect(allowedAnswers[r.op.kind], `${r.op.kind} ${r.op.key}: ${JSON.stringify(r.body)}`).toContain(answerOf(r))
+    expect(unexpectedAnswers(beforeKill), "answers before the kill").toEqual([])
 
     // a new process on the same database; every key sent is replayed identically until definite
     const second = await serve(env)
     const restartedAt = Date.now()
-    const replays: Array<Result> = []
-    const sent = results.map((r) => ({ op: r.op, apiKey: apiKeyOf(Number(r.op.key.split("-").at(-1))) }))
-    await drive({
-      count: sent.length,
-      make: (i) => sent[i]!.op,
-      send: (op, i) => replayUntilDefinite(second, sent[i]!.apiKey, op, killedAt + recoveryBoundMs),
-      clients: 16,
-      results: replays
-    })
-    const replayOf = new Map(replays.map((r) => [r.op.key, r]))
+    const sent = results.map((r) => ({ op: r.op, apiKey: apiKeyOf.get(r.op.key)! }))
+    const replays = await replayEvery(second, sent, killedAt + recoveryBoundMs)
     const lastReplayAfterKill = Math.max(...replays.map((r) => r.answeredAt)) - killedAt
-    expect(replays.filter((r) => !isDefinite(r)).map((r) => `${r.op.key}: ${r.status ?? r.closed} ${JSON.stringify(r.body)}`), "keys without a definite answer")
-      .toEqual([])
-    for (const r of replays) expect(allowedAnswers[r.op.kind], `${r.op.kind} ${r.op.key}: ${JSON.stringify(r.body)}`).toContain(answerOf(r))
-
-    // answered before the kill: the same answer again (a contact's upsert now updates the same contact)
-    for (const before of beforeKill) {
-      const again = replayOf.get(before.op.key)!
-      if (before.op.kind === "contact") {
-        expect({ status: again.status, body: again.body }, before.op.key).toEqual({ status: 200, body: before.body })
-      } else {
-        expect({ status: again.status, body: again.body, replayed: again.replayed }, before.op.key)
-          .toEqual({ status: before.status, body: before.body, replayed: true })
-      }
-    }
-
-    // one message per message key, a batch's recipients per batch key, nothing else
-    const facts0 = await readFacts(pg.url)
-    const expectedMessages = new Map<string, number>()
-    for (const r of replays) {
-      if (r.op.kind === "immediate" || r.op.kind === "scheduled") expectedMessages.set(resourceOf(r)!, 1)
-      if (r.op.kind === "batch") expectedMessages.set(resourceOf(r)!, (r.op.body.recipients as ReadonlyArray<string>).length)
-    }
-    const found = new Map<string, number>()
-    for (const m of facts0.messages) found.set(m.batchId ?? m.id, (found.get(m.batchId ?? m.id) ?? 0) + 1)
-    expect(Object.fromEntries(found), "messages per creation").toEqual(Object.fromEntries(expectedMessages))
+    expect(replayProblems(beforeKill, replays), "replays").toEqual([])
+    expect(creationProblems(replays, (await readFacts(pg.url)).messages), "messages per creation").toEqual([])
 
     // every message settles where its number and its reception say; nothing was submitted twice
-    const settled = await eventually(() => readFacts(pg.url), (f) => f.messages.every(isAtRest), {
-      timeoutMs: 120_000,
-      intervalMs: 500,
-      what: "every message at rest"
-    })
+    const settled = await atRest(pg.url)
     const atRestAfterKill = Date.now() - killedAt
     expect(outcomeProblems(settled.messages), "submissions and final statuses").toEqual([])
     expect(ledgerProblems(settled), "ledger").toEqual([])
@@ -142,8 +103,6 @@ describe("kill -9 of a service process under mixed load, then a new process and 
       const sql = yield* SqlClient.SqlClient
       return yield* sql<{ n: number; last: Date | null }>`SELECT count(*)::integer AS n, max(at) AS last FROM message_events WHERE source = 'recovery'`
     }))
-    const statuses: Record<string, number> = {}
-    for (const m of settled.messages) statuses[m.status] = (statuses[m.status] ?? 0) + 1
     printFigures("kill9", {
       requests_sent: results.length,
       answered_before_kill: beforeKill.length,
@@ -155,7 +114,7 @@ describe("kill -9 of a service process under mixed load, then a new process and 
       last_recovery_after_s: recovery[0]!.last === null ? null : seconds(recovery[0]!.last.getTime() - killedAt),
       all_at_rest_after_s: seconds(atRestAfterKill),
       messages: settled.messages.length,
-      statuses,
+      statuses: statusCounts(settled.messages),
       submitted_twice: settled.messages.filter((m) => m.submissions > 1).length,
       lots: settled.lots.length
     })

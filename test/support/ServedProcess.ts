@@ -3,7 +3,9 @@
  * over real HTTP as an integrator (`call`) or the operator (`admin`, `newOrg`). Every process
  * started here is kept in `processes`, so that `killAll` ends whatever a test left running.
  */
-import { servingLine, type Started, startService } from "./ServiceProcess.ts"
+import { mkdirSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { root, servingLine, type Started, startService } from "./ServiceProcess.ts"
 import { adminToken, type CallOptions, makeCaller, organisationFactory, type Reply } from "./TestApp.ts"
 
 const processes: Array<Started> = []
@@ -33,4 +35,14 @@ export const isRunning = (p: Started): boolean => p.child.exitCode === null && p
 export const killAll = async (): Promise<void> => {
   for (const p of processes) if (isRunning(p)) p.child.kill("SIGKILL")
   await Promise.all(processes.map((p) => p.exited))
+}
+
+/** Writes the output of every process `serve` started to test-output/<name>-<n>.log, to diagnose a failed run. */
+export const saveOutputs = (name: string): void => {
+  const dir = join(root, "test-output")
+  mkdirSync(dir, { recursive: true })
+  processes.forEach((p, i) => {
+    const { stdout, stderr } = p.output()
+    writeFileSync(join(dir, `${name}-${i}.log`), `${stdout}\n--- stderr\n${stderr}`)
+  })
 }

@@ -7,6 +7,7 @@
  */
 import { testNumbers } from "../../../simulator/Simulator.ts"
 import type { Served } from "../../support/ServedProcess.ts"
+import type { CallOptions } from "../../support/TestApp.ts"
 
 export type Kind = "immediate" | "scheduled" | "batch" | "contact"
 
@@ -18,17 +19,22 @@ export interface Operation {
   readonly body: Readonly<Record<string, unknown>>
 }
 
-export interface Result {
-  readonly op: Operation
+/** One request and what came back: its answer, or the connection closing without one (`closed` says how). */
+export interface Exchange {
   readonly sentAt: number
   readonly answeredAt: number
-  /** Undefined when the connection closed without an answer (`closed` says how). */
+  /** Undefined when the connection closed without an answer. */
   readonly status: number | undefined
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- bodies are compared as JSON and read field by field
   readonly body: any
   readonly retryAfter: string | null
   readonly replayed: boolean
   readonly closed: string | undefined
+}
+
+/** An operation's exchange. */
+export interface Result extends Exchange {
+  readonly op: Operation
 }
 
 const numbers = [...Object.values(testNumbers), "+261341234567", "+261329876543"]
@@ -66,13 +72,12 @@ export const mixedOperation = (run: string, i: number, now: number): Operation =
   }
 }
 
-/** Sends `op` once; a connection closed without an answer is a result too. */
-export const perform = async (served: Served, apiKey: string, op: Operation): Promise<Result> => {
+/** Sends one request; a connection closed without an answer is an exchange too. */
+export const exchange = async (served: Served, method: string, path: string, options: CallOptions = {}): Promise<Exchange> => {
   const sentAt = Date.now()
   try {
-    const reply = await served.call("POST", op.path, { token: apiKey, body: op.body, headers: { "idempotency-key": op.key } })
+    const reply = await served.call(method, path, options)
     return {
-      op,
       sentAt,
       answeredAt: Date.now(),
       status: reply.status,
@@ -83,12 +88,18 @@ export const perform = async (served: Served, apiKey: string, op: Operation): Pr
     }
   } catch (e) {
     const cause = e instanceof Error && e.cause instanceof Error ? `: ${e.cause.message}` : ""
-    return { op, sentAt, answeredAt: Date.now(), status: undefined, body: undefined, retryAfter: null, replayed: false, closed: `${String(e)}${cause}` }
+    return { sentAt, answeredAt: Date.now(), status: undefined, body: undefined, retryAfter: null, replayed: false, closed: `${String(e)}${cause}` }
   }
 }
 
+/** Sends `op` once, as an integrator holding `apiKey`. */
+export const perform = async (served: Served, apiKey: string, op: Operation): Promise<Result> => ({
+  op,
+  ...await exchange(served, "POST", op.path, { token: apiKey, body: op.body, headers: { "idempotency-key": op.key } })
+})
+
 /** The error code of an answer, if it is an error. */
-export const codeOf = (r: Result): string | undefined => r.body?.error?.code
+export const codeOf = (r: Exchange): string | undefined => r.body?.error?.code
 
 /** The message or batch (or contact) the answer names. */
 export const resourceOf = (r: Result): string | undefined => {
@@ -97,7 +108,7 @@ export const resourceOf = (r: Result): string | undefined => {
 }
 
 /** Whether the answer is final for its key: not "try again later" (closed, 409 in progress, 503 without a message). */
-export const isDefinite = (r: Result): boolean =>
+export const isDefinite = (r: Exchange): boolean =>
   r.status !== undefined && codeOf(r) !== "idempotency_in_progress" && !(r.status === 503 && codeOf(r) === "service_unavailable")
 
 /** Replays `op` identically, spaced by `intervalMs`, until its answer is definite or `deadline` (epoch ms) passes. */

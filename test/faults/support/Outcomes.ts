@@ -10,6 +10,7 @@ import { Effect, Redacted } from "effect"
 import * as Str from "effect/String"
 import { SqlClient } from "effect/sql"
 import { testNumbers } from "../../../simulator/Simulator.ts"
+import { eventually } from "../../support/Eventually.ts"
 import { finalStatuses, type MessageStatus } from "../../../src/domain/MessageStatus.ts"
 
 export interface MessageFact {
@@ -96,6 +97,17 @@ export const isAtRest = (m: MessageFact): boolean =>
   finals.has(m.status) ||
   (m.status === "accepted" && m.toNumber === testNumbers.acceptedNoReceipt) ||
   (m.status === "unknown" && m.toNumber === testNumbers.unknownForGood)
+
+/** How many messages are in each status. */
+export const statusCounts = (messages: ReadonlyArray<MessageFact>): Record<string, number> => {
+  const counts: Record<string, number> = {}
+  for (const m of messages) counts[m.status] = (counts[m.status] ?? 0) + 1
+  return counts
+}
+
+/** Reads the facts until every message is at rest; fails after `timeoutMs`. */
+export const atRest = (url: string, timeoutMs = 120_000): Promise<Facts> =>
+  eventually(() => readFacts(url), (f) => f.messages.every(isAtRest), { timeoutMs, intervalMs: 500, what: "every message at rest" })
 
 /**
  * The status a message must end in (contract section 5), given whether the simulator received

@@ -73,7 +73,6 @@ const removeLeftovers = () => {
 }
 
 export class ThrowawayPostgres {
-  private childrenAtKill: Array<number> = []
   private removed = false
   private readonly onExit = () => this.removeNow()
 
@@ -148,20 +147,22 @@ export class ThrowawayPostgres {
     await this.exec("pg_ctl", ["-D", this.dataDir, "-m", "fast", "-w", "-t", "60", "stop"])
   }
 
-  /** `kill -9` of the postmaster: its backends die with it as soon as they notice; the next start recovers from the WAL. */
-  kill9(): void {
+  /**
+   * `kill -9` of the postmaster; resolves once its backends, which die as soon as they notice,
+   * are gone (those that have not within 30 s are killed too). The next start recovers from the WAL.
+   */
+  async kill9(): Promise<void> {
     const pid = this.pid
     if (pid === undefined) throw new Error("the throwaway PostgreSQL is not running")
-    this.childrenAtKill = childrenOf(pid)
+    const children = childrenOf(pid)
     process.kill(pid, "SIGKILL")
+    const deadline = Date.now() + 30_000
+    while (children.some(alive) && Date.now() < deadline) await sleep(50)
+    for (const child of children.filter(alive)) process.kill(child, "SIGKILL")
   }
 
-  /** Starts it again on the same port (after `stop` or `kill9`: then once the orphaned backends are gone). */
+  /** Starts it again on the same port, after `stop` or `kill9`. */
   async start(): Promise<void> {
-    const deadline = Date.now() + 30_000
-    while (this.childrenAtKill.some(alive) && Date.now() < deadline) await sleep(100)
-    for (const pid of this.childrenAtKill.filter(alive)) process.kill(pid, "SIGKILL")
-    this.childrenAtKill = []
     await this.startServer()
   }
 
