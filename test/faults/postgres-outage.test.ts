@@ -174,8 +174,8 @@ describe("PostgreSQL stopped, then killed with kill -9, under a steady load", ()
 
     printFigures("postgres-outage", {
       requests: everything.length,
-      answered_500: 0,
-      closed_without_answer: 0,
+      answered_500: everything.filter((e) => e.status === 500).length,
+      closed_without_answer: everything.filter((e) => e.closed !== undefined).length,
       outages: outages.map((o) => {
         const during = [...results, ...probes].filter((e) => e.sentAt >= o.down && e.answeredAt <= o.upAt)
         return {
