@@ -183,6 +183,7 @@ describe("PostgreSQL stopped, then killed with kill -9, under a steady load", ()
           down_s: seconds(o.upAt - o.down),
           answers_while_down: during.length,
           of_which_503: during.filter(isServiceUnavailable).length,
+          slowest_503_s: seconds(Math.max(...during.filter(isServiceUnavailable).map((e) => e.answeredAt - e.sentAt))),
           server_start_s: seconds(o.up - o.upAt),
           creations_answered_after_start_s: seconds(o.recoveredAt - o.up),
           ready_200_after_start_s: seconds(o.readyAt - o.up),
