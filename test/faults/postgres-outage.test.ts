@@ -177,13 +177,16 @@ describe("PostgreSQL stopped, then killed with kill -9, under a steady load", ()
       answered_500: everything.filter((e) => e.status === 500).length,
       closed_without_answer: everything.filter((e) => e.closed !== undefined).length,
       outages: outages.map((o) => {
-        const during = [...results, ...probes].filter((e) => e.sentAt >= o.down && e.answeredAt <= o.upAt)
+        const down = <E extends Exchange>(list: ReadonlyArray<E>) => list.filter((e) => e.sentAt >= o.down && e.answeredAt <= o.upAt)
+        const api = [...down(results), ...down(probes).filter((p) => p.path.startsWith("/api/"))]
+        const ready = down(probes).filter((p) => p.path === "/ready")
         return {
           how: o.how === "stop" ? "pg_ctl stop -m fast" : "kill -9 postmaster",
           down_s: seconds(o.upAt - o.down),
-          answers_while_down: during.length,
-          of_which_503: during.filter(isServiceUnavailable).length,
-          slowest_503_s: seconds(Math.max(...during.filter(isServiceUnavailable).map((e) => e.answeredAt - e.sentAt))),
+          api_answers_while_down: api.length,
+          of_which_503_service_unavailable: api.filter(isServiceUnavailable).length,
+          slowest_503_s: seconds(Math.max(...api.map((e) => e.answeredAt - e.sentAt))),
+          ready_503_while_down: `${ready.filter(isServiceUnavailable).length}/${ready.length}`,
           server_start_s: seconds(o.up - o.upAt),
           creations_answered_after_start_s: seconds(o.recoveredAt - o.up),
           ready_200_after_start_s: seconds(o.readyAt - o.up),
