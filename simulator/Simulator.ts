@@ -1,8 +1,8 @@
 /**
  * The deterministic provider simulator (contract section 5), in-process: the outcome depends on
- * the recipient alone. What a real provider would remember (which messages it received, which
- * receipt it owes and when) lives in the database (`simulator_messages`), so its outcomes hold
- * across restarts, `kill -9` and several processes on one database. Receipts go through the
+ * the recipient alone. What a real provider would remember (which messages it received, how many
+ * times, which receipt it owes and when) lives in the database (`simulator_messages`), so its
+ * outcomes hold across restarts, `kill -9` and several processes on one database. Receipts go through the
  * service's ProviderInbox like a real provider's, and are sent again until it has stored them.
  * Time goes through Effect's Clock, so the test clock drives the receipt delay.
  */
@@ -123,11 +123,14 @@ export const SimulatorLive = (options: SimulatorOptions) =>
             receipt: r.receipt,
             receipt_at: r.receiptAt?.toISOString() ?? null
           }))
-          yield* sql`INSERT INTO simulator_messages (organisation_id, message_id, provider_ref, receipt, receipt_at, receipt_due_at, received_at)
-            SELECT organisation_id, message_id, provider_ref, receipt, receipt_at, receipt_at, ${at}
+          // a message handed over again keeps its first receipt; only its count of submissions grows
+          yield* sql`INSERT INTO simulator_messages (organisation_id, message_id, provider_ref, receipt, receipt_at, receipt_due_at,
+              received_at, submissions)
+            SELECT organisation_id, message_id, min(provider_ref), min(receipt), min(receipt_at), min(receipt_at), ${at}, count(*)
             FROM json_to_recordset(${JSON.stringify(rows)}::json)
               AS x(organisation_id uuid, message_id uuid, provider_ref text, receipt text, receipt_at timestamptz)
-            ON CONFLICT DO NOTHING`
+            GROUP BY organisation_id, message_id
+            ON CONFLICT (organisation_id, message_id) DO UPDATE SET submissions = simulator_messages.submissions + EXCLUDED.submissions`
           return items.map(() => undefined)
         })
     })
@@ -139,6 +142,8 @@ export const SimulatorLive = (options: SimulatorOptions) =>
       const answer = Effect.gen(function*() {
         switch (b.submit) {
           case "reject":
+            // received and refused: remembered (and counted) like any submission, with no receipt
+            yield* receive({ submission: s, receipt: "none", receiptAt: null })
             return { _tag: "Rejected", reason: "rejected by the provider (simulated)" } as const
           case "unreachable":
             return { _tag: "Unreachable", reason: "the provider could not be reached (simulated)" } as const

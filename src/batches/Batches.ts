@@ -6,6 +6,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
+import { inTransaction } from "../db/Transaction.ts"
 import { InvalidCursor, NotFound } from "../domain/Errors.ts"
 import { utcDay } from "../domain/Dates.ts"
 import { requireFuture } from "../domain/MessageRules.ts"
@@ -133,7 +134,7 @@ export class Batches extends Context.Service<Batches, {
         })), batch.createdAt)
         yield* ledger.reserve(organisationId, memberIds.map((messageId) => ({ messageId, credits: request.segments })))
         return { answer, replayed: false }
-      }).pipe(sql.withTransaction)
+      }).pipe(inTransaction(sql))
 
     const create = Effect.fn("Batches.create")(function*(organisationId: string, key: string, fingerprint: string, request: BatchRequest) {
       const [batchId, at] = [yield* ids.uuid, yield* now]

@@ -278,5 +278,14 @@ export const migrations: ReadonlyArray<Migration> = [
       `CREATE INDEX messages_newest ON messages (organisation_id, created_at DESC, id DESC)`,
       `CREATE INDEX message_batches_newest ON message_batches (organisation_id, created_at DESC, id DESC)`
     ]
+  },
+  {
+    version: 8,
+    name: "how many times the simulator was handed each message",
+    statements: [
+      // A second submission of a message is a second SMS: the simulator counts them, so that tests
+      // (kill -9, outages, several processes) can show it never happens. Existing rows were one.
+      `ALTER TABLE simulator_messages ADD COLUMN submissions integer NOT NULL DEFAULT 1 CHECK (submissions >= 1)`
+    ]
   }
 ]

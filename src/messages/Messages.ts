@@ -4,8 +4,10 @@
  * for the provider outside any transaction and settles in a second one; that part cannot be
  * interrupted by a client that hangs up, so a claimed key always ends with a stored answer.
  */
-import { Context, Effect, Layer } from "effect"
+import { Context, Duration, Effect, Layer, Schedule } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
+import { isTransient } from "../db/SqlErrors.ts"
+import { inTransaction } from "../db/Transaction.ts"
 import {
   ErasureNotAllowed,
   IdempotencyConflict,
@@ -32,6 +34,7 @@ import { MessageStore } from "./MessageStore.ts"
 import { QuickAdmission } from "./QuickAdmission.ts"
 import { Recovery } from "./Recovery.ts"
 import { requireSendable } from "./Sendability.ts"
+import { Settlement } from "./Settlement.ts"
 import { Submitter } from "./Submitter.ts"
 
 export interface MessageRequest {
@@ -59,6 +62,9 @@ const scheduledAnswer = (message: MessageRow): Answer => ({
   location: messageLocation(message.id)
 })
 
+/** How an immediate send retries marking its message as handed over while the database fails: 50 ms doubling, for 3 s. */
+const markRetry = Schedule.exponential(Duration.millis(50)).pipe(Schedule.upTo({ duration: Duration.seconds(3) }))
+
 export class Messages extends Context.Service<Messages, {
   /**
    * Creates a message under an idempotency key (fingerprint already computed), or replays the
@@ -85,6 +91,7 @@ export class Messages extends Context.Service<Messages, {
     const idempotency = yield* Idempotency
     const organisations = yield* Organisations
     const submitter = yield* Submitter
+    const settlement = yield* Settlement
     const recovery = yield* Recovery
     const { workerId } = yield* WorkerLease
     const ids = yield* Ids
@@ -131,7 +138,7 @@ export class Messages extends Context.Service<Messages, {
         return scheduled === undefined
           ? { _tag: "Immediate" as const, message }
           : { _tag: "Answered" as const, answer: scheduled, replayed: false }
-      }).pipe(sql.withTransaction)
+      }).pipe(inTransaction(sql))
 
     /**
      * The common case in one statement (QuickAdmission.ts); a stored key is judged as the claim
@@ -197,7 +204,14 @@ export class Messages extends Context.Service<Messages, {
             }))
         )
         if (admitted._tag === "Answered") return { answer: admitted.answer, replayed: admitted.replayed }
-        yield* store.markSubmitted(organisationId, [id], yield* now)
+        // unmarked, it must not reach the provider; left `processing`, nothing would ever settle it
+        // while this process lives: so, the database still failing, it is settled as never sent
+        const marked = yield* store.markSubmitted(organisationId, [id], yield* now).pipe(
+          Effect.retry({ while: isTransient, schedule: markRetry }),
+          Effect.as(true),
+          Effect.catchIf(isTransient, () => Effect.succeed(false))
+        )
+        if (!marked) return { answer: yield* settlement.settle(admitted.message, { _tag: "NeverSent" }, "dispatch"), replayed: false }
         return { answer: yield* submitter.submitAndSettle(admitted.message), replayed: false }
       }, Effect.uninterruptible),
       get: (organisationId, id) => store.find(organisationId, id),
@@ -214,7 +228,7 @@ export class Messages extends Context.Service<Messages, {
           }
           yield* idempotency.eraseForMessage(organisationId, id)
           return erased
-        }).pipe(sql.withTransaction)
+        }).pipe(inTransaction(sql))
       })
     })
   }))

@@ -12,6 +12,7 @@ import { SqlClient, SqlError } from "effect/sql"
 import { AppConfig } from "../Config.ts"
 import { makeGroupCommit } from "../db/GroupCommit.ts"
 import { isTransient } from "../db/SqlErrors.ts"
+import { inTransaction } from "../db/Transaction.ts"
 import { errorBody } from "../domain/Errors.ts"
 import type { MessageStatus } from "../domain/MessageStatus.ts"
 import type { Answer } from "../idempotency/Answer.ts"
@@ -173,7 +174,7 @@ export class Settlement extends Context.Service<Settlement, {
           return credits === "keep" ? [] : [{ organisationId: x.message.organisationId, messageId: x.message.id, kind: credits }]
         }))
         return from.map((f) => f !== undefined)
-      }).pipe(sql.withTransaction)
+      }).pipe(inTransaction(sql))
 
     /** Settles a set; a message that appears twice is settled in a later transaction, in order. */
     const runSet = (items: Arr.NonEmptyReadonlyArray<Item>) =>

@@ -1,6 +1,7 @@
 /** Organisations and their registered sender names: the operator's view of a customer. */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
+import { inTransaction } from "../db/Transaction.ts"
 import { InvalidCursor, NotFound } from "../domain/Errors.ts"
 import { type ListPage, pageOf, positionAfter } from "../domain/NewestFirst.ts"
 import { isUuid } from "../domain/Uuid.ts"
@@ -82,7 +83,7 @@ export class Organisations extends Context.Service<Organisations, {
           yield* sql`INSERT INTO organisations (id, name, sms_enabled, default_sender_name, created_at)
             VALUES (${id}, ${name}, true, ${defaultSenderName}, ${at})`
           yield* upsertSender(id, defaultSenderName, true, at, false)
-        }).pipe(sql.withTransaction)
+        }).pipe(inTransaction(sql))
         return { id, name, smsEnabled: true, defaultSenderName }
       }),
       get: (id) => find(id).pipe(Effect.withSpan("Organisations.get")),
@@ -99,7 +100,7 @@ export class Organisations extends Context.Service<Organisations, {
             WHERE id = ${id}`
           if (changes.defaultSenderName !== undefined) yield* upsertSender(id, changes.defaultSenderName, true, at, true)
           return next
-        }).pipe(sql.withTransaction)
+        }).pipe(inTransaction(sql))
       }),
       list: Effect.fn("Organisations.list")(function*(limit, cursor) {
         const after = yield* positionAfter(cursor)

@@ -17,34 +17,13 @@ import { testNumbers } from "../../simulator/Simulator.ts"
 import { eventually } from "../support/Eventually.ts"
 import { bodyOf, type Creation, messagesPath } from "../support/Messages.ts"
 import { createScratchDatabase } from "../support/ScratchDatabase.ts"
-import { servingLine, type Started, startService } from "../support/ServiceProcess.ts"
-import { adminToken, makeCaller, organisationFactory } from "../support/TestApp.ts"
+import { killAll, serve, type Served } from "../support/ServedProcess.ts"
 
 const databaseUrl = process.env.DATABASE_URL
 
-/** A running process and how to call it. */
-const serve = async (env: Record<string, string>) => {
-  const started = await startService({ SMS_ADMIN_TOKEN: adminToken, LOG_LEVEL: "warn", ...env })
-  running.push(started)
-  await started.waitFor(servingLine)
-  const base = `http://127.0.0.1:${started.port}`
-  const call = makeCaller(async (request) =>
-    fetch(request.url.replace("http://test", base), {
-      method: request.method,
-      headers: request.headers,
-      ...(request.method === "GET" ? {} : { body: await request.text() })
-    }))
-  const admin = (method: string, path: string, body?: unknown) =>
-    call(method, `/admin/v1${path}`, { token: adminToken, ...(body === undefined ? {} : { body }) })
-  return { started, call, admin, newOrg: organisationFactory(admin) }
-}
-type Served = Awaited<ReturnType<typeof serve>>
-
-const running: Array<Started> = []
 const databases: Array<{ readonly drop: () => Promise<void> }> = []
 afterAll(async () => {
-  for (const p of running) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGKILL")
-  await Promise.all(running.map((p) => p.exited))
+  await killAll()
   for (const d of databases) await d.drop()
 })
 
