@@ -44,8 +44,8 @@ const DocsRoutes = Layer.mergeAll(
   HttpApiScalar.layer(Api, { path: docsPath, scalar: { withDefaultFonts: false } })
 )
 
-/** Every route the service answers, for the edge and the Node server. */
-export const routes = routeTable([
+/** Every (method, path) the service answers: the APIs' endpoints, then its plain routes. */
+export const declaredRoutes: ReadonlyArray<readonly [method: string, path: string]> = [
   ...routesOf(Api),
   ...routesOf(AdminApi),
   ...healthPaths,
@@ -53,7 +53,10 @@ export const routes = routeTable([
   ...consolePaths,
   ["GET", openApiPath],
   ["GET", docsPath]
-])
+]
+
+/** Every route the service answers, for the edge and the Node server. */
+export const routes = routeTable(declaredRoutes)
 
 /** Paths that answer a page or a file rather than JSON, whatever the request's Accept. */
 const pagePaths = new Set([docsPath, ...consolePaths.map(([, path]) => path)])
