@@ -18,7 +18,7 @@ import { eventually } from "../support/Eventually.ts"
 import { bodyOf, type Creation, messagesPath } from "../support/Messages.ts"
 import { createScratchDatabase } from "../support/ScratchDatabase.ts"
 import { servingLine, type Started, startService } from "../support/ServiceProcess.ts"
-import { adminToken, makeCaller, organisationFactory } from "../support/TestApp.ts"
+import { adminToken, organisationFactory, remoteCaller } from "../support/TestApp.ts"
 
 const databaseUrl = process.env.DATABASE_URL
 
@@ -27,13 +27,7 @@ const serve = async (env: Record<string, string>) => {
   const started = await startService({ SMS_ADMIN_TOKEN: adminToken, LOG_LEVEL: "warn", ...env })
   running.push(started)
   await started.waitFor(servingLine)
-  const base = `http://127.0.0.1:${started.port}`
-  const call = makeCaller(async (request) =>
-    fetch(request.url.replace("http://test", base), {
-      method: request.method,
-      headers: request.headers,
-      ...(request.method === "GET" ? {} : { body: await request.text() })
-    }))
+  const call = remoteCaller(`http://127.0.0.1:${started.port}`)
   const admin = (method: string, path: string, body?: unknown) =>
     call(method, `/admin/v1${path}`, { token: adminToken, ...(body === undefined ? {} : { body }) })
   return { started, call, admin, newOrg: organisationFactory(admin) }
