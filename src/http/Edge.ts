@@ -70,7 +70,7 @@ const pathOf = (url: string) => {
 }
 
 /**
- * The edge middleware over the routes of `routes`. `pagePaths` answer HTML or other files, not
+ * The edge middleware over the routes of `routes`. `pagePaths` answer HTML, other files or text, not
  * JSON (the docs page, the console and its assets): they are exempt from the Accept check.
  */
 export const makeEdge = (routes: RouteTable, pagePaths: ReadonlySet<string>) =>

@@ -58,8 +58,8 @@ export const declaredRoutes: ReadonlyArray<readonly [method: string, path: strin
 /** Every route the service answers, for the edge and the Node server. */
 export const routes = routeTable(declaredRoutes)
 
-/** Paths that answer a page or a file rather than JSON, whatever the request's Accept. */
-const pagePaths = new Set([docsPath, ...consolePaths.map(([, path]) => path)])
+/** Paths that answer a page, a file or text rather than JSON, whatever the request's Accept. */
+const pagePaths = new Set([docsPath, ...consolePaths.map(([, path]) => path), ...metricsPaths.map(([, path]) => path)])
 
 /** Every route and the edge middleware; needs ServicesLive's services, the AdminToken and a SqlClient. */
 export const HttpAppLive = Layer.mergeAll(
