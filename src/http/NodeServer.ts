@@ -4,7 +4,8 @@
  * large, a request too slow to arrive), CONNECT (the connection used to close with no answer)
  * and an Expect other than 100-continue. Here each of them gets the spec's error body too, and
  * so does a request that arrives while the service is still starting (503). A request whose body
- * breaks after it was routed gets one answer, never two.
+ * breaks after it was routed gets one answer, never two; a client that half-closes once its
+ * request is sent gets its answer.
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { Clock, Effect, Layer, References } from "effect"
@@ -194,6 +195,17 @@ export const answerWhileStarting = (server: Server, log: RefusalLog): Server => 
 }
 
 /**
+ * Lets a client that half-closes its connection once its request is sent (`shutdown(SHUT_WR)`,
+ * `nc -N`) read its answer: by default Node takes the client's FIN for an abort of the requests
+ * in flight and closes the connection unanswered. `httpAllowHalfOpen` is Node's own switch
+ * (undocumented, set by Node's tests): the connection then closes after the last answer.
+ */
+export const answerHalfClosedClients = (server: Server): Server => {
+  ;(server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true
+  return server
+}
+
+/**
  * The listening server on `options`, its refusals answered as JSON and access-logged. HTTP/1.1
  * requests without a Host header are served rather than refused by Node with an empty 400: the
  * service answers nothing that depends on the host.
@@ -204,7 +216,7 @@ export const NodeServerLive = (routes: RouteTable, options: { readonly port: num
     const clock = yield* Clock.Clock
     const log: RefusalLog = { write, nowMillis: () => clock.currentTimeMillisUnsafe() }
     return NodeHttpServer.layer(
-      () => answerWhileStarting(answerNodeRefusals(createServer({ requireHostHeader: false }), routes, log), log),
+      () => answerWhileStarting(answerNodeRefusals(answerHalfClosedClients(createServer({ requireHostHeader: false })), routes, log), log),
       options
     )
   }))

@@ -168,7 +168,7 @@ const allReplies = (raw: string): Array<RawReply> => {
   return replies
 }
 
-describe("a request whose body breaks after it was routed", () => {
+describe("a request whose body breaks after it was routed, a client that half-closes", () => {
   const contacts = "POST /api/sms/v2/contacts/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
   let apiKey: string
   beforeAll(async () => {
@@ -198,6 +198,19 @@ describe("a request whose body breaks after it was routed", () => {
     const replies = allReplies(raw)
     expect(replies).toHaveLength(1)
     expectErrorReply(replies[0]!, 400, "bad_request")
+  })
+
+  it("a request the database must answer, the client half-closing once it is sent (nc -N): answered, then closed", async () => {
+    const raw = await exchange(port, `GET /api/sms/v2/balance/ HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${apiKey}\r\n\r\n`, true)
+    const replies = allReplies(raw)
+    expect(replies.map((r) => [r.status, r.body?.total])).toEqual([[200, 5]])
+  })
+
+  it("a good request then garbage, half-closed: both answered, in order", async () => {
+    const raw = await exchange(port, `GET /api/sms/v2/balance/ HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${apiKey}\r\n\r\nGARBAGE\r\n\r\n`, true)
+    const replies = allReplies(raw)
+    expect(replies.map((r) => r.status)).toEqual([200, 400])
+    expectErrorReply(replies[1]!, 400, "bad_request")
   })
 
   it("a HEAD request the parser refuses: the refusal's headers, no body (RFC 9110 9.3.2)", async () => {
