@@ -230,7 +230,8 @@ const DateTime = TextWith({ format: "date-time" } as Schema.Annotations.Annotati
 export class ClockGroup extends HttpApiGroup.make("clock")
   .add(
     HttpApiEndpoint.get("get", "/clock", {
-      success: Schema.Struct({ now: DateTime, mode: Schema.Literals(["system", "test"]) })
+      success: Schema.Struct({ now: DateTime, mode: Schema.Literals(["system", "test"]) }),
+      error: CommonErrors
     }).annotate(OpenApi.Summary, "The service's current time and whether it is a test clock"),
     HttpApiEndpoint.post("advance", "/clock/advance", {
       payload: Schema.Struct({

@@ -13,14 +13,18 @@ import { Schema } from "effect"
 export const ErrorDetail = Schema.Struct({ field: Schema.String, message: Schema.String })
 export type ErrorDetail = typeof ErrorDetail.Type
 
-const errorFields = <Code extends string>(code: Code) => ({
+const errorFields = <Code extends Schema.Top>(code: Code) => ({
   error: Schema.Struct({
-    code: Schema.Literal(code),
+    code,
     message: Schema.String,
     details: Schema.optionalKey(Schema.Array(ErrorDetail))
   }),
   message_id: Schema.optionalKey(Schema.String)
 })
+
+/** The spec 2.10 error body whatever its code: the shape of every error answer of the service. */
+export const ErrorBody = Schema.Struct(errorFields(Schema.String))
+export type ErrorBody = typeof ErrorBody.Type
 
 export interface ErrorExtras {
   readonly details?: ReadonlyArray<ErrorDetail>
@@ -32,7 +36,7 @@ export interface ErrorExtras {
  * wire; the getter keeps `Effect.catchTag` working.
  */
 const ApiError = <const Tag extends string, const Code extends string>(tag: Tag, code: Code, status: number) => {
-  class Base extends Schema.Error<Base>(tag)(errorFields(code), { httpApiStatus: status }) {
+  class Base extends Schema.Error<Base>(tag)(errorFields(Schema.Literal(code)), { httpApiStatus: status }) {
     static readonly code: Code = code
     static readonly status: number = status
     get _tag(): Tag {

@@ -1,7 +1,7 @@
 /**
  * The HTTP edge: every answer the router or the platform would give outside a handler becomes
- * a JSON body of spec 2.10 — 404/405 for routes, 400 for a path the router cannot decode, 406
- * for Accept, 413 for a body over the limit, 415 for a non-JSON body, 503 with Retry-After while
+ * a JSON body of spec 2.10 — 404/405 for routes, 400 for a path id the router refused that no
+ * field may hold (404 for one it refused only as too long), 406 for Accept, 413 for a body over the limit, 415 for a non-JSON body, 503 with Retry-After while
  * the database cannot be reached, 500 that reveals nothing (logged with its correlation id).
  * Every response carries `X-Request-Id`; every request gets one access-log line.
  */
@@ -70,7 +70,7 @@ const pathOf = (url: string) => {
 }
 
 /**
- * The edge middleware over the routes of `routes`. `pagePaths` answer HTML or other files, not
+ * The edge middleware over the routes of `routes`. `pagePaths` answer HTML, other files or text, not
  * JSON (the docs page, the console and its assets): they are exempt from the Accept check.
  */
 export const makeEdge = (routes: RouteTable, pagePaths: ReadonlySet<string>) =>
@@ -88,14 +88,18 @@ export const makeEdge = (routes: RouteTable, pagePaths: ReadonlySet<string>) =>
         const routeNotFound = () => {
           const allowed = routes.allowedMethods(path)
           if (allowed.length === 0) return errorResponse(404, "not_found", "No such route")
-          const undecodable = allowed.includes(request.method) ? routes.undecodableParams(path) : []
-          return undecodable.length > 0
-            ? errorResponse(400, "validation_error", "Invalid request path", {
-              details: undecodable.map((field) => ({ field, message: "must be percent-encoded UTF-8 text" }))
-            })
-            : errorResponse(405, "method_not_allowed", `${request.method} is not allowed here; use ${allowed.join(", ")}`, {
+          if (!allowed.includes(request.method === "HEAD" ? "GET" : request.method)) {
+            return errorResponse(405, "method_not_allowed", `${request.method} is not allowed here; use ${allowed.join(", ")}`, {
               headers: { allow: allowed.join(", ") }
             })
+          }
+          // A route has this path and method, yet the router refused a parameter: one it cannot
+          // decode, or one longer than it accepts (100 characters). 400 naming those that are no
+          // text a path id may hold, as the API answers them; else 404, as for any id naming nothing.
+          const invalid = routes.invalidParams(path)
+          return invalid.length > 0
+            ? errorResponse(400, "validation_error", "Invalid request path", { details: invalid })
+            : errorResponse(404, "not_found", "No such resource")
         }
 
         const unexpected = (failure: unknown) =>

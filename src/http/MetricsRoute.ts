@@ -8,6 +8,7 @@ import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpApiSchema }
 import { PrometheusMetrics } from "effect/observability"
 import { AdminAuth } from "../admin/AdminApi.ts"
 import { AdminAuthLive } from "../admin/AdminHandlers.ts"
+import { CommonErrors } from "../domain/Errors.ts"
 import { routesOf } from "./Routes.ts"
 import { DatabaseGauges } from "../observability/DatabaseGauges.ts"
 import { registerKnownSeries } from "../observability/Metrics.ts"
@@ -19,7 +20,8 @@ export const prometheusContentType = "text/plain; version=0.0.4; charset=utf-8"
 export class MetricsApi extends HttpApi.make("sms-metrics").add(
   HttpApiGroup.make("metrics")
     .add(HttpApiEndpoint.get("scrape", "/metrics", {
-      success: Schema.String.pipe(HttpApiSchema.asText({ contentType: prometheusContentType }))
+      success: Schema.String.pipe(HttpApiSchema.asText({ contentType: prometheusContentType })),
+      error: CommonErrors
     }))
     .middleware(AdminAuth)
 ) {}

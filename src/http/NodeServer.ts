@@ -3,7 +3,9 @@
  * route sees them: what its parser refuses (a bad request line, an invalid header, headers too
  * large, a request too slow to arrive), CONNECT (the connection used to close with no answer)
  * and an Expect other than 100-continue. Here each of them gets the spec's error body too, and
- * so does a request that arrives while the service is still starting (503).
+ * so does a request that arrives while the service is still starting (503). A request whose body
+ * breaks after it was routed gets one answer, never two; a client that half-closes once its
+ * request is sent gets its answer.
  */
 import { NodeHttpServer } from "@effect/platform-node"
 import { Clock, Effect, Layer, References } from "effect"
@@ -26,8 +28,8 @@ interface Refusal {
   readonly headers?: Readonly<Record<string, string>>
 }
 
-/** The raw HTTP/1.1 bytes of a refusal; the connection is closed after it. */
-const refusalBytes = (refusal: Refusal, requestId: string): string => {
+/** The raw HTTP/1.1 bytes of a refusal, without its body if it answers a HEAD; the connection is closed after it. */
+const refusalBytes = (refusal: Refusal, requestId: string, head: boolean): string => {
   const body = JSON.stringify(errorBody(refusal.code, refusal.message))
   const headers = {
     "content-type": "application/json",
@@ -37,7 +39,7 @@ const refusalBytes = (refusal: Refusal, requestId: string): string => {
     ...refusal.headers
   }
   const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join("")
-  return `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status] ?? ""}\r\n${lines}\r\n${body}`
+  return `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status] ?? ""}\r\n${lines}\r\n${head ? "" : body}`
 }
 
 /** What a request to `path` with a method nobody routes gets: 405 with Allow on a known path, else 404 (as the edge answers). */
@@ -70,13 +72,11 @@ const failingRequestLine = (error: ParserError): RegExpExecArray | null => {
   const packet = error.rawPacket?.toString("latin1") ?? ""
   const stop = Math.min(error.bytesParsed ?? 0, packet.length)
   const boundary = packet.lastIndexOf("\r\n\r\n", stop - 1)
-  const line = requestLine.exec(packet.slice(boundary === -1 ? 0 : boundary + 4))
-  // a method Node knows did not fail as a method: that request broke elsewhere
-  return line !== null && !METHODS.includes(line[1]!) ? line : null
+  return requestLine.exec(packet.slice(boundary === -1 ? 0 : boundary + 4))
 }
 
-/** The answer to a request Node's parser refused with `error`. */
-const parserRefusal = (routes: RouteTable, error: ParserError): Refusal => {
+/** The answer to a request Node's parser refused with `error`, whose request line is `line`. */
+const parserRefusal = (routes: RouteTable, error: ParserError, line: RegExpExecArray | null): Refusal => {
   switch (error.code) {
     case "HPE_HEADER_OVERFLOW":
       return { status: 431, code: "headers_too_large", message: "The request headers are too large" }
@@ -84,10 +84,9 @@ const parserRefusal = (routes: RouteTable, error: ParserError): Refusal => {
       return { status: 413, code: "payload_too_large", message: `Request body exceeds ${maxBodyBytes} bytes` }
     case "ERR_HTTP_REQUEST_TIMEOUT":
       return { status: 408, code: "request_timeout", message: "The request did not arrive in time" }
-    case "HPE_INVALID_METHOD": {
-      const line = failingRequestLine(error)
-      if (line !== null) return unroutedMethod(routes, line[1]!, line[2]!)
-    }
+    case "HPE_INVALID_METHOD":
+      // a method Node knows did not fail as a method: that request broke elsewhere
+      if (line !== null && !METHODS.includes(line[1]!)) return unroutedMethod(routes, line[1]!, line[2]!)
   }
   return { status: 400, code: "bad_request", message: "The request is not valid HTTP/1.1 (request line or headers)" }
 }
@@ -105,23 +104,53 @@ interface RefusalLog {
   readonly nowMillis: () => number
 }
 
-const answer = (socket: Duplex, refusal: Refusal, method: string, path: string, requestId: string, log: RefusalLog) => {
-  socket.end(refusalBytes(refusal, requestId))
+/** Connections being closed after a refusal: later parser errors on them change nothing. */
+const closing = new WeakSet<Duplex>()
+
+/** Closes `socket` once what was written drains (or after refusedLingerMs). */
+const close = (socket: Duplex, bytes?: string) => {
+  closing.add(socket)
+  socket.end(bytes)
   setTimeout(() => socket.destroy(), refusedLingerMs).unref()
+}
+
+const answer = (socket: Duplex, refusal: Refusal, method: string, path: string, requestId: string, log: RefusalLog) => {
+  close(socket, refusalBytes(refusal, requestId, method === "HEAD"))
   log.write?.(accessLine({ method, path, status: refusal.status, ms: 0, requestId }, log.nowMillis()))
 }
 
-/** Makes `server` answer what Node would answer itself with the spec's error body; returns it. */
+/**
+ * Makes `server` answer what Node would answer itself with the spec's error body; returns it.
+ * Apply it before answerWhileStarting (it listens to 'request' events too).
+ */
 export const answerNodeRefusals = (server: Server, routes: RouteTable, log: RefusalLog): Server => {
+  // the last request routed on each connection: the parser may fail in its body, after the routing
+  const routed = new WeakMap<Duplex, IncomingMessage>()
+  server.on("request", (request: IncomingMessage) => void routed.set(request.socket, request))
   server.on("clientError", (error: ParserError, socket: Duplex) => {
+    if (closing.has(socket)) return
     if (error.code === "ECONNRESET" || !socket.writable) {
       socket.destroy()
       return
     }
-    const refuse = () => answer(socket, parserRefusal(routes, error), "-", "-", randomUUID(), log)
-    // a pipelined request still being answered on this connection goes first, whole
+    const line = failingRequestLine(error)
+    const refusal = parserRefusal(routes, error, line)
     const current = (socket as Duplex & { readonly _httpMessage?: ServerResponse | null })._httpMessage
-    if (current !== undefined && current !== null && !current.writableFinished) current.once("finish", refuse)
+    const inFlight = current !== undefined && current !== null && !current.writableFinished ? current : undefined
+    const request = routed.get(socket)
+    if (request !== undefined && !request.complete) {
+      // Its body is broken (bad chunking, cut short): that request gets one answer, the refusal
+      // unless its own answer has begun; its handler, which waits for the rest, ends with the connection.
+      if (inFlight === undefined) close(socket)
+      else if (inFlight.headersSent) inFlight.once("finish", () => close(socket))
+      else answer(socket, refusal, request.method ?? "-", pathOf(request), requestIdOf(request), log)
+      return
+    }
+    const refuse = () => answer(socket, refusal, line?.[1] ?? "-", line?.[2] ?? "-", randomUUID(), log)
+    // A pipelined request still being answered on this connection goes first, whole; the refusal
+    // is written before Node's own 'finish' handler runs, which would close the connection of a
+    // client that half-closed it.
+    if (inFlight !== undefined) inFlight.prependOnceListener("finish", refuse)
     else refuse()
   })
   server.on("connect", (request: IncomingMessage, socket: Duplex) => {
@@ -166,6 +195,17 @@ export const answerWhileStarting = (server: Server, log: RefusalLog): Server => 
 }
 
 /**
+ * Lets a client that half-closes its connection once its request is sent (`shutdown(SHUT_WR)`,
+ * `nc -N`) read its answer: by default Node takes the client's FIN for an abort of the requests
+ * in flight and closes the connection unanswered. `httpAllowHalfOpen` is Node's own switch
+ * (undocumented, set by Node's tests): the connection then closes after the last answer.
+ */
+export const answerHalfClosedClients = (server: Server): Server => {
+  ;(server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true
+  return server
+}
+
+/**
  * The listening server on `options`, its refusals answered as JSON and access-logged. HTTP/1.1
  * requests without a Host header are served rather than refused by Node with an empty 400: the
  * service answers nothing that depends on the host.
@@ -176,7 +216,7 @@ export const NodeServerLive = (routes: RouteTable, options: { readonly port: num
     const clock = yield* Clock.Clock
     const log: RefusalLog = { write, nowMillis: () => clock.currentTimeMillisUnsafe() }
     return NodeHttpServer.layer(
-      () => answerWhileStarting(answerNodeRefusals(createServer({ requireHostHeader: false }), routes, log), log),
+      () => answerWhileStarting(answerNodeRefusals(answerHalfClosedClients(createServer({ requireHostHeader: false })), routes, log), log),
       options
     )
   }))

@@ -1,9 +1,11 @@
 /**
  * Which methods each known path allows, derived from the API definitions, so that a known path
  * with the wrong method answers 405 rather than the router's 404; and which of its parameters
- * the router could not decode, so that such a path answers 400 naming them.
+ * are not text a path id may be, so that a path the router refused answers 400 naming them.
  */
 import { HttpApi, type HttpApiGroup } from "effect/http-api"
+import type { ErrorDetail } from "../domain/Errors.ts"
+import { isStorableText, unstorableTextMessage } from "../domain/Text.ts"
 
 interface RoutePattern {
   readonly pattern: RegExp
@@ -26,12 +28,12 @@ export const routesOf = <Id extends string, Groups extends HttpApiGroup.Constrai
 const toPattern = (path: string): RegExp =>
   new RegExp(`^${path.split("/").map((seg) => (seg.startsWith(":") ? "([^/]+)" : seg.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))).join("/")}$`)
 
-const decodes = (segment: string): boolean => {
+/** What is wrong with a raw path parameter as a path id, if anything. */
+const paramProblem = (segment: string): string | undefined => {
   try {
-    decodeURIComponent(segment)
-    return true
+    return isStorableText(decodeURIComponent(segment)) ? undefined : unstorableTextMessage
   } catch {
-    return false
+    return "must be percent-encoded UTF-8 text"
   }
 }
 
@@ -39,8 +41,11 @@ const decodes = (segment: string): boolean => {
 export interface RouteTable {
   /** The methods the routes of `path` allow, sorted (empty when no route has that path). */
   readonly allowedMethods: (path: string) => ReadonlyArray<string>
-  /** The path parameters of `path` whose percent-encoding is not UTF-8 (the router cannot decode them). */
-  readonly undecodableParams: (path: string) => ReadonlyArray<string>
+  /**
+   * The path parameters of `path` that are no path id: their percent-encoding is not UTF-8 (the
+   * router cannot decode them), or they hold a NUL or an unpaired surrogate (as the API refuses).
+   */
+  readonly invalidParams: (path: string) => ReadonlyArray<ErrorDetail>
 }
 
 /** The route table of the declared routes. */
@@ -62,13 +67,17 @@ export const routeTable = (declared: ReadonlyArray<Route>): RouteTable => {
       for (const r of routes) if (r.pattern.test(path)) for (const m of r.methods) allowed.add(m)
       return [...allowed].sort()
     },
-    undecodableParams: (path) => {
-      const names = new Set<string>()
+    invalidParams: (path) => {
+      const problems = new Map<string, string>()
       for (const r of routes) {
         const match = r.pattern.exec(path)
-        if (match !== null) r.params.forEach((name, i) => decodes(match[i + 1]!) || names.add(name))
+        if (match === null) continue
+        r.params.forEach((field, i) => {
+          const problem = paramProblem(match[i + 1]!)
+          if (problem !== undefined) problems.set(field, problem)
+        })
       }
-      return [...names]
+      return [...problems].map(([field, message]) => ({ field, message }))
     }
   }
 }

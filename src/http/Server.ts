@@ -44,8 +44,8 @@ const DocsRoutes = Layer.mergeAll(
   HttpApiScalar.layer(Api, { path: docsPath, scalar: { withDefaultFonts: false } })
 )
 
-/** Every route the service answers, for the edge and the Node server. */
-export const routes = routeTable([
+/** Every (method, path) the service answers: the APIs' endpoints, then its plain routes. */
+export const declaredRoutes: ReadonlyArray<readonly [method: string, path: string]> = [
   ...routesOf(Api),
   ...routesOf(AdminApi),
   ...healthPaths,
@@ -53,10 +53,13 @@ export const routes = routeTable([
   ...consolePaths,
   ["GET", openApiPath],
   ["GET", docsPath]
-])
+]
 
-/** Paths that answer a page or a file rather than JSON, whatever the request's Accept. */
-const pagePaths = new Set([docsPath, ...consolePaths.map(([, path]) => path)])
+/** Every route the service answers, for the edge and the Node server. */
+export const routes = routeTable(declaredRoutes)
+
+/** Paths that answer a page, a file or text rather than JSON, whatever the request's Accept. */
+const pagePaths = new Set([docsPath, ...consolePaths.map(([, path]) => path), ...metricsPaths.map(([, path]) => path)])
 
 /** Every route and the edge middleware; needs ServicesLive's services, the AdminToken and a SqlClient. */
 export const HttpAppLive = Layer.mergeAll(

@@ -128,12 +128,14 @@ export class Ledger extends Context.Service<Ledger, {
 
     const totals = Effect.fn("Ledger.totals")(function*(organisationId: string) {
       const day = yield* today
+      // float8, not integer: an organisation's lots may hold more than 2^31 - 1 credits in all (each
+      // at most 10^9), and float8 counts exactly up to 2^53
       const [row] = yield* sql<LedgerTotals & { validUntil: string | null }>`SELECT
-          coalesce(sum(amount), 0)::integer AS granted,
-          coalesce(sum(consumed), 0)::integer AS consumed,
-          coalesce(sum(reserved), 0)::integer AS reserved,
-          coalesce(sum(amount - reserved - consumed) FILTER (WHERE valid_until IS NULL OR valid_until >= ${day}::date), 0)::integer AS available,
-          coalesce(sum(amount - reserved - consumed) FILTER (WHERE valid_until < ${day}::date), 0)::integer AS expired_unreserved,
+          coalesce(sum(amount), 0)::float8 AS granted,
+          coalesce(sum(consumed), 0)::float8 AS consumed,
+          coalesce(sum(reserved), 0)::float8 AS reserved,
+          coalesce(sum(amount - reserved - consumed) FILTER (WHERE valid_until IS NULL OR valid_until >= ${day}::date), 0)::float8 AS available,
+          coalesce(sum(amount - reserved - consumed) FILTER (WHERE valid_until < ${day}::date), 0)::float8 AS expired_unreserved,
           (min(valid_until) FILTER (WHERE valid_until >= ${day}::date AND amount - reserved - consumed > 0))::text AS valid_until
         FROM credit_lots WHERE organisation_id = ${organisationId}`
       return row!

@@ -49,6 +49,15 @@ describe(`balance (${backend})`, () => {
     expect(await balanceOf(apiKey)).toEqual({ total: 19, reserved: 0, available: 19, valid_until: sooner })
   })
 
+  it("more than 2^31 - 1 credits in all (three grants of 10^9, the most one grant gives) read exactly", async () => {
+    const { orgId, apiKey } = await app.newOrg()
+    for (let i = 0; i < 3; i++) await grant(orgId, 1_000_000_000)
+    expect(await balanceOf(apiKey)).toEqual({ total: 3_000_000_000, reserved: 0, available: 3_000_000_000, valid_until: null })
+    const org = await app.admin("GET", `/organizations/${orgId}`)
+    expect(org.status, org.text).toBe(200)
+    expect(org.body.balance.total).toBe(3_000_000_000)
+  })
+
   it("a lot valid through today counts (the date is inclusive) and is reported as a YYYY-MM-DD date", async () => {
     const { orgId, apiKey } = await app.newOrg()
     const today = utcDate(0)

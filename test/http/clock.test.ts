@@ -121,6 +121,23 @@ describe(`the test clock through the operator API (${backend})`, () => {
     expect(await clockNow()).toBe(now)
   })
 
+  it("refuses to move the clock past 9999-12-31T00:00:00Z (seconds beyond it, or so many no date holds them), naming the field; the clock stays and still serves", async () => {
+    const now = await clockNow()
+    for (
+      const [body, field] of [
+        [{ seconds: (Date.parse("9999-12-31T00:00:01Z") - now) / 1000 }, "seconds"],
+        [{ seconds: 1e12 }, "seconds"],
+        [{ seconds: 4e33 }, "seconds"],
+        [{ to: "9999-12-31T23:59:59Z" }, "to"]
+      ] as const
+    ) {
+      const reply = await app.admin("POST", "/clock/advance", body)
+      expect(expectValidation(reply), `${JSON.stringify(body)}: ${reply.text}`).toEqual([field])
+    }
+    expect(await clockNow()).toBe(now)
+    expect((await app.call("GET", balancePath, { token: (await app.newOrg()).apiKey })).status).toBe(200)
+  })
+
   it("needs the operator token", async () => {
     expectError(await app.call("GET", "/admin/v1/clock"), 401, "invalid_api_key")
     expectError(await app.call("POST", "/admin/v1/clock/advance", { body: { seconds: 1 } }), 401, "invalid_api_key")

@@ -12,7 +12,7 @@ import { DatabaseLive } from "../../src/db/Database.ts"
 import { answerNodeRefusals, answerWhileStarting, NodeServerLive } from "../../src/http/NodeServer.ts"
 import { HttpAppLive, routes } from "../../src/http/Server.ts"
 import { ServicesLive } from "../../src/Services.ts"
-import { testConfig } from "../support/TestApp.ts"
+import { adminToken, organisationFactory, remoteCaller, testConfig } from "../support/TestApp.ts"
 
 interface RawReply {
   readonly status: number
@@ -36,10 +36,10 @@ const parseReply = (raw: string): RawReply => {
   return { status: Number(statusLine!.split(" ")[1]), headers, body: text === "" ? undefined : JSON.parse(text), raw }
 }
 
-/** Writes `bytes` on a new connection and collects everything until the server closes it (or 5 s). */
-const exchange = (port: number, bytes: string | Buffer) =>
+/** Writes `bytes` on a new connection (then half-closes it if asked) and collects everything until the server closes it (or 5 s). */
+const exchange = (port: number, bytes: string | Buffer, halfClose = false) =>
   new Promise<string>((resolve, reject) => {
-    const socket = connect(port, "127.0.0.1", () => socket.write(bytes))
+    const socket = connect(port, "127.0.0.1", () => (halfClose ? socket.end(bytes) : socket.write(bytes)))
     const chunks: Array<Buffer> = []
     const timer = setTimeout(() => {
       socket.destroy()
@@ -152,6 +152,73 @@ describe("what Node's parser refuses gets the error body", () => {
   it("a method Node knows but no route has (PROPFIND) goes through the edge: 405 JSON", async () => {
     const reply = await ask("PROPFIND /api/sms/v2/balance/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
     expectErrorReply(reply, 405, "method_not_allowed")
+  })
+})
+
+/** The HTTP/1.1 answers in `raw`, in order (Content-Length framed), asserting nothing follows them. */
+const allReplies = (raw: string): Array<RawReply> => {
+  const replies: Array<RawReply> = []
+  let rest = raw
+  while (rest.startsWith("HTTP/1.1 ")) {
+    const reply = parseReply(rest)
+    replies.push(reply)
+    rest = rest.slice(rest.indexOf("\r\n\r\n") + 4 + Number(reply.headers["content-length"] ?? "0"))
+  }
+  expect(rest, "bytes after the answers").toBe("")
+  return replies
+}
+
+describe("a request whose body breaks after it was routed, a client that half-closes", () => {
+  const contacts = "POST /api/sms/v2/contacts/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+  let apiKey: string
+  beforeAll(async () => {
+    const call = remoteCaller(`http://127.0.0.1:${port}`)
+    const admin = (method: string, path: string, body?: unknown) =>
+      call(method, `/admin/v1${path}`, { token: adminToken, ...(body === undefined ? {} : { body }) })
+    apiKey = (await organisationFactory(admin)({ credits: 5 })).apiKey
+  })
+
+  it("a broken chunk after the headers: one answer, never the route's then the parser's", async () => {
+    const replies = allReplies(await exchange(port, `${contacts}Transfer-Encoding: chunked\r\n\r\nzz\r\n`))
+    expect(replies).toHaveLength(1)
+    // the route may answer first (its 401 does not wait for the body), else the parser's refusal goes out
+    expect([401, 400]).toContain(replies[0]!.status)
+    expect(Object.keys(replies[0]!.body)).toEqual(["error"])
+  })
+
+  it("a body cut short by the client's half-close while its handler waits for it: one answer, 400 bad_request", async () => {
+    const raw = await exchange(port, `${contacts}Authorization: Bearer ${apiKey}\r\nContent-Length: 50\r\n\r\n{"phone_number":`, true)
+    const replies = allReplies(raw)
+    expect(replies).toHaveLength(1)
+    expectErrorReply(replies[0]!, 400, "bad_request")
+  })
+
+  it("a broken chunk while its handler waits for the body: one answer, 400 bad_request", async () => {
+    const raw = await exchange(port, `${contacts}Authorization: Bearer ${apiKey}\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}XX`)
+    const replies = allReplies(raw)
+    expect(replies).toHaveLength(1)
+    expectErrorReply(replies[0]!, 400, "bad_request")
+  })
+
+  it("a request the database must answer, the client half-closing once it is sent (nc -N): answered, then closed", async () => {
+    const raw = await exchange(port, `GET /api/sms/v2/balance/ HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${apiKey}\r\n\r\n`, true)
+    const replies = allReplies(raw)
+    expect(replies.map((r) => [r.status, r.body?.total])).toEqual([[200, 5]])
+  })
+
+  it("a good request then garbage, half-closed: both answered, in order", async () => {
+    const raw = await exchange(port, `GET /api/sms/v2/balance/ HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${apiKey}\r\n\r\nGARBAGE\r\n\r\n`, true)
+    const replies = allReplies(raw)
+    expect(replies.map((r) => r.status)).toEqual([200, 400])
+    expectErrorReply(replies[1]!, 400, "bad_request")
+  })
+
+  it("a HEAD request the parser refuses: the refusal's headers, no body (RFC 9110 9.3.2)", async () => {
+    const raw = await exchange(port, "HEAD /health HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n")
+    expect(raw).toMatch(/^HTTP\/1\.1 400 /)
+    expect(raw).toMatch(/\r\ncontent-type: application\/json\r\n/)
+    expect(raw).toMatch(/\r\ncontent-length: [1-9]\d*\r\n/)
+    expect(raw.indexOf("\r\n\r\n")).toBe(raw.length - 4)
   })
 })
 

@@ -94,6 +94,19 @@ describe(`path ids and the cursor (${backend})`, () => {
     }
   )
 
+  it.each([
+    ["GET", "/api/sms/v2/messages/ID/", "message_id"],
+    ["HEAD", "/api/sms/v2/messages/ID/", "message_id"],
+    ["GET", "/api/sms/v2/message-batches/ID/messages/", "batch_id"]
+  ])("a path id longer than the router takes (100 characters) is judged like any other: %s %s", async (method, path, field) => {
+    const nul = await app.call(method, path.replace("ID", "%00".repeat(101)), { token: org.apiKey })
+    if (method === "HEAD") expect(nul.status).toBe(400)
+    else expect(expectValidation(nul)).toEqual([field])
+    const long = await app.call(method, path.replace("ID", "x".repeat(101)), { token: org.apiKey })
+    if (method === "HEAD") expect(long.status).toBe(404)
+    else expectError(long, 404, "not_found")
+  })
+
   it("a bad path id is refused before the permission check, like any other validation", async () => {
     const other = await app.newOrg({ permissions: ["balance.read"] })
     expect(expectValidation(await app.call("GET", "/api/sms/v2/messages/%00/", { token: other.apiKey }))).toEqual(["message_id"])
@@ -121,6 +134,11 @@ describe(`operator API (${backend})`, () => {
     const body = method === "GET" ? undefined : path.endsWith("credits") ? { amount: 1 } : path.includes("senders") ? { active: true } : method === "POST" && path.endsWith("api-keys") ? { permissions: [] } : {}
     const res = await app.admin(method, path.replace("ORG", org.orgId), body)
     expect(expectValidation(res)).toEqual([field])
+  })
+
+  it("a path id longer than the router takes: a NUL in it is a validation_error naming it, else 404", async () => {
+    expect(expectValidation(await app.admin("GET", `/organizations/${"%00".repeat(101)}`))).toEqual(["org_id"])
+    expectError(await app.admin("GET", `/organizations/${"x".repeat(101)}`), 404, "not_found")
   })
 
   it("a well-formed unknown key id stays 404", async () => {

@@ -61,6 +61,14 @@ describe("GET /metrics", () => {
     expectPlainError(await app.call("GET", "/metrics", { token: apiKey }), 401, "invalid_api_key")
   })
 
+  it("answers its text whatever the Accept: text/plain alone, or a client that asks for HTML", async () => {
+    for (const accept of ["text/plain", "text/html"]) {
+      const res = await app.call("GET", "/metrics", { token: adminToken, headers: { accept } })
+      expect(res.status, res.text).toBe(200)
+      expect(res.headers.get("content-type")).toBe(prometheusContentType)
+    }
+  })
+
   it("answers 405 to another method", async () => {
     const res = await app.call("POST", "/metrics", { token: adminToken, body: {} })
     expectPlainError(res, 405, "method_not_allowed")

@@ -6,7 +6,7 @@
 import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { root, servingLine, type Started, startService } from "./ServiceProcess.ts"
-import { adminToken, type CallOptions, makeCaller, organisationFactory, type Reply } from "./TestApp.ts"
+import { adminToken, organisationFactory, remoteCaller } from "./TestApp.ts"
 
 const processes: Array<Started> = []
 
@@ -16,12 +16,7 @@ export const serve = async (env: Record<string, string>) => {
   processes.push(started)
   await started.waitFor(servingLine)
   const base = `http://127.0.0.1:${started.port}`
-  const call: (method: string, path: string, options?: CallOptions) => Promise<Reply> = makeCaller(async (request) =>
-    fetch(request.url.replace("http://test", base), {
-      method: request.method,
-      headers: request.headers,
-      ...(request.method === "GET" ? {} : { body: await request.text() })
-    }))
+  const call = remoteCaller(base)
   const admin = (method: string, path: string, body?: unknown) =>
     call(method, `/admin/v1${path}`, { token: adminToken, ...(body === undefined ? {} : { body }) })
   return { started, base, call, admin, newOrg: organisationFactory(admin) }

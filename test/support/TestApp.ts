@@ -96,6 +96,15 @@ async (method: string, path: string, options: CallOptions = {}): Promise<Reply> 
   return { status: res.status, headers: res.headers, text, body: parsed }
 }
 
+/** `makeCaller` over the network: every call goes to the service listening at `base` (`http://127.0.0.1:<port>`). */
+export const remoteCaller = (base: string) =>
+  makeCaller(async (request) =>
+    fetch(request.url.replace("http://test", base), {
+      method: request.method,
+      headers: request.headers,
+      ...(request.method === "GET" ? {} : { body: await request.text() })
+    }))
+
 /** A simulated death of the process at a chosen point of a provider call. */
 export class SimulatedCrash extends Error {
   readonly simulatedCrash = true
