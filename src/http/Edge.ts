@@ -122,7 +122,10 @@ export const makeEdge = (routes: RouteTable, pagePaths: ReadonlySet<string>) =>
         const fallback = answered.status >= 400 && (answered.body._tag === "Empty" || answered.status === 415)
           ? platformAnswers[answered.status]
           : undefined
-        const response = HttpServerResponse.setHeader(fallback?.() ?? answered, requestIdHeader, requestId)
+        const identified = HttpServerResponse.setHeader(fallback?.() ?? answered, requestIdHeader, requestId)
+        // the rest of a body over the limit is not read: the connection closes after the 413, and
+        // says so (a chunked one was closed while the answer announced keep-alive)
+        const response = identified.status === 413 ? HttpServerResponse.setHeader(identified, "connection", "close") : identified
 
         if (write !== undefined) {
           const ms = Math.round(Number(clock.currentTimeNanosUnsafe() - started) / 10_000) / 100

@@ -213,6 +213,16 @@ describe("a request whose body breaks after it was routed, a client that half-cl
     expectErrorReply(replies[1]!, 400, "bad_request")
   })
 
+  it("a chunked body far over 64 KiB: 413 saying Connection: close, and the connection closes (it announced keep-alive, then closed)", async () => {
+    const body = `{"phone_number":"+261340000001","address":"${"x".repeat(420_000)}"}`
+    const half = body.length >> 1
+    const chunks = `${half.toString(16)}\r\n${body.slice(0, half)}\r\n${(body.length - half).toString(16)}\r\n${body.slice(half)}\r\n0\r\n\r\n`
+    const replies = allReplies(await exchange(port, `${contacts}Authorization: Bearer ${apiKey}\r\nTransfer-Encoding: chunked\r\n\r\n${chunks}`))
+    expect(replies).toHaveLength(1)
+    expectErrorReply(replies[0]!, 413, "payload_too_large")
+    expect(replies[0]!.headers.connection).toBe("close")
+  })
+
   it("a HEAD request the parser refuses: the refusal's headers, no body (RFC 9110 9.3.2)", async () => {
     const raw = await exchange(port, "HEAD /health HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n")
     expect(raw).toMatch(/^HTTP\/1\.1 400 /)
