@@ -29,7 +29,8 @@ export default {
   jsonReporter: { fileName: "reports/mutation/mutation.json" },
   clearTextReporter: { allowColor: false, logTests: false, maxTestsToLog: 0, reportScoreTable: true, reportMutants: true },
   tempDirName: ".stryker-tmp",
-  // a loaded machine: a test that is merely slow must not read as a mutant's infinite loop
-  timeoutMS: 20_000,
+  // beyond 1.5 times the covering tests' own time: a mutant's infinite loop costs this much per
+  // mutant, and a merely slow test on a loaded machine must not read as one
+  timeoutMS: 10_000,
   thresholds: { high: 90, low: 80, break: null }
 }

@@ -69,6 +69,16 @@ describe("error classes", () => {
     expect(Object.keys(Errors.NotFound.withMessage("none")).sort()).toEqual(["error"])
   })
 
+  it("encodes details field by field (the wire body of a validation error)", () => {
+    const details = [{ field: "to", message: "must be a Malagasy mobile number" }]
+    expect(Schema.encodeSync(Errors.ValidationError)(Errors.ValidationError.withMessage("bad", { details, messageId: "m-1" }))).toEqual({
+      error: { code: "validation_error", message: "bad", details },
+      message_id: "m-1"
+    })
+    expect(() => Schema.decodeUnknownSync(Errors.ValidationError)({ error: { code: "validation_error", message: "m", details: [{ field: 1 }] } }))
+      .toThrow()
+  })
+
   it("errorBody writes the same body without a schema", () => {
     expect(errorBodyKeys(Errors.errorBody("not_found", "none"))).toEqual({ top: ["error"], error: ["code", "message"] })
     expect(Errors.errorBody("validation_error", "bad", { details: [{ field: "f", message: "m" }], messageId: "x" })).toEqual({

@@ -45,6 +45,7 @@ describe("pageOf", () => {
     expect(pageOf(rows, 3)).toEqual({ rows, nextCursor: undefined })
     expect(pageOf(rows, 5)).toEqual({ rows, nextCursor: undefined })
     expect(pageOf([], 5)).toEqual({ rows: [], nextCursor: undefined })
+    expect(pageOf(rows, 0)).toEqual({ rows: [], nextCursor: undefined })
   })
 })
 

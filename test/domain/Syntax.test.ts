@@ -21,6 +21,14 @@ describe("Malagasy mobile numbers", () => {
     expect(() => Schema.decodeUnknownSync(PhoneNumber)(n)).toThrow(/must be a Malagasy mobile number: \+2613 followed by 8 digits/)
   })
 
+  it("are documented with a description and an example", () => {
+    expect(Schema.toJsonSchemaDocument(PhoneNumber).schema).toMatchObject({
+      type: "string",
+      description: "Malagasy mobile number in E.164 form",
+      examples: ["+261340000001"]
+    })
+  })
+
   it("mask all but the operator prefix and the last two digits", () => {
     expect(maskPhone("+261341234567")).toBe("+26134*****67")
     expect(maskPhone("+2613412")).toBe("+2613412")
@@ -60,7 +68,13 @@ describe("storable text", () => {
     expect(() => Schema.decodeUnknownSync(Text)(s)).toThrow(unstorableTextMessage)
   })
 
-  it("keeps the annotations of a field built with TextWith, and refuses what Text refuses", () => {
+  it("says what is wrong in a plain message", () => {
+    expect(unstorableTextMessage).toBe("must not contain NUL characters or unpaired UTF-16 surrogates")
+  })
+
+  it("keeps the annotations of a field built with TextWith or annotated after the check, and refuses what Text refuses", () => {
+    expect(Schema.toJsonSchemaDocument(Text.annotate({ description: "annotated after" })).schema)
+      .toEqual({ type: "string", description: "annotated after" })
     const Field = TextWith({ description: "a described field", format: "email" })
     expect(Schema.toJsonSchemaDocument(Field).schema).toEqual({ type: "string", description: "a described field", format: "email" })
     expect(Schema.toJsonSchemaDocument(Text).schema).toEqual({ type: "string" })
