@@ -27,7 +27,11 @@ export const allocate = (
   for (const r of reservations) {
     let left = r.credits
     while (left > 0) {
-      while (lot < lots.length && free[lot]! === 0) lot++
+      while (
+        // Stryker disable next-line ConditionalExpression,EqualityOperator: free[lots.length] is undefined, never 0: the loop stops at the end without the bound
+        lot < lots.length &&
+        free[lot]! === 0
+      ) lot++
       if (lot === lots.length) return undefined
       const take = Math.min(left, free[lot]!)
       free[lot] = free[lot]! - take

@@ -9,7 +9,12 @@ export const isCalendarDate = (s: string): boolean => {
   if (m === null) return false
   const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])]
   const date = new Date(Date.UTC(y, mo - 1, d))
-  return date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d
+  // a day past its month's end lands in another month, on another day number: either check alone refuses it
+  return date.getUTCFullYear() === y &&
+    // Stryker disable next-line ConditionalExpression: equivalent, the day check refuses what this one would
+    date.getUTCMonth() === mo - 1 &&
+    // Stryker disable next-line ConditionalExpression: equivalent, the month check refuses what this one would
+    date.getUTCDate() === d
 }
 
 /** A calendar date string, `YYYY-MM-DD`. */

@@ -25,7 +25,11 @@ export const checkContent = (
       details: [{ field: "text", message: describeSegments(count) }]
     })
   }
-  if (input.sender_name !== undefined && !isValidSenderName(input.sender_name)) {
+  if (
+    // Stryker disable next-line ConditionalExpression: equivalent, isValidSenderName(undefined) tests "undefined", a valid name
+    input.sender_name !== undefined &&
+    !isValidSenderName(input.sender_name)
+  ) {
     return InvalidSenderName.withMessage("sender_name must be 1 to 11 ASCII letters, digits or internal spaces", {
       details: [{ field: "sender_name", message: "must be 1 to 11 ASCII letters, digits or internal spaces" }]
     })

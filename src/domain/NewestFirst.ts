@@ -16,7 +16,7 @@ export interface ListPosition {
 
 /** The cursor of the page after `row`. */
 export const encodeListCursor = (row: ListPosition): string =>
-  Buffer.from(`${row.createdAt.toISOString()}|${row.id}`, "utf8").toString("base64url")
+  Buffer.from(`${row.createdAt.toISOString()}|${row.id}`).toString("base64url")
 
 /** The position a cursor continues after, or undefined when it is not a cursor of such a list. */
 export const decodeListCursor = (cursor: string): ListPosition | undefined => {

@@ -50,11 +50,18 @@ const GSM_ESCAPE = 0x1b
 const gsmSeptet: ReadonlyMap<number, number> = (() => {
   const m = new Map<number, number>()
   // GSM_BASIC skips the escape (0x1B), so the characters after it sit one septet further
-  for (let i = 0; i < GSM_BASIC.length; i++) m.set(GSM_BASIC.charCodeAt(i), i < GSM_ESCAPE ? i : i + 1)
-  for (let i = 0; i < GSM_EXTENSION.length; i++) m.set(GSM_EXTENSION.charCodeAt(i), (GSM_ESCAPE << 8) | GSM_EXTENSION_CODES[i]!)
+  // Stryker disable next-line EqualityOperator: one step past the end sets the key NaN, which charCodeAt never returns
+  for (let i = 0; i < GSM_BASIC.length; i++) {
+    m.set(GSM_BASIC.charCodeAt(i), i < GSM_ESCAPE ? i : i + 1)
+  }
+  // Stryker disable next-line EqualityOperator: one step past the end sets the key NaN, which charCodeAt never returns
+  for (let i = 0; i < GSM_EXTENSION.length; i++) {
+    m.set(GSM_EXTENSION.charCodeAt(i), (GSM_ESCAPE << 8) | GSM_EXTENSION_CODES[i]!)
+  }
   return m
 })()
 
+// Stryker disable next-line EqualityOperator: no septet is 0xFF (basic ones are at most 0x7F, escaped ones at least 0x1B0A)
 const septetCost = (septet: number): 1 | 2 => (septet > 0xff ? 2 : 1)
 
 const GSM_SINGLE = 160
@@ -78,7 +85,12 @@ const segmentStarts = (text: string, encoding: Encoding, capacity: number): Arra
     let cost: number
     if (encoding === "GSM-7") {
       cost = septetCost(gsmSeptet.get(text.charCodeAt(i))!)
-    } else if (isHigh(text.charCodeAt(i)) && i + 1 < text.length && isLow(text.charCodeAt(i + 1))) {
+    } else if (
+      isHigh(text.charCodeAt(i)) &&
+      // Stryker disable next-line ConditionalExpression,EqualityOperator,ArithmeticOperator: past the end charCodeAt is NaN, which isLow refuses
+      i + 1 < text.length &&
+      isLow(text.charCodeAt(i + 1))
+    ) {
       cost = 2
       i++
     } else {
@@ -105,7 +117,10 @@ export const countSegments = (text: string): SegmentCount => {
       septets += septetCost(septet)
       continue
     }
-    const pair = isHigh(code) && i + 1 < text.length && isLow(text.charCodeAt(i + 1))
+    const pair = isHigh(code) &&
+      // Stryker disable next-line ConditionalExpression,EqualityOperator,ArithmeticOperator: past the end charCodeAt is NaN, which isLow refuses
+      i + 1 < text.length &&
+      isLow(text.charCodeAt(i + 1))
     const char = pair ? text.slice(i, i + 2) : text[i]!
     if (pair) i++
     forced ??= []
@@ -121,6 +136,7 @@ export const countSegments = (text: string): SegmentCount => {
     return { encoding: "GSM-7", units: septets, segments, forcedBy: [] }
   }
   const units = text.length
+  // Stryker disable next-line StringLiteral: equivalent, segmentStarts reads any encoding but GSM-7 as UCS-2
   const segments = units <= UCS2_SINGLE ? 1 : segmentStarts(text, "UCS-2", UCS2_MULTI).length
   return { encoding: "UCS-2", units, segments, forcedBy: forced }
 }
@@ -135,8 +151,10 @@ export interface EncodedSegments {
 const encodeGsm7 = (text: string, septets: number): Uint8Array => {
   const out = new Uint8Array(septets)
   let o = 0
+  // Stryker disable next-line EqualityOperator: equivalent, a write past the end of a Uint8Array is dropped
   for (let i = 0; i < text.length; i++) {
     const septet = gsmSeptet.get(text.charCodeAt(i))!
+    // Stryker disable next-line EqualityOperator: no septet is 0xFF (basic ones are at most 0x7F, escaped ones at least 0x1B0A)
     if (septet > 0xff) out[o++] = GSM_ESCAPE
     out[o++] = septet & 0xff
   }
@@ -145,6 +163,7 @@ const encodeGsm7 = (text: string, septets: number): Uint8Array => {
 
 const encodeUcs2 = (text: string): Uint8Array => {
   const out = new Uint8Array(text.length * 2)
+  // Stryker disable next-line EqualityOperator: equivalent, a write past the end of a Uint8Array is dropped
   for (let i = 0; i < text.length; i++) {
     const unit = text.charCodeAt(i)
     out[2 * i] = unit >> 8
@@ -175,6 +194,7 @@ const MAX_LISTED = 10
 
 /** Invisible or layout characters are shown as U+XXXX so the message stays one readable line. */
 const showChar = (c: string): string =>
+  // Stryker disable next-line Regex: `c` is one code point, so the anchors cannot change the answer
   /^[\p{C}\p{Z}\p{M}]$/u.test(c)
     ? "U+" + c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")
     : c
@@ -182,6 +202,7 @@ const showChar = (c: string): string =>
 /** One-line English description of a count, used in validation errors. */
 export const describeSegments = (c: SegmentCount): string => {
   const base = `text needs ${c.segments} segment${c.segments === 1 ? "" : "s"} in ${c.encoding} (at most ${maxSegments} allowed)`
+  // Stryker disable next-line LogicalOperator,ConditionalExpression: countSegments lists forcing characters exactly when it picks UCS-2, so either half decides alone
   if (c.encoding !== "UCS-2" || c.forcedBy.length === 0) return base
   const listed = c.forcedBy.slice(0, MAX_LISTED).map(showChar).join(", ")
   const more = c.forcedBy.length > MAX_LISTED ? ` and ${c.forcedBy.length - MAX_LISTED} more` : ""

@@ -335,3 +335,63 @@ describe("encodeSegments", () => {
     expect(Array.from(segments[1]!.slice(0, 4))).toEqual([0xd8, 0x3d, 0xde, 0x00])
   })
 })
+
+/** Distinct non-GSM code points of a text, lone surrogates as themselves, in order (forcedBy's reference). */
+const referenceForced = (text: string) => [...new Set(Array.from(text).filter((c) => !gsm.has(c)))]
+
+describe("surrogates at the edges of their ranges", () => {
+  // a two-unit sequence placed where a 67-unit segment ends: a pair opens the next segment, two
+  // single units do not; and forcedBy names a pair as one character, lone surrogates one by one
+  const sequences = [
+    ["a pair, lowest", "\ud800\udc00"],
+    ["a pair, highest", "\udbff\udfff"],
+    ["a BMP letter before a low surrogate", "ж\udc00"],
+    ["the unit below the high range before a low surrogate", "\ud7ff\udc00"],
+    ["a low surrogate before another", "\udc00\udc00"],
+    ["a private-use unit before a low surrogate", "\ue000\udfff"],
+    ["the last BMP unit before a low surrogate", "\uffff\udc00"],
+    ["two high surrogates", "\ud800\ud800"],
+    ["a high surrogate before the unit above the low range", "\udbff\ue000"],
+    ["a high surrogate before the unit below the low range", "\ud800\udbff"],
+    ["a high surrogate at the very end", "ж\ud800"]
+  ] as const
+
+  it.each(sequences)("%s: counted, cut and listed as the reference does", (_name, seq) => {
+    for (const text of [rep("ж", 66) + seq + rep("ж", 10), rep("ж", 65) + seq + rep("ж", 10), seq, rep("ж", 66) + seq]) {
+      const ref = referenceSegments(text)
+      const count = countSegments(text)
+      expect(count.segments, JSON.stringify(text.slice(60))).toBe(ref.chunks.length)
+      expect(count.forcedBy, JSON.stringify(seq)).toEqual(referenceForced(text))
+      expect(encodeSegments(text).segments.map((s) => Array.from(s))).toEqual(ref.chunks.map((c) => referenceBytes(c, "UCS-2")))
+    }
+  })
+
+  it("matches the reference for texts mixing lone surrogates, pairs and edge units", () => {
+    const edgeUnit = fc.constantFrom("\ud800", "\udbff", "\udc00", "\udfff", "\ud7ff", "\ue000", "\uffff", emoji, "ж", "a")
+    fc.assert(
+      fc.property(fc.string({ unit: edgeUnit, minLength: 1, maxLength: 160 }), (t) => {
+        const ref = referenceSegments(t)
+        expect(countSegments(t).segments).toBe(ref.chunks.length)
+        expect(countSegments(t).forcedBy).toEqual(referenceForced(t))
+        expect(encodeSegments(t).segments.map((s) => Array.from(s))).toEqual(ref.chunks.map((c) => referenceBytes(c, ref.encoding)))
+      }),
+      { numRuns: 300 }
+    )
+  })
+})
+
+describe("single-segment texts near the limit", () => {
+  it.each([154, 159, 160])("%i GSM-7 septets are sent as one segment, not cut at 153", (n) => {
+    expect(encodeSegments(rep("a", n)).segments.map((s) => s.length)).toEqual([n])
+  })
+
+  it.each([68, 70])("%i UCS-2 units are sent as one segment, not cut at 67", (n) => {
+    expect(encodeSegments(rep("ж", n)).segments.map((s) => s.length)).toEqual([2 * n])
+  })
+
+  it("lists exactly ten forcing characters without an `and N more`", () => {
+    expect(describeSegments(countSegments("абвгдежзий"))).toBe(
+      "text needs 1 segment in UCS-2 (at most 2 allowed); UCS-2 forced by: а, б, в, г, д, е, ж, з, и, й"
+    )
+  })
+})

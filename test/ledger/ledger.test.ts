@@ -181,6 +181,16 @@ layer(LedgerTestLayer, { excludeTestServices: true })(`Ledger examples (${backen
       expect((yield* holdRows(org)).map((h) => h.amount)).toEqual([2, 2, 1])
     })))
 
+  it.effect("a refusal says how many credits were needed and how many were available", () =>
+    atStart(Effect.gen(function*() {
+      const ledger = yield* Ledger
+      const org = yield* newOrganisation
+      yield* ledger.grant(org, 2, null)
+      yield* ledger.grant(org, 1, addDays(today, 1))
+      const error = yield* Effect.flip(ledger.reserve(org, [{ messageId: m1, credits: 2 }, { messageId: m2, credits: 2 }]))
+      expect("error" in error ? error.error : error).toEqual({ code: "insufficient_credits", message: "Not enough valid credits: 4 needed, 3 available" })
+    })))
+
   it.effect("settlement is idempotent: a second consume, a late release and unknown ids are no-ops", () =>
     atStart(Effect.gen(function*() {
       const ledger = yield* Ledger

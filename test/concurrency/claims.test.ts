@@ -1,0 +1,95 @@
+/**
+ * The claims of the background work on PostgreSQL (src/dispatch/WorkQueue.ts): two dispatchers
+ * claiming at the same time never wait on each other's rows; the second takes what the first
+ * has not locked (`FOR UPDATE SKIP LOCKED`). The embedded PGlite serves one connection at a time,
+ * so only PostgreSQL can tell: without DATABASE_URL the block is skipped and its name says why.
+ *
+ * How "never waits" is observed without timing anything: the first dispatcher claims inside a
+ * transaction it keeps open (its rows stay locked) until the second has finished; the second
+ * claims with `lock_timeout` set, so if its claim ever waited for a locked row it would fail with
+ * lock_not_available instead of returning (without SKIP LOCKED, it waits for the first's rows).
+ */
+import { Deferred, Effect, Fiber } from "effect"
+import { SqlClient } from "effect/sql"
+import { randomUUID } from "node:crypto"
+import { afterAll, describe, expect, it } from "vitest"
+import { WorkQueue } from "../../src/dispatch/WorkQueue.ts"
+import type { MessageRow } from "../../src/messages/MessageBody.ts"
+import { makeTestApp } from "../support/TestApp.ts"
+
+const databaseUrl = process.env.DATABASE_URL
+
+describe.skipIf(!databaseUrl)("needs PostgreSQL (set DATABASE_URL; the embedded PGlite serves one connection at a time)", () => {
+  const app = makeTestApp({ label: "claims" })
+  afterAll(() => app.dispose())
+
+  /** `n` scheduled messages of a new organisation, due in an hour; their ids. */
+  const scheduled = async (n: number): Promise<ReadonlyArray<string>> => {
+    const { apiKey } = await app.newOrg({ credits: n })
+    const sendAt = new Date(Date.now() + 3_600_000).toISOString()
+    const ids: Array<string> = []
+    for (let i = 0; i < n; i++) {
+      const res = await app.call("POST", "/api/sms/v2/messages/", {
+        token: apiKey,
+        headers: { "idempotency-key": `claims-${randomUUID()}` },
+        body: { to: `+26134${String(i).padStart(7, "0")}`, text: "claimed", send_at: sendAt }
+      })
+      expect(res.status, res.text).toBe(202)
+      ids.push(res.body.id)
+    }
+    return ids
+  }
+
+  /**
+   * Runs `claim` as the first dispatcher, in a transaction held open (its rows locked) while
+   * `claim` runs again as the second one, with lock_timeout; then lets the first commit.
+   */
+  const twoDispatchers = <E>(claim: (worker: string) => Effect.Effect<ReadonlyArray<MessageRow>, E, WorkQueue>) =>
+    app.run(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const claimedFirst = yield* Deferred.make<ReadonlyArray<MessageRow>>()
+      const release = yield* Deferred.make<void>()
+      const first = yield* Effect.forkChild(
+        Effect.gen(function*() {
+          const rows = yield* claim(randomUUID())
+          yield* Deferred.succeed(claimedFirst, rows)
+          yield* Deferred.await(release)
+          return rows
+        }).pipe(sql.withTransaction)
+      )
+      const firstRows = yield* Deferred.await(claimedFirst)
+      const secondRows = yield* Effect.gen(function*() {
+        yield* sql`SET LOCAL lock_timeout = '5s'`
+        return yield* claim(randomUUID())
+      }).pipe(
+        sql.withTransaction,
+        Effect.catchCause((cause) => Effect.succeed(`the second claim failed: ${cause}`)),
+        Effect.ensuring(Deferred.succeed(release, undefined))
+      )
+      yield* Fiber.join(first)
+      return { first: firstRows.map((m) => m.id), second: typeof secondRows === "string" ? secondRows : secondRows.map((m) => m.id) }
+    }))
+
+  it("two dispatchers claiming due messages at once never wait on each other's rows", async () => {
+    const ids = await scheduled(6)
+    const at = new Date(Date.now() + 7_200_000)
+    const { first, second } = await twoDispatchers((worker) => Effect.flatMap(WorkQueue, (q) => q.claimDue(at, 3, worker)))
+    expect(first).toHaveLength(3)
+    expect(second, "the second dispatcher's claim").toEqual(expect.any(Array))
+    expect([...first, ...second].sort(), "each due message claimed once, by one of them").toEqual([...ids].sort())
+  }, 60_000)
+
+  it("two verifiers claiming due unknown messages at once never wait on each other's rows", async () => {
+    const ids = await scheduled(6)
+    // straight to `unknown` with a verification due (the state a lost provider answer leaves)
+    await app.run(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`UPDATE messages SET status = 'unknown', verify_at = now() WHERE id = ANY(${ids}::uuid[])`
+    }))
+    const at = new Date(Date.now() + 7_200_000)
+    const { first, second } = await twoDispatchers(() => Effect.flatMap(WorkQueue, (q) => q.claimVerification(at, 3, 5_000)))
+    expect(first).toHaveLength(3)
+    expect(second, "the second verifier's claim").toEqual(expect.any(Array))
+    expect([...first, ...second].sort(), "each due message claimed once, by one of them").toEqual([...ids].sort())
+  }, 60_000)
+})
