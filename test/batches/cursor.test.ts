@@ -21,7 +21,7 @@ describe("batch cursors", () => {
   it("are refused for another batch, even when signed for it", () => {
     expect(decodeCursor(secret, otherBatch, encodeCursor(secret, batch, 3))).toBeUndefined()
     // a payload naming the other batch, with this batch's signature
-    expect(decodeCursor(secret, otherBatch, `${b64(`${otherBatch}:3`)}.${sign(`cursor\n${batch}:3`)}`)).toBeUndefined()
+    expect(decodeCursor(secret, batch, `${b64(`${otherBatch}:3`)}.${sign(`cursor\n${batch}:3`)}`)).toBeUndefined()
   })
 
   it("are refused when forged: another position, another key, no prefix, a changed signature", () => {
@@ -46,6 +46,13 @@ describe("batch cursors", () => {
     ["something before the batch", `${b64(`x${batch}:3`)}.${sign(`cursor\nx${batch}:3`)}`]
   ])("are refused with %s", (_name, cursor) => {
     expect(decodeCursor(secret, batch, cursor)).toBeUndefined()
+  })
+
+  it("are exactly what was issued: something before or after a signed payload is refused", () => {
+    const signature = sign(`cursor\n${batch}:3`)
+    expect(decodeCursor(secret, batch, `${b64(`x${batch}:3`)}.${signature}`)).toBeUndefined()
+    expect(decodeCursor(secret, batch, `${b64(`${batch}:3x`)}.${signature}`)).toBeUndefined()
+    expect(decodeCursor(secret, batch, `${b64(`${batch}:3`)}.${signature}`)).toBe(3)
   })
 
   it("are refused in a non-canonical base64url spelling of the same payload", () => {

@@ -24,16 +24,35 @@ interface Expected {
   readonly credits: "consume" | "release" | "keep"
   readonly status: number
   readonly code: string | undefined
+  readonly message?: string
 }
 
 const expected: Record<Outcome["_tag"], Expected> = {
   Accepted: { from: ["processing", "unknown"], to: "accepted", credits: "consume", status: 201, code: undefined },
-  Rejected: { from: ["processing", "unknown"], to: "failed", credits: "release", status: 502, code: "provider_rejected" },
-  NeverSent: { from: ["processing", "unknown"], to: "failed", credits: "release", status: 503, code: "dispatch_unavailable" },
-  Unknown: { from: ["processing"], to: "unknown", credits: "keep", status: 502, code: "provider_result_unknown" },
-  NotReceived: { from: ["unknown"], to: "failed", credits: "release", status: 502, code: "provider_result_unknown" },
-  SenderUnavailable: { from: ["scheduled", "processing"], to: "blocked", credits: "release", status: 403, code: "sender_name_unavailable" },
-  SmsUnavailable: { from: ["scheduled", "processing"], to: "failed", credits: "release", status: 403, code: "sms_unavailable" }
+  Rejected: {
+    from: ["processing", "unknown"], to: "failed", credits: "release", status: 502, code: "provider_rejected",
+    message: "The provider rejected the message; it will not be sent"
+  },
+  NeverSent: {
+    from: ["processing", "unknown"], to: "failed", credits: "release", status: 503, code: "dispatch_unavailable",
+    message: "The message could not be handed to the provider; it was not sent"
+  },
+  Unknown: {
+    from: ["processing"], to: "unknown", credits: "keep", status: 502, code: "provider_result_unknown",
+    message: "The provider's answer is unknown; read the message, never resend it with a new key"
+  },
+  NotReceived: {
+    from: ["unknown"], to: "failed", credits: "release", status: 502, code: "provider_result_unknown",
+    message: "The provider's answer is unknown; read the message, never resend it with a new key"
+  },
+  SenderUnavailable: {
+    from: ["scheduled", "processing"], to: "blocked", credits: "release", status: 403, code: "sender_name_unavailable",
+    message: "The sender name was not available when the message was due; it was not sent"
+  },
+  SmsUnavailable: {
+    from: ["scheduled", "processing"], to: "failed", credits: "release", status: 403, code: "sms_unavailable",
+    message: "SMS was not available for the organisation when the message was due; it was not sent"
+  }
 }
 
 const outcomeOf = (tag: Outcome["_tag"]): Outcome => (tag === "Accepted" ? { _tag: tag, providerRef: "ref-1" } : { _tag: tag })
@@ -68,7 +87,9 @@ const factsOf = (orgId: string, id: string) =>
     const events = yield* sql<{ fromStatus: string | null; toStatus: string; source: string }>`SELECT from_status, to_status, source
       FROM message_events WHERE organisation_id = ${orgId} AND message_id = ${id} ORDER BY id`
     const stored = yield* (yield* Idempotency).storedForMessage(orgId, id)
-    return { ...row!, holds: holds.map((h) => h.state), events, stored, totals: yield* (yield* Ledger).totals(orgId) }
+    const [key] = yield* sql<{ updatedAt: Date }>`SELECT updated_at FROM idempotency_keys
+      WHERE organisation_id = ${orgId} AND message_id = ${id}`
+    return { ...row!, keyUpdatedAt: key?.updatedAt, holds: holds.map((h) => h.state), events, stored, totals: yield* (yield* Ledger).totals(orgId) }
   }))
 
 const holdStateAfter = { consume: "posted", release: "voided", keep: "pending" } as const
@@ -92,7 +113,7 @@ describe(`settlement of outcomes (${backend})`, () => {
           expect(answer.body, label).toMatchObject({ id: message.id, status: "accepted", to: "+261340000001", sender_name: "INFO" })
           expect(answer.location, label).toBe(`/api/sms/v2/messages/${message.id}/`)
         } else {
-          expect(answer.body, label).toMatchObject({ error: { code: plan.code }, message_id: message.id })
+          expect(answer.body, label).toEqual({ error: { code: plan.code, message: plan.message }, message_id: message.id })
           expect(answer.location, label).toBeNull()
         }
 
@@ -106,6 +127,7 @@ describe(`settlement of outcomes (${backend})`, () => {
         expect(after.events.at(-1), label).toEqual({ fromStatus: status, toStatus: plan.to, source: "provider" })
         expect(after.events, label).toHaveLength(before.events.length + 1)
         expect(after.stored, `${label}: the key's stored answer`).toEqual(answer)
+        expect(after.keyUpdatedAt, `${label}: the key's answer stored at the settlement`).toEqual(after.updatedAt)
         expect(after.providerMessageId, label).toBe(tag === "Accepted" ? "ref-1" : null)
         if (plan.to === "unknown") {
           expect(after.verifyAt?.getTime(), label).toBe(after.updatedAt.getTime() + app.config.verifyIntervalMs)
@@ -135,6 +157,9 @@ describe(`settlement of outcomes (${backend})`, () => {
   it("a scheduled message's settlement answers without storing anything for its key (its 202 was stored at admission)", async () => {
     const { orgId } = await app.newOrg({ credits: 4 })
     const message = await messageIn(orgId, "scheduled", new Date(Date.now() + 60_000))
+    const accepted202 = { status: 202, body: { id: message.id, status: "scheduled" }, location: `/api/sms/v2/messages/${message.id}/` }
+    await app.run(Effect.flatMap(Idempotency, (i) =>
+      i.claim(orgId, "messages", `scheduled-${message.id}`, "f", { messageId: message.id, answer: accepted202 }, new Date())))
     const answer = await app.run(Effect.flatMap(Settlement, (s) => s.settle(message, { _tag: "SenderUnavailable" }, "dispatch")))
     expect(answer.status).toBe(403)
     const facts = await factsOf(orgId, message.id)
@@ -143,6 +168,27 @@ describe(`settlement of outcomes (${backend})`, () => {
     // settled again (another path got there first): the plan's answer, not a stored one
     const again = await app.run(Effect.flatMap(Settlement, (s) => s.settle(message, { _tag: "SmsUnavailable" }, "dispatch")))
     expect(again.body).toMatchObject({ error: { code: "sms_unavailable" } })
+    // the key keeps its 202
+    expect(facts.stored).toEqual(accepted202)
+    expect(answer.body).toMatchObject({ error: { code: "sender_name_unavailable" } })
+  })
+
+  it("two outcomes of one message settled at once: one wins, once; both callers get its answer", async () => {
+    const { orgId } = await app.newOrg({ credits: 8 })
+    for (let round = 0; round < 3; round++) {
+      const message = await messageIn(orgId, "processing", null)
+      const [a, b] = await Promise.all([
+        app.run(Effect.flatMap(Settlement, (s) => s.settle(message, { _tag: "Accepted", providerRef: "r" }, "provider"))),
+        app.run(Effect.flatMap(Settlement, (s) => s.settle(message, { _tag: "Rejected" }, "provider")))
+      ])
+      const facts = await factsOf(orgId, message.id)
+      expect(b).toEqual(a)
+      expect(facts.stored).toEqual(a)
+      expect(facts.events.filter((e) => e.fromStatus === "processing")).toHaveLength(1)
+      expect(facts.holds).toEqual([facts.status === "accepted" ? "posted" : "voided"])
+    }
+    const totals = (await factsOf(orgId, (await messageIn(orgId, "scheduled", new Date(Date.now() + 60_000))).id)).totals
+    expect(totals.reserved + totals.consumed + totals.available).toBe(8)
   })
 
   it("settles a set of outcomes for many messages at once, each as if alone", async () => {

@@ -84,6 +84,26 @@ layer(KeysTestLayer, { excludeTestServices: true })(`API keys (${backend})`, (it
       assert.isFalse(yield* authenticates(`svc_sms_${"0".repeat(20)}.${secret}`))
     }))
 
+  it.effect("key ids are drawn from letters and digits, and are distinct", () =>
+    Effect.gen(function*() {
+      const keys = yield* ApiKeys
+      const org = yield* newOrganisation
+      const ids: Array<string> = []
+      for (let i = 0; i < 8; i++) ids.push((yield* keys.issue(org, ["balance.read"])).keyId)
+      expect(new Set(ids).size).toBe(ids.length)
+      // 160 random characters of which none is a letter would be a broken generator
+      expect(ids.join("")).toMatch(/[a-z]/)
+    }))
+
+  it.effect("a token that is not exactly a key is refused, even around a live key", () =>
+    Effect.gen(function*() {
+      const keys = yield* ApiKeys
+      const issued = yield* keys.issue(yield* newOrganisation, ["balance.read"])
+      for (const token of ["", "Bearer x", `x${issued.apiKey}`, `${issued.apiKey}x`, ` ${issued.apiKey}`, issued.apiKey.replace(".", "-")]) {
+        expect(Option.isNone(yield* keys.authenticate(token)), JSON.stringify(token)).toBe(true)
+      }
+    }))
+
   it.effect("only the secret's SHA-256 is stored, never the secret", () =>
     Effect.gen(function*() {
       const keys = yield* ApiKeys
@@ -139,10 +159,23 @@ layer(KeysTestLayer, { excludeTestServices: true })(`API keys (${backend})`, (it
       const keys = yield* ApiKeys
       const tagOf = <A, E extends { readonly _tag: string }>(e: Effect.Effect<A, E>) =>
         e.pipe(Effect.flip, Effect.map((x) => x._tag))
+      const absent = randomUUID()
+      const messageOf = <A, E extends object>(e: Effect.Effect<A, E>) =>
+        e.pipe(Effect.flip, Effect.map((x) => ("error" in x ? (x.error as { readonly message: string }).message : String(x))))
       expect(yield* tagOf(keys.issue("not-a-uuid", ["sms.send"]))).toBe("NotFound")
-      expect(yield* tagOf(keys.issue(randomUUID(), ["sms.send"]))).toBe("NotFound")
+      expect(yield* tagOf(keys.issue(absent, ["sms.send"]))).toBe("NotFound")
       expect(yield* tagOf(keys.list("not-a-uuid"))).toBe("NotFound")
-      expect(yield* tagOf(keys.list(randomUUID()))).toBe("NotFound")
+      expect(yield* tagOf(keys.list(absent))).toBe("NotFound")
       expect(yield* tagOf(keys.revoke("0".repeat(20)))).toBe("NotFound")
+      expect(yield* messageOf(keys.issue("not-a-uuid", ["sms.send"])))
+        .toBe("No organisation not-a-uuid")
+      expect(yield* messageOf(keys.issue(absent, ["sms.send"])))
+        .toBe(`No organisation ${absent}`)
+      expect(yield* messageOf(keys.list("not-a-uuid")))
+        .toBe("No organisation not-a-uuid")
+      expect(yield* messageOf(keys.list(absent)))
+        .toBe(`No organisation ${absent}`)
+      expect(yield* messageOf(keys.revoke("0".repeat(20))))
+        .toBe(`No API key ${"0".repeat(20)}`)
     }))
 })
