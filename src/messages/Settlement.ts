@@ -101,12 +101,13 @@ const plans: { readonly [K in Outcome["_tag"]]: Plan } = {
 /** Most outcomes settled in one transaction. */
 export const settlementSetSizeMax = 500
 /**
- * Longest a caller waits for its settlement while the database does not confirm it (an outage):
- * then it gets a connection-class failure (the edge answers 503 service_unavailable), and the
- * settlement goes on being retried; the message's key answers 409 idempotency_in_progress until
- * it commits, then replays the settled answer.
+ * Longest a caller waits for its settlement while the database does not confirm it (an outage),
+ * in ms: then it gets a connection-class failure (the edge answers 503 service_unavailable), and
+ * the settlement goes on being retried; the message's key answers 409 idempotency_in_progress
+ * until it commits, then replays the settled answer. 10 s; a test may provide a shorter wait.
  */
-export const settlementWaitMs = 10_000
+// Stryker disable next-line StringLiteral: the reference's key is unique whatever its text
+export const SettlementWaitMs = Context.Reference<number>("sms/SettlementWaitMs", { defaultValue: () => 10_000 })
 
 const notConfirmed = () =>
   new SqlError.SqlError({
@@ -130,7 +131,7 @@ export class Settlement extends Context.Service<Settlement, {
    * Applies `outcome` to the message, atomically, in a set with whatever else is being settled;
    * returns the answer an immediate send gives for it (the stored one when another path settled
    * the message first). Retries through database outages: what it was given is never dropped;
-   * the caller waits `settlementWaitMs` at the most.
+   * the caller waits `SettlementWaitMs` at the most.
    */
   readonly settle: (message: MessageRow, outcome: Outcome, source: EventSource) => Effect.Effect<Answer, SqlError.SqlError>
 }>()("sms/Settlement") {
@@ -220,7 +221,7 @@ export class Settlement extends Context.Service<Settlement, {
       // Stryker disable next-line StringLiteral: a span name, a label of traces, not behaviour
       settle: Effect.fn("Settlement.settle")(function*(message: MessageRow, outcome: Outcome, source: EventSource) {
         const moved = yield* settleInSet({ message, outcome, source, at: yield* now }).pipe(
-          Effect.timeoutOrElse({ duration: Duration.millis(settlementWaitMs), orElse: () => Effect.fail(notConfirmed()) })
+          Effect.timeoutOrElse({ duration: Duration.millis(yield* SettlementWaitMs), orElse: () => Effect.fail(notConfirmed()) })
         )
         const answer = plans[outcome._tag].answer(message)
         if (moved || message.sendAt !== null) return answer

@@ -32,6 +32,7 @@ describe("Malagasy mobile numbers", () => {
   it("mask all but the operator prefix and the last two digits", () => {
     expect(maskPhone("+261341234567")).toBe("+26134*****67")
     expect(maskPhone("+2613412")).toBe("+2613412")
+    expect(maskPhone("+261341")).toBe("***")
     expect(maskPhone("+26134")).toBe("***")
     expect(maskPhone("")).toBe("***")
   })

@@ -4,6 +4,7 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import { layerConfig } from "../../src/Config.ts"
 import { DatabaseLive } from "../../src/db/Database.ts"
@@ -95,6 +96,18 @@ layer(KeysTestLayer, { excludeTestServices: true })(`Idempotency keys (${backend
       const other = yield* newOrganisation
       yield* claimOutcome(other, "messages", "k1", "f1", { messageId: m1 }, at)
       expect(yield* idempotency.inProgressMessage(other, "messages", "k1")).toBe(m1)
+    }))
+
+  it.effect("a key records what its request created: the message, or the batch", () =>
+    Effect.gen(function*() {
+      const org = yield* newOrganisation
+      const [messageId, batchId] = [randomUUID(), randomUUID()]
+      yield* claimOutcome(org, "messages", "m", "f1", { messageId }, at)
+      yield* claimOutcome(org, "message-batches", "b", "f2", { batchId, answer: created }, at)
+      const sql = yield* SqlClient.SqlClient
+      const rows = yield* sql<{ key: string; messageId: string | null; batchId: string | null }>`SELECT key,
+          message_id::text, batch_id::text FROM idempotency_keys WHERE organisation_id = ${org} ORDER BY key`
+      expect(rows).toEqual([{ key: "b", messageId: null, batchId }, { key: "m", messageId, batchId: null }])
     }))
 
   it.effect("erasure forgets the stored body of the message's key, and only that one", () =>

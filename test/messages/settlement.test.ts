@@ -4,15 +4,16 @@
  * credits do, the timeline entry, the answer an immediate send gives and the one its key stores.
  * The expected table is written out here from CONTRACT sections 3 and 7, not read from the code.
  */
-import { Effect } from "effect"
-import { SqlClient } from "effect/sql"
+import { Effect, Exit } from "effect"
+import { SqlClient, SqlError } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import { afterAll, describe, expect, it } from "vitest"
 import { MessageStatuses, type MessageStatus } from "../../src/domain/MessageStatus.ts"
 import { Idempotency } from "../../src/idempotency/Idempotency.ts"
 import { Ledger } from "../../src/ledger/Ledger.ts"
 import { MessageStore } from "../../src/messages/MessageStore.ts"
-import { type Outcome, Settlement } from "../../src/messages/Settlement.ts"
+import { isDatabaseUnavailable } from "../../src/db/SqlErrors.ts"
+import { type Outcome, Settlement, SettlementWaitMs } from "../../src/messages/Settlement.ts"
 import { backend, makeTestApp } from "../support/TestApp.ts"
 
 const app = makeTestApp()
@@ -91,6 +92,34 @@ const factsOf = (orgId: string, id: string) =>
       WHERE organisation_id = ${orgId} AND message_id = ${id}`
     return { ...row!, keyUpdatedAt: key?.updatedAt, holds: holds.map((h) => h.state), events, stored, totals: yield* (yield* Ledger).totals(orgId) }
   }))
+
+/**
+ * Holds the message's row locked in a transaction of its own until `release` is called. On the
+ * embedded database (one connection) that holds the whole database, on PostgreSQL the row: either
+ * way no settlement of the message commits meanwhile, as in an outage.
+ */
+const holdRow = async (orgId: string, id: string) => {
+  let locked!: () => void
+  let release!: () => void
+  const isLocked = new Promise<void>((resolve) => (locked = resolve))
+  const released = new Promise<void>((resolve) => (release = resolve))
+  const done = app.run(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql.withTransaction(Effect.gen(function*() {
+      yield* sql`SELECT id FROM messages WHERE organisation_id = ${orgId} AND id = ${id} FOR UPDATE`
+      locked()
+      yield* Effect.promise(() => released)
+    }))
+  }))
+  await isLocked
+  return async () => {
+    release()
+    await done
+  }
+}
+
+const settleOf = (message: Awaited<ReturnType<typeof messageIn>>, outcome: Outcome) =>
+  Effect.flatMap(Settlement, (s) => s.settle(message, outcome, "provider"))
 
 const holdStateAfter = { consume: "posted", release: "voided", keep: "pending" } as const
 
@@ -189,6 +218,52 @@ describe(`settlement of outcomes (${backend})`, () => {
     }
     const totals = (await factsOf(orgId, (await messageIn(orgId, "scheduled", new Date(Date.now() + 60_000))).id)).totals
     expect(totals.reserved + totals.consumed + totals.available).toBe(8)
+  })
+
+  it("a settlement the database does not confirm in time: the caller gets a connection failure (503), the settlement still commits", async () => {
+    const { orgId } = await app.newOrg({ credits: 2 })
+    const message = await messageIn(orgId, "processing", null)
+    const release = await holdRow(orgId, message.id)
+    const exit = await app.run(Effect.exit(settleOf(message, { _tag: "Accepted", providerRef: "late" }).pipe(
+      Effect.provideService(SettlementWaitMs, 200)
+    )))
+    await release()
+    const error = Exit.isFailure(exit) ? exit.cause.reasons.find((r) => r._tag === "Fail")?.error : undefined
+    expect(SqlError.isSqlError(error) && {
+      reason: error.reason._tag,
+      message: error.reason.message,
+      operation: "operation" in error.reason ? error.reason.operation : undefined
+    }).toEqual({ reason: "ConnectionError", message: "settlement not confirmed", operation: "settle" })
+    expect(isDatabaseUnavailable(error)).toBe(true)
+    // the same outcome again waits behind the first, which commits once the row is free
+    const answer = await app.run(settleOf(message, { _tag: "Accepted", providerRef: "late" }))
+    expect(answer).toMatchObject({ status: 201, body: { id: message.id, status: "accepted" } })
+    const facts = await factsOf(orgId, message.id)
+    expect({ status: facts.status, ref: facts.providerMessageId, holds: facts.holds, stored: facts.stored }).toEqual({
+      status: "accepted", ref: "late", holds: ["posted"], stored: answer
+    })
+    expect(facts.events.filter((e) => e.fromStatus === "processing")).toHaveLength(1)
+  })
+
+  it("two outcomes of one message in one set are applied in the order they came: unknown, then accepted", async () => {
+    const { orgId } = await app.newOrg({ credits: 4 })
+    const [first, message] = [await messageIn(orgId, "processing", null), await messageIn(orgId, "processing", null)]
+    // while the first message's set waits on its row, both outcomes of the second gather into the next set
+    const release = await holdRow(orgId, first.id)
+    const held = app.run(settleOf(first, { _tag: "Rejected" }))
+    const both = Promise.all([
+      app.run(settleOf(message, { _tag: "Unknown" })),
+      app.run(settleOf(message, { _tag: "Accepted", providerRef: "r2" }))
+    ])
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    await release()
+    const [unknown, accepted] = await both
+    expect((await held).status).toBe(502)
+    expect(unknown.body).toMatchObject({ error: { code: "provider_result_unknown" } })
+    expect(accepted).toMatchObject({ status: 201, body: { status: "accepted" } })
+    const facts = await factsOf(orgId, message.id)
+    expect(facts.events.slice(-2).map((e) => `${e.fromStatus}->${e.toStatus}`)).toEqual(["processing->unknown", "unknown->accepted"])
+    expect({ status: facts.status, ref: facts.providerMessageId, holds: facts.holds }).toEqual({ status: "accepted", ref: "r2", holds: ["posted"] })
   })
 
   it("settles a set of outcomes for many messages at once, each as if alone", async () => {
