@@ -15,23 +15,15 @@
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { killAll, saveOutputs, serve } from "../support/ServedProcess.ts"
+import { describe, expect, it } from "vitest"
+import { serve } from "../support/ServedProcess.ts"
 import { printFigures, seconds } from "./support/Figures.ts"
 import { drive, mixedOperation, perform, type Result } from "./support/Operations.ts"
 import { atRest, ledgerProblems, statusCounts, outcomeProblems, readFacts, withDatabase } from "./support/Outcomes.ts"
 import { creationProblems, replayEvery, replayProblems, unexpectedAnswers } from "./support/Replay.ts"
-import { ThrowawayPostgres } from "./support/ThrowawayPostgres.ts"
+import { useThrowawayPostgres } from "./support/Suite.ts"
 
-let pg: ThrowawayPostgres
-beforeAll(async () => {
-  pg = await ThrowawayPostgres.start()
-})
-afterAll(async () => {
-  await killAll()
-  saveOutputs("faults-kill9")
-  await pg?.remove()
-})
+const postgres = useThrowawayPostgres("faults-kill9")
 
 /** Operations sent, and how many answers come back before the kill. */
 const operationCount = 1200
@@ -42,7 +34,7 @@ const recoveryBoundMs = 30_000
 describe("kill -9 of a service process under mixed load, then a new process and an identical replay of every key", () => {
   it("answers every key as before, creates and submits nothing twice, settles every message, keeps the ledger exact", async () => {
     const env = {
-      DATABASE_URL: pg.url,
+      DATABASE_URL: postgres().url,
       SMS_SIMULATOR_RECEIPT_DELAY_MS: "1000",
       SMS_SIMULATOR_SLOW_MS: "1500",
       SMS_VERIFY_INTERVAL_MS: "1000"
@@ -91,15 +83,15 @@ describe("kill -9 of a service process under mixed load, then a new process and 
     const replays = await replayEvery(second, sent, killedAt + recoveryBoundMs)
     const lastReplayAfterKill = Math.max(...replays.map((r) => r.answeredAt)) - killedAt
     expect(replayProblems(beforeKill, replays), "replays").toEqual([])
-    expect(creationProblems(replays, (await readFacts(pg.url)).messages), "messages per creation").toEqual([])
+    expect(creationProblems(replays, (await readFacts(postgres().url)).messages), "messages per creation").toEqual([])
 
     // every message settles where its number and its reception say; nothing was submitted twice
-    const settled = await atRest(pg.url)
+    const settled = await atRest(postgres().url)
     const atRestAfterKill = Date.now() - killedAt
     expect(outcomeProblems(settled.messages), "submissions and final statuses").toEqual([])
     expect(ledgerProblems(settled), "ledger").toEqual([])
 
-    const recovery = await withDatabase(pg.url, Effect.gen(function*() {
+    const recovery = await withDatabase(postgres().url, Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       return yield* sql<{ n: number; last: Date | null }>`SELECT count(*)::integer AS n, max(at) AS last FROM message_events WHERE source = 'recovery'`
     }))

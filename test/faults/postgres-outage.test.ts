@@ -14,25 +14,17 @@
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { testNumbers } from "../../simulator/Simulator.ts"
 import { eventually } from "../support/Eventually.ts"
-import { isRunning, killAll, saveOutputs, serve } from "../support/ServedProcess.ts"
+import { isRunning, serve } from "../support/ServedProcess.ts"
 import { printFigures, seconds } from "./support/Figures.ts"
 import { codeOf, drive, type Exchange, exchange, isDefinite, mixedOperation, perform, resourceOf, type Result } from "./support/Operations.ts"
 import { atRest, ledgerProblems, outcomeProblems, readFacts, statusCounts, withDatabase } from "./support/Outcomes.ts"
 import { creationProblems, replayEvery, replayProblems, unexpectedAnswers } from "./support/Replay.ts"
-import { ThrowawayPostgres } from "./support/ThrowawayPostgres.ts"
+import { useThrowawayPostgres } from "./support/Suite.ts"
 
-let pg: ThrowawayPostgres
-beforeAll(async () => {
-  pg = await ThrowawayPostgres.start()
-})
-afterAll(async () => {
-  await killAll()
-  saveOutputs("faults-postgres-outage")
-  await pg?.remove()
-})
+const postgres = useThrowawayPostgres("faults-postgres-outage")
 
 const outageMs = 10_000
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -65,7 +57,7 @@ const describeExchange = (e: Exchange & { readonly path?: string; readonly op?: 
 describe("PostgreSQL stopped, then killed with kill -9, under a steady load", () => {
   it("answers 503 service_unavailable while it is down and never 500, recovers without a restart, sends what fell due", async () => {
     const served = await serve({
-      DATABASE_URL: pg.url,
+      DATABASE_URL: postgres().url,
       SMS_SIMULATOR_RECEIPT_DELAY_MS: "1000",
       SMS_SIMULATOR_SLOW_MS: "1500",
       SMS_VERIFY_INTERVAL_MS: "1000"
@@ -110,12 +102,12 @@ describe("PostgreSQL stopped, then killed with kill -9, under a steady load", ()
         })))
       expect(due.map((d) => d.status), "scheduled before the outage").toEqual(due.map(() => 202))
       results.push(...due)
-      if (how === "stop") await pg.stop()
-      else await pg.kill9()
+      if (how === "stop") await postgres().stop()
+      else await postgres().kill9()
       const down = Date.now()
       await sleep(outageMs)
       const upAt = Date.now()
-      await pg.start()
+      await postgres().start()
       const up = Date.now()
       const [recoveredAt, readyAt] = await eventually(
         async () => [
@@ -154,14 +146,14 @@ describe("PostgreSQL stopped, then killed with kill -9, under a steady load", ()
     // every key sent, replayed identically: a definite answer, the same one when it had one
     const replays = await replayEvery(served, results.map((r) => ({ op: r.op, apiKey })), Date.now() + 60_000)
     expect(replayProblems(results, replays), "replays").toEqual([])
-    expect(creationProblems(replays, (await readFacts(pg.url)).messages), "messages per creation").toEqual([])
+    expect(creationProblems(replays, (await readFacts(postgres().url)).messages), "messages per creation").toEqual([])
 
-    const settled = await atRest(pg.url)
+    const settled = await atRest(postgres().url)
     expect(outcomeProblems(settled.messages), "submissions and final statuses").toEqual([])
     expect(ledgerProblems(settled), "ledger").toEqual([])
 
     // what fell due while the database was down was sent once it was back
-    const dispatched = await withDatabase(pg.url, Effect.gen(function*() {
+    const dispatched = await withDatabase(postgres().url, Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       return yield* sql<{ messageId: string; at: Date }>`SELECT message_id::text, at FROM message_events
         WHERE from_status = 'scheduled' AND to_status = 'processing'

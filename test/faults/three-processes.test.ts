@@ -6,23 +6,15 @@
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { parseSamples, valueOf } from "../observability/prometheus.ts"
-import { killAll, saveOutputs, serve, type Served } from "../support/ServedProcess.ts"
+import { serve, type Served } from "../support/ServedProcess.ts"
 import { adminToken } from "../support/TestApp.ts"
 import { printFigures, seconds } from "./support/Figures.ts"
 import { atRest, ledgerProblems, outcomeProblems, statusCounts, withDatabase } from "./support/Outcomes.ts"
-import { ThrowawayPostgres } from "./support/ThrowawayPostgres.ts"
+import { useThrowawayPostgres } from "./support/Suite.ts"
 
-let pg: ThrowawayPostgres
-beforeAll(async () => {
-  pg = await ThrowawayPostgres.start()
-})
-afterAll(async () => {
-  await killAll()
-  saveOutputs("faults-three-processes")
-  await pg?.remove()
-})
+const postgres = useThrowawayPostgres("faults-three-processes")
 
 const batches = 10
 const batchSize = 1000
@@ -41,7 +33,7 @@ const submissionsBy = async (p: Served): Promise<number> => {
 
 describe("three service processes on one database draining 10,000 due messages", () => {
   it("submit each exactly once, all three taking part, and deliver every one", async () => {
-    const env = { DATABASE_URL: pg.url, SMS_SIMULATOR_RECEIPT_DELAY_MS: "500" }
+    const env = { DATABASE_URL: postgres().url, SMS_SIMULATOR_RECEIPT_DELAY_MS: "500" }
     const first = await serve(env)
     const processes = [first, ...await Promise.all([serve(env), serve(env)])]
     const { apiKey } = await first.newOrg({ credits: dueCount })
@@ -61,7 +53,7 @@ describe("three service processes on one database draining 10,000 due messages",
     const admittedAt = Date.now()
     expect(admitted.map((r) => r.status), admitted.map((r) => r.text).join("\n")).toEqual(admitted.map(() => 202))
 
-    const settled = await atRest(pg.url, 300_000)
+    const settled = await atRest(postgres().url, 300_000)
     const deliveredAt = Date.now()
     expect(settled.messages.length).toBe(dueCount)
     expect(statusCounts(settled.messages)).toEqual({ delivered: dueCount })
@@ -69,7 +61,7 @@ describe("three service processes on one database draining 10,000 due messages",
     expect(outcomeProblems(settled.messages)).toEqual([])
     expect(ledgerProblems(settled), "ledger").toEqual([])
 
-    const timeline = await withDatabase(pg.url, Effect.gen(function*() {
+    const timeline = await withDatabase(postgres().url, Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const [row] = yield* sql<{ dispatches: number; messages: number; lastAccepted: Date }>`SELECT
           count(*) FILTER (WHERE from_status = 'scheduled' AND to_status = 'processing')::integer AS dispatches,
