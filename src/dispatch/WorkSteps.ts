@@ -62,7 +62,8 @@ export class WorkSteps extends Context.Service<WorkSteps, {
     const recovery = yield* Recovery
     const receipts = yield* Receipts
     const provider = yield* Provider
-    const { workerId } = yield* WorkerLease
+    const lease = yield* WorkerLease
+    const { workerId } = lease
 
     // messages are started in sets as their submission slots free up
     const start = yield* makeGroupCommit({
@@ -73,14 +74,16 @@ export class WorkSteps extends Context.Service<WorkSteps, {
 
     const claimDue = (limit: number) => Effect.flatMap(now, (at) => queue.claimDue(at, limit, workerId))
 
+    // this process's work on the message from its start on (WorkerLease.working): a start whose
+    // commit answer is lost leaves the message `processing`, then recovered as never sent
     const dispatch = (message: MessageRow) =>
-      Effect.gen(function*() {
+      lease.working(message.id, Effect.gen(function*() {
         const refusal = yield* start(message)
         if (refusal === "gone") return
         if (refusal === "sms_unavailable") yield* settlement.settle(message, { _tag: "SmsUnavailable" }, "dispatch")
         else if (refusal === "sender_unavailable") yield* settlement.settle(message, { _tag: "SenderUnavailable" }, "dispatch")
         else yield* submitter.submitAndSettle({ ...message, status: "processing" })
-      }).pipe(Effect.uninterruptible)
+      })).pipe(Effect.uninterruptible)
 
     const dispatchDue = Effect.gen(function*() {
       let claimed = 0
@@ -108,7 +111,7 @@ export class WorkSteps extends Context.Service<WorkSteps, {
       dispatch,
       dispatchDue,
       verifyDue,
-      recoverAbandoned: recovery.recoverAbandoned(workerId).pipe(Effect.tap(() => recovery.forgetDeadWorkers)),
+      recoverAbandoned: recovery.recoverAbandoned.pipe(Effect.tap(() => recovery.forgetDeadWorkers)),
       applyReceipts: Effect.map(receipts.applyDue, (r) => r.delivered + r.undeliverable + r.ignored)
     })
   }))

@@ -93,7 +93,8 @@ export class Messages extends Context.Service<Messages, {
     const submitter = yield* Submitter
     const settlement = yield* Settlement
     const recovery = yield* Recovery
-    const { workerId } = yield* WorkerLease
+    const lease = yield* WorkerLease
+    const { workerId } = lease
     const ids = yield* Ids
     const quickAdmission = yield* QuickAdmission
 
@@ -189,23 +190,24 @@ export class Messages extends Context.Service<Messages, {
         return yield* admit(organisationId, key, fingerprint, request, id, at)
       })
 
-    return Messages.of({
-      // From the admission on, nothing stops halfway (a client hanging up interrupts its request):
-      // a committed admission always goes on to the provider and a stored answer.
-      create: Effect.fn("Messages.create")(function*(organisationId, key, fingerprint, request) {
-        const [id, at] = [yield* ids.uuid, yield* now]
+    /**
+     * An immediate send or a schedule once its id is drawn: admission, then (immediate) the provider
+     * and settlement; run as this process's work on the message (WorkerLease.working).
+     */
+    const send = (organisationId: string, key: string, fingerprint: string, request: MessageRequest, id: string, at: Date) =>
+      Effect.gen(function*() {
         const admitted = yield* admitQuickly(organisationId, key, fingerprint, request, id, at).pipe(
           // the identical request may have died with its process: settle its message, then replay
           Effect.catchTag("IdempotencyInProgress", (inProgress) =>
             Effect.gen(function*() {
               const messageId = yield* idempotency.inProgressMessage(organisationId, "messages", key)
-              const recovered = messageId !== undefined && (yield* recovery.recoverMessage(organisationId, messageId, workerId))
+              const recovered = messageId !== undefined && (yield* recovery.recoverMessage(organisationId, messageId))
               return recovered ? yield* admit(organisationId, key, fingerprint, request, id, at) : yield* inProgress
             }))
         )
         if (admitted._tag === "Answered") return { answer: admitted.answer, replayed: admitted.replayed }
-        // unmarked, it must not reach the provider; left `processing`, nothing would ever settle it
-        // while this process lives: so, the database still failing, it is settled as never sent
+        // unmarked, it must not reach the provider: the database still failing, it is settled as
+        // never sent now, rather than left `processing` for recovery
         const marked = yield* store.markSubmitted(organisationId, [id], yield* now).pipe(
           Effect.retry({ while: isTransient, schedule: markRetry }),
           Effect.as(true),
@@ -213,6 +215,14 @@ export class Messages extends Context.Service<Messages, {
         )
         if (!marked) return { answer: yield* settlement.settle(admitted.message, { _tag: "NeverSent" }, "dispatch"), replayed: false }
         return { answer: yield* submitter.submitAndSettle(admitted.message), replayed: false }
+      })
+
+    return Messages.of({
+      // From the admission on, nothing stops halfway (a client hanging up interrupts its request):
+      // a committed admission always goes on to the provider and a stored answer.
+      create: Effect.fn("Messages.create")(function*(organisationId, key, fingerprint, request) {
+        const [id, at] = [yield* ids.uuid, yield* now]
+        return yield* lease.working(id, send(organisationId, key, fingerprint, request, id, at))
       }, Effect.uninterruptible),
       get: (organisationId, id) => store.find(organisationId, id),
       erase: Effect.fn("Messages.erase")(function*(organisationId, id) {

@@ -1,12 +1,15 @@
 /**
- * Recovery of messages whose process died while it worked on them (contract section 4): a
- * message left `processing` by a process whose lease ran out is settled as `failed` when it
- * provably never reached the provider (not yet marked as handed over), else as `unknown` for the
- * verifier, never sent again. An immediate send's idempotency key then holds the matching answer.
+ * Recovery of messages whose work ended without settling them (contract section 4): a message
+ * left `processing` by a process whose lease ran out (it died), or by this process's own work
+ * that ended without an outcome (a commit whose answer was lost, say), is settled as `failed`
+ * when it provably never reached the provider (not yet marked as handed over), else as `unknown`
+ * for the verifier, never sent again. An immediate send's idempotency key then holds the
+ * matching answer.
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import { now } from "../Time.ts"
+import { WorkerLease } from "../WorkerLease.ts"
 import type { MessageRow } from "./MessageBody.ts"
 import { messageColumns } from "./MessageStore.ts"
 import { Settlement } from "./Settlement.ts"
@@ -22,24 +25,38 @@ export const recoveryRoundMax = 100
 const returned = messageColumns("m")
 
 export class Recovery extends Context.Service<Recovery, {
-  /** Settles up to `recoveryRoundMax` messages abandoned by dead processes (never `ownWorker`'s); returns how many. */
-  readonly recoverAbandoned: (ownWorker: string) => Effect.Effect<number, SqlError.SqlError>
-  /** Settles this one message if its process died; true when it did. */
-  readonly recoverMessage: (organisationId: string, messageId: string, ownWorker: string) => Effect.Effect<boolean, SqlError.SqlError>
+  /** Settles up to `recoveryRoundMax` abandoned messages (see above); returns how many. */
+  readonly recoverAbandoned: Effect.Effect<number, SqlError.SqlError>
+  /** Settles this one message if it is abandoned; true when it did. */
+  readonly recoverMessage: (organisationId: string, messageId: string) => Effect.Effect<boolean, SqlError.SqlError>
   /** Forgets processes whose lease ran out long ago and that own no message any more. */
   readonly forgetDeadWorkers: Effect.Effect<void, SqlError.SqlError>
 }>()("sms/Recovery") {
   static readonly layer = Layer.effect(Recovery, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const settlement = yield* Settlement
+    const lease = yield* WorkerLease
 
-    const abandoned = (at: Date, ownWorker: string, only?: { readonly organisationId: string; readonly messageId: string }) =>
-      sql<AbandonedMessage>`SELECT ${sql.literal(returned)}, (m.submitted_at IS NOT NULL) AS maybe_sent
-        FROM messages AS m LEFT JOIN workers AS w ON w.id = m.worker_id
-        WHERE m.status = 'processing' AND m.worker_id IS DISTINCT FROM ${ownWorker}::uuid
-          AND (w.id IS NULL OR w.lease_until < ${at})
-          ${only === undefined ? sql`` : sql`AND m.organisation_id = ${only.organisationId} AND m.id = ${only.messageId}`}
-        ORDER BY m.updated_at LIMIT ${recoveryRoundMax}`
+    /**
+     * A dead process's messages, and this process's own that it is not working on. What this
+     * process works on is read again after the query: work that began meanwhile made its row
+     * `processing` only after it was counted as work, so a row the query saw and no longer worked
+     * on has been left for good.
+     */
+    const abandoned = (only?: { readonly organisationId: string; readonly messageId: string }) =>
+      Effect.gen(function*() {
+        const at = yield* now
+        const rows = yield* sql<AbandonedMessage & { readonly own: boolean }>`SELECT ${sql.literal(returned)},
+            (m.submitted_at IS NOT NULL) AS maybe_sent, (m.worker_id = ${lease.workerId}::uuid) AS own
+          FROM messages AS m LEFT JOIN workers AS w ON w.id = m.worker_id
+          WHERE m.status = 'processing'
+            AND CASE WHEN m.worker_id = ${lease.workerId}::uuid
+              THEN m.id::text NOT IN (SELECT json_array_elements_text(${JSON.stringify(lease.workingOn())}::json))
+              ELSE w.id IS NULL OR w.lease_until < ${at} END
+            ${only === undefined ? sql`` : sql`AND m.organisation_id = ${only.organisationId} AND m.id = ${only.messageId}`}
+          ORDER BY m.updated_at LIMIT ${recoveryRoundMax}`
+        return rows.filter((m) => !(m.own && lease.isWorkingOn(m.id)))
+      })
 
     const settleAll = (messages: ReadonlyArray<AbandonedMessage>) =>
       Effect.forEach(messages, (m) =>
@@ -49,14 +66,19 @@ export class Recovery extends Context.Service<Recovery, {
       })
 
     return Recovery.of({
-      recoverAbandoned: Effect.fn("Recovery.recoverAbandoned")(function*(ownWorker: string) {
-        const found = yield* abandoned(yield* now, ownWorker)
+      recoverAbandoned: Effect.gen(function*() {
+        const found = yield* abandoned()
         yield* settleAll(found)
-        if (found.length > 0) yield* Effect.logWarning("recovered messages of a dead process").pipe(Effect.annotateLogs({ count: found.length }))
+        if (found.length > 0) {
+          yield* Effect.logWarning("recovered messages left processing").pipe(Effect.annotateLogs({
+            count: found.length,
+            ofThisProcess: found.filter((m) => m.own).length
+          }))
+        }
         return found.length
-      }),
-      recoverMessage: Effect.fn("Recovery.recoverMessage")(function*(organisationId: string, messageId: string, ownWorker: string) {
-        const found = yield* abandoned(yield* now, ownWorker, { organisationId, messageId })
+      }).pipe(Effect.withSpan("Recovery.recoverAbandoned")),
+      recoverMessage: Effect.fn("Recovery.recoverMessage")(function*(organisationId: string, messageId: string) {
+        const found = yield* abandoned({ organisationId, messageId })
         yield* settleAll(found)
         return found.length > 0
       }),

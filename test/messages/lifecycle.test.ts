@@ -16,7 +16,7 @@ import { Idempotency } from "../../src/idempotency/Idempotency.ts"
 import { Ledger } from "../../src/ledger/Ledger.ts"
 import { MessageStore } from "../../src/messages/MessageStore.ts"
 import { Provider, ProviderInbox } from "../../src/provider/Provider.ts"
-import { leaseTtlMs } from "../../src/WorkerLease.ts"
+import { leaseTtlMs, WorkerLease } from "../../src/WorkerLease.ts"
 import { balanceOf, bodyOf, create, messagesPath, snapshot, statusOf } from "../support/Messages.ts"
 import { backend, makeTestApp } from "../support/TestApp.ts"
 
@@ -32,6 +32,44 @@ afterAll(() => app.dispose())
 const ordinary = "+261341234567"
 const twoSegments = "b".repeat(200)
 const count = (counts: Map<string, number>, id: string) => counts.get(id) ?? 0
+
+/**
+ * What a process leaves when its work on an immediate send ends without settling it (it died, or
+ * the work failed): the admission (claim, message owned by `worker`, reservation), then nothing;
+ * or the message marked handed over, before the provider got it; or the provider's answer too.
+ */
+type Crash = "beforeMark" | "beforeCall" | "afterCall"
+const leftProcessing = (orgId: string, worker: string, at: Date, to: string, key: string, crash: Crash) =>
+  app.run(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const store = yield* MessageStore
+    const ledger = yield* Ledger
+    const idempotency = yield* Idempotency
+    const provider = yield* Provider
+    const id = crypto.randomUUID()
+    const c = { to, text: twoSegments }
+    const segments = countSegments(c.text).segments
+    yield* Effect.gen(function*() {
+      const claim = yield* idempotency.claim(orgId, "messages", key, idempotency.fingerprint("messages", bodyOf(c)), { messageId: id }, at)
+      expect(claim._tag).toBe("New")
+      yield* store.insert(orgId, [{
+        id,
+        batchId: null,
+        batchPosition: null,
+        toNumber: to,
+        senderName: "INFO",
+        text: c.text,
+        segments,
+        status: "processing",
+        sendAt: null,
+        workerId: worker
+      }], at)
+      yield* ledger.reserve(orgId, [{ messageId: id, credits: segments }])
+    }).pipe(sql.withTransaction)
+    if (crash !== "beforeMark") yield* store.markSubmitted(orgId, [id], at)
+    if (crash === "afterCall") yield* provider.submit({ organisationId: orgId, messageId: id, to, senderName: "INFO", text: c.text, segments })
+    return { id, c, key }
+  }))
 
 describe(`messages after admission, on the test clock (${backend})`, () => {
   it("a scheduled message is not submitted before send_at, then exactly once at send_at", async () => {
@@ -221,45 +259,10 @@ describe(`messages after admission, on the test clock (${backend})`, () => {
     const start = await app.now()
     const deadWorker = crypto.randomUUID()
 
-    /**
-     * A process with a live lease (until `leaseTtlMs` from now) admits an immediate send (claim,
-     * message, reservation) and dies: before marking it handed over; after, before the provider
-     * got it; or after the provider's answer, before settlement.
-     */
-    const crashed = (to: string, key: string, crash: "beforeMark" | "beforeCall" | "afterCall") =>
-      app.run(Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        const store = yield* MessageStore
-        const ledger = yield* Ledger
-        const idempotency = yield* Idempotency
-        const provider = yield* Provider
-        const id = crypto.randomUUID()
-        const at = new Date(start)
-        const c = { to, text: twoSegments }
-        const segments = countSegments(c.text).segments
-        yield* Effect.gen(function*() {
-          yield* sql`INSERT INTO workers (id, started_at, lease_until, pid) VALUES (${deadWorker}, ${at}, ${new Date(start + leaseTtlMs)}, 0)
-            ON CONFLICT DO NOTHING`
-          const claim = yield* idempotency.claim(orgId, "messages", key, idempotency.fingerprint("messages", bodyOf(c)), { messageId: id }, at)
-          expect(claim._tag).toBe("New")
-          yield* store.insert(orgId, [{
-            id,
-            batchId: null,
-            batchPosition: null,
-            toNumber: to,
-            senderName: "INFO",
-            text: c.text,
-            segments,
-            status: "processing",
-            sendAt: null,
-            workerId: deadWorker
-          }], at)
-          yield* ledger.reserve(orgId, [{ messageId: id, credits: segments }])
-        }).pipe(sql.withTransaction)
-        if (crash !== "beforeMark") yield* store.markSubmitted(orgId, [id], at)
-        if (crash === "afterCall") yield* provider.submit({ organisationId: orgId, messageId: id, to, senderName: "INFO", text: c.text, segments })
-        return { id, c, key }
-      }))
+    await app.run(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      sql`INSERT INTO workers (id, started_at, lease_until, pid) VALUES (${deadWorker}, ${new Date(start)}, ${new Date(start + leaseTtlMs)}, 0)`))
+    // a process with a live lease (until `leaseTtlMs` from now) admitted each and died
+    const crashed = (to: string, key: string, crash: Crash) => leftProcessing(orgId, deadWorker, new Date(start), to, key, crash)
 
     const beforeMark = await crashed(testNumbers.delivered, "crash-before-mark", "beforeMark")
     const beforeCall = await crashed(ordinary, "crash-before-call", "beforeCall")
@@ -309,6 +312,43 @@ describe(`messages after admission, on the test clock (${backend})`, () => {
       [502, "provider_result_unknown", afterCall.id],
       [502, "provider_result_unknown", afterCallUnknown.id]
     ])
+  })
+
+  it("this process's own message left processing by work that ended without settling it (a commit whose answer was lost): recovered at once, never while the work goes on", async () => {
+    const { orgId, apiKey } = await app.newOrg({ credits: 10 })
+    const start = await app.now()
+    const lease = await app.run(WorkerLease)
+    const left = (to: string, key: string, crash: Crash) => leftProcessing(orgId, lease.workerId, new Date(start), to, key, crash)
+    const lost = await left(testNumbers.delivered, "own-lost-admission", "beforeMark")
+    const lostAfterMark = await left(ordinary, "own-lost-after-mark", "beforeCall")
+    // one this process is still working on, until `finish`
+    const busy = await left(ordinary, "own-busy", "beforeMark")
+    let finish!: () => void
+    const finished = new Promise<void>((resolve) => (finish = resolve))
+    const working = app.run(lease.working(busy.id, Effect.promise(() => finished)))
+    const retry = (m: typeof lost) =>
+      app.call("POST", messagesPath, { token: apiKey, body: bodyOf(m.c), headers: { "idempotency-key": m.key } })
+
+    // no lease to wait for: an identical retry recovers it at once and replays the settled answer
+    const recovered = await retry(lost)
+    expect({ status: recovered.status, code: recovered.body.error.code, id: recovered.body.message_id, replayed: recovered.headers.get("idempotent-replayed") })
+      .toEqual({ status: 503, code: "dispatch_unavailable", id: lost.id, replayed: "true" })
+    const waiting = await retry(busy)
+    expect({ status: waiting.status, code: waiting.body.error.code }).toEqual({ status: 409, code: "idempotency_in_progress" })
+
+    // the next round of work recovers the other; the one being worked on stays processing
+    await app.advance(5 * verifyIntervalMs)
+    expect((await snapshot(app, orgId, apiKey, lostAfterMark.id, start)).transitions)
+      .toEqual(["->processing@admission", "processing>unknown@recovery", "unknown>failed@verification"])
+    expect(await statusOf(app, apiKey, busy.id)).toBe("processing")
+
+    // once its work ends without an outcome, it is recovered too
+    finish()
+    await working
+    await app.advance(verifyIntervalMs)
+    expect((await snapshot(app, orgId, apiKey, busy.id, start)).transitions).toEqual(["->processing@admission", "processing>failed@recovery"])
+    expect([lost, lostAfterMark, busy].map((m) => count(app.calls.submits, m.id))).toEqual([0, 0, 0])
+    expect(await balanceOf(app, orgId)).toEqual({ total: 10, reserved: 0, available: 10 })
   })
 
   it("receipts: repeats and receipts for final messages change nothing, one for an accepted message applies, an unmatched one is kept pending", async () => {
