@@ -232,8 +232,14 @@ describe(`settlement of outcomes (${backend})`, () => {
     expect(SqlError.isSqlError(error) && {
       reason: error.reason._tag,
       message: error.reason.message,
-      operation: "operation" in error.reason ? error.reason.operation : undefined
-    }).toEqual({ reason: "ConnectionError", message: "settlement not confirmed", operation: "settle" })
+      operation: "operation" in error.reason ? error.reason.operation : undefined,
+      cause: String(error.reason.cause)
+    }).toEqual({
+      reason: "ConnectionError",
+      message: "settlement not confirmed",
+      operation: "settle",
+      cause: "Error: the database did not confirm the settlement in time; it is retried"
+    })
     expect(isDatabaseUnavailable(error)).toBe(true)
     // the same outcome again waits behind the first, which commits once the row is free
     const answer = await app.run(settleOf(message, { _tag: "Accepted", providerRef: "late" }))
@@ -264,6 +270,25 @@ describe(`settlement of outcomes (${backend})`, () => {
     const facts = await factsOf(orgId, message.id)
     expect(facts.events.slice(-2).map((e) => `${e.fromStatus}->${e.toStatus}`)).toEqual(["processing->unknown", "unknown->accepted"])
     expect({ status: facts.status, ref: facts.providerMessageId, holds: facts.holds }).toEqual({ status: "accepted", ref: "r2", holds: ["posted"] })
+  })
+
+  it("outcomes of distinct messages that gather while a set runs are settled together, in one transaction", async () => {
+    const { orgId } = await app.newOrg({ credits: 22 })
+    const first = await messageIn(orgId, "processing", null)
+    const messages = await Promise.all(Array.from({ length: 10 }, () => messageIn(orgId, "processing", null)))
+    const release = await holdRow(orgId, first.id)
+    const held = app.run(settleOf(first, { _tag: "Rejected" }))
+    const gathered = Promise.all(messages.map((m) => app.run(settleOf(m, { _tag: "Accepted", providerRef: "r" }))))
+    // time for every caller to hand its outcome in (the set runner is held meanwhile)
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    await release()
+    await held
+    expect((await gathered).map((a) => a.status)).toEqual(messages.map(() => 201))
+    // the rows a transaction writes carry its id (xmin)
+    const transactions = await app.run(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      sql<{ xmin: string }>`SELECT DISTINCT xmin::text FROM messages
+        WHERE organisation_id = ${orgId} AND id IN ${sql.in(messages.map((m) => m.id))}`))
+    expect(transactions).toHaveLength(1)
   })
 
   it("settles a set of outcomes for many messages at once, each as if alone", async () => {
