@@ -32,7 +32,7 @@ const targetOf = (payload: { readonly seconds?: number; readonly to?: string }, 
     return target <= latestClock ? Effect.succeed(new Date(target)) : Effect.fail(invalid("seconds", tooLate))
   }
   const to = checkSendAt(payload.to!)
-  if (!to.ok) return Effect.fail(invalid("to", "must be an RFC 3339 date-time with a timezone offset"))
+  if (!to.ok) return Effect.fail(invalid("to", to.message))
   if (to.at.getTime() < from.getTime()) return Effect.fail(invalid("to", "must not be before the clock's now"))
   return to.at.getTime() <= latestClock ? Effect.succeed(to.at) : Effect.fail(invalid("to", tooLate))
 }

@@ -71,7 +71,8 @@ personal_data_erased\` means the message's data was erased on request: stop, and
 **Limits.** Text 1 to 320 characters and at most 2 segments (GSM-7: 160 septets in one segment,
 153 per segment beyond, an extension character such as \`€\` counting two; any other character
 makes it UCS-2: 70 units, then 67); sender name 1 to 11 ASCII
-letters, digits or inner spaces; \`send_at\` an RFC 3339 time with an explicit offset, in the future;
+letters, digits or inner spaces; \`send_at\` an RFC 3339 time with an explicit offset, in the future and at most
+9999-12-31T23:59:59Z in UTC;
 1 to 1000 distinct recipients per batch; pages of 100; request bodies of at most 64 KiB (\`413
 payload_too_large\`). No text field may contain NUL characters or unpaired UTF-16 surrogates.`
 

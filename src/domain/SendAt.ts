@@ -12,6 +12,10 @@ export type SendAtCheck =
 
 const notTimestamp = "must be an RFC 3339 date-time with a timezone offset"
 
+/** The last instant a four-digit year can write in UTC: a later one could not be echoed in RFC 3339. */
+const latest = Date.UTC(9999, 11, 31, 23, 59, 59, 999)
+const tooLate = "must be at most 9999-12-31T23:59:59Z in UTC"
+
 /**
  * Checks the syntax of `value`: RFC 3339 with an explicit offset. A local time without an offset
  * is malformed, not a scheduling problem: the spec keeps invalid_schedule for a time that is not
@@ -34,6 +38,7 @@ export const checkSendAt = (value: string): SendAtCheck => {
   ) {
     return { ok: false, message: notTimestamp }
   }
+  if (at.getTime() > latest) return { ok: false, message: tooLate }
   return { ok: true, at }
 }
 

@@ -39,6 +39,20 @@ describe("checkSendAt", () => {
   })
 })
 
+describe("checkSendAt near the year 10000", () => {
+  it("reads the last instant of 9999 in UTC, whatever the offset that writes it", () => {
+    expect(checkSendAt("9999-12-31T23:59:59.999Z")).toEqual({ ok: true, at: new Date("9999-12-31T23:59:59.999Z") })
+    expect(checkSendAt("9999-12-31T20:59:59+03:00")).toEqual({ ok: true, at: new Date("9999-12-31T17:59:59.000Z") })
+  })
+
+  it.each(["9999-12-31T23:59:59-00:01", "9999-12-31T23:59:59-23:59", "9999-12-31T22:00:00.001-02:00"])(
+    "refuses %s, which falls in the year 10000 in UTC",
+    (value) => {
+      expect(checkSendAt(value)).toEqual({ ok: false, message: "must be at most 9999-12-31T23:59:59Z in UTC" })
+    }
+  )
+})
+
 describe("isFuture", () => {
   it("is strictly after now", () => {
     const at = new Date("2026-01-10T12:00:00.000Z")

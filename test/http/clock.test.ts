@@ -128,7 +128,8 @@ describe(`the test clock through the operator API (${backend})`, () => {
         [{ seconds: (Date.parse("9999-12-31T00:00:01Z") - now) / 1000 }, "seconds"],
         [{ seconds: 1e12 }, "seconds"],
         [{ seconds: 4e33 }, "seconds"],
-        [{ to: "9999-12-31T23:59:59Z" }, "to"]
+        [{ to: "9999-12-31T23:59:59Z" }, "to"],
+        [{ to: "9999-12-31T23:59:59-23:59" }, "to"]
       ] as const
     ) {
       const reply = await app.admin("POST", "/clock/advance", body)

@@ -219,7 +219,8 @@ describe(`POST messages: request errors (${backend})`, () => {
   it.each([
     ["without offset", "2030-01-01T10:00:00", "explicit timezone offset"],
     ["without offset, space separated", "2030-01-01 10:00", "explicit timezone offset"],
-    ["that is not a timestamp", "tomorrow at noon", "RFC 3339"]
+    ["that is not a timestamp", "tomorrow at noon", "RFC 3339"],
+    ["in the year 10000 in UTC", "9999-12-31T23:59:59-23:59", "at most 9999-12-31T23:59:59Z"]
   ])("400 validation_error naming send_at for a send_at %s; nothing reserved", async (_name, sendAt, says) => {
     const { orgId, apiKey } = await app.newOrg({ credits: 2 })
     const res = await post(apiKey, { to: ordinary, text: "hi", send_at: sendAt }, newKey())
