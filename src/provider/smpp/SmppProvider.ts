@@ -138,7 +138,9 @@ export const SmppProviderLive = (settings: SmppSettings): Layer.Layer<Provider, 
             return { _tag: "Rejected", reason: `${label}${route.name} refused it: ${describeStatus(outcome.status)}` }
           }
           const delayMs = backoffMs(throttled, settings.timing.throttleInitialMs, settings.timing.throttleMaxMs, yield* Random.next)
-          if (clock.currentTimeMillisUnsafe() + delayMs >= deadlineMs) {
+          // sent again only with a quarter of the response timeout left for its answer: a retry
+          // whose answer misses the deadline would turn "never taken" into `unknown`
+          if (clock.currentTimeMillisUnsafe() + delayMs + settings.responseTimeoutMs / 4 > deadlineMs) {
             return {
               _tag: "Unreachable",
               reason: `${label}${route.name} throttled it (${describeStatus(outcome.status)}) until the response deadline`

@@ -68,17 +68,18 @@ describe(`the SMPP path under service load (${backend})`, () => {
     await sendBatch(apiKey, recipients, text)
     // a first window answered, the second in flight: then the SMSC goes away and comes back
     await eventually(async () => smsc.received.length - receivedBefore, (n) => n >= window + 2, { intervalMs: 5, what: "a window and more at the SMSC" })
-    const sentBeforeStop = new Set(smsc.received.slice(receivedBefore).map((r) => r.to))
     await smsc.stop()
+    // read once it is down: a submit_sm may reach it between a read and the stop
+    const sentBeforeStop = new Set(smsc.received.slice(receivedBefore).map((r) => r.to))
     await smsc.restart()
 
     const facts = [...(await settled(app, orgId, (m) => isFinal(m.status) || m.status === "unknown", { what: "every message final or unknown" })).values()]
     expect(smsc.binds).toBe(bindsBefore + 1)
     const byStatus = (status: string) => facts.filter((m) => m.status === status)
-    // what was in flight when the connection dropped: unknown, written once, its credits held
+    // what was in flight when the connection dropped: unknown (written, though the SMSC may not have
+    // read it before it went down), never written again, its credits held
     expect(byStatus("unknown").length).toBeGreaterThan(0)
     for (const m of byStatus("unknown")) {
-      expect(sentBeforeStop.has(m.to), m.to).toBe(true)
       expect(m.transitions, m.to).toEqual(["->scheduled@admission", "scheduled>processing@dispatch", "processing>unknown@provider"])
       expect(m.credits, m.to).toEqual(credits.reserved)
     }
@@ -90,7 +91,7 @@ describe(`the SMPP path under service load (${backend})`, () => {
     expect(facts.length).toBe(recipients.length)
     expect(facts.filter((m) => m.status !== "delivered" && m.status !== "unknown")).toEqual([])
     for (const m of facts) {
-      expect(submitsAt(smsc, m.to, text), m.to).toBe(1)
+      expect(submitsAt(smsc, m.to, text), m.to).toBe(m.status === "unknown" && !sentBeforeStop.has(m.to) ? 0 : 1)
       expect(app.calls.submits.get(m.id), m.to).toBe(1)
     }
     const consumed = byStatus("delivered").length
@@ -129,7 +130,8 @@ describe(`the SMPP path under service load (${backend})`, () => {
     const refused = await create(app, apiKey, { to: "+261331230002", text: "throttled for good" })
     expect({ status: refused.reply.status, code: refused.reply.body.error?.code, id: refused.reply.body.message_id })
       .toEqual({ status: 503, code: "dispatch_unavailable", id: refused.id })
-    expect(performance.now() - started).toBeGreaterThan(responseTimeoutMs - 500)
+    // retried while a quarter of the timeout was left for an answer
+    expect(performance.now() - started).toBeGreaterThan(responseTimeoutMs / 2)
     expect(submitsAt(smsc, "+261331230002", "throttled for good")).toBeGreaterThan(2)
 
     const facts = await settled(app, orgId, (m) => m.status === "delivered" || m.status === "failed")
