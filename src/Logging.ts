@@ -25,10 +25,13 @@ const stdout = (line: string) => {
   process.stdout.write(line)
 }
 
+/** Drops log lines below `level` (whatever logger writes them). */
+export const minimumLogLevel = (level: LogLevelName) => Layer.succeed(References.MinimumLogLevel, levels[level])
+
 /** The service's logging: JSON lines on stdout from `level` up, the access log included. */
 export const LoggingLive = (level: LogLevelName) =>
   Layer.mergeAll(
     Logger.layer([Logger.withConsoleLog(Logger.map(Logger.formatJson, redactPhones))]),
-    Layer.succeed(References.MinimumLogLevel, levels[level]),
+    minimumLogLevel(level),
     Layer.succeed(AccessLogWriter, stdout)
   )

@@ -7,12 +7,11 @@ import { connect } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AdminToken } from "../../src/admin/AdminToken.ts"
 import { clockLayer } from "../../src/clock/ServiceClock.ts"
-import { layerConfig } from "../../src/Config.ts"
-import { DatabaseLive } from "../../src/db/Database.ts"
 import { answerNodeRefusals, answerWhileStarting, NodeServerLive } from "../../src/http/NodeServer.ts"
 import { HttpAppLive, routes } from "../../src/http/Server.ts"
 import { ServicesLive } from "../../src/Services.ts"
 import { adminToken, organisationFactory, remoteCaller, testConfig } from "../support/TestApp.ts"
+import { testDatabaseLayer } from "../support/ScratchDatabase.ts"
 
 interface RawReply {
   readonly status: number
@@ -69,8 +68,7 @@ beforeAll(async () => {
     Layer.provideMerge(NodeServerLive(routes, { port: 0, host: "127.0.0.1" })),
     Layer.provideMerge(AdminToken.layer),
     Layer.provideMerge(ServicesLive),
-    Layer.provideMerge(DatabaseLive),
-    Layer.provide(layerConfig(testConfig())),
+    Layer.provideMerge(testDatabaseLayer(testConfig())),
     Layer.provide(clockLayer("system"))
   )
   const context = await Effect.runPromise(Layer.buildWithScope(app, scope))

@@ -6,20 +6,18 @@ import { expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
-import { layerConfig } from "../../src/Config.ts"
-import { DatabaseLive } from "../../src/db/Database.ts"
 import type { Answer } from "../../src/idempotency/Answer.ts"
 import { Idempotency } from "../../src/idempotency/Idempotency.ts"
 import { Ids } from "../../src/Ids.ts"
 import { Organisations } from "../../src/organisations/Organisations.ts"
 import { ServiceSecret } from "../../src/ServiceSecret.ts"
 import { backend, testConfig } from "../support/TestApp.ts"
+import { testDatabaseLayer } from "../support/ScratchDatabase.ts"
 
 const KeysTestLayer = Layer.mergeAll(Idempotency.layer, Organisations.layer).pipe(
   Layer.provide(ServiceSecret.layer),
   Layer.provide(Ids.layer),
-  Layer.provideMerge(DatabaseLive),
-  Layer.provide(layerConfig(testConfig()))
+  Layer.provideMerge(testDatabaseLayer(testConfig()))
 )
 
 const at = new Date("2026-01-10T12:00:00Z")

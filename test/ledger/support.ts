@@ -5,12 +5,11 @@
  */
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { layerConfig } from "../../src/Config.ts"
-import { DatabaseLive } from "../../src/db/Database.ts"
 import { Ids } from "../../src/Ids.ts"
 import { Ledger } from "../../src/ledger/Ledger.ts"
 import { Organisations } from "../../src/organisations/Organisations.ts"
 import { testConfig } from "../support/TestApp.ts"
+import { testDatabaseLayer } from "../support/ScratchDatabase.ts"
 
 export { backend } from "../support/TestApp.ts"
 
@@ -19,8 +18,7 @@ export const start = Date.UTC(2026, 0, 10, 12, 0, 0)
 
 export const LedgerTestLayer = Layer.mergeAll(Ledger.layer, Organisations.layer).pipe(
   Layer.provide(Ids.layer),
-  Layer.provideMerge(DatabaseLive),
-  Layer.provide(layerConfig(testConfig()))
+  Layer.provideMerge(testDatabaseLayer(testConfig()))
 )
 
 /** A new organisation; returns its id. */

@@ -7,17 +7,15 @@ import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { createHash, randomUUID } from "node:crypto"
-import { layerConfig } from "../../src/Config.ts"
-import { DatabaseLive } from "../../src/db/Database.ts"
 import { Ids } from "../../src/Ids.ts"
 import { ApiKeys } from "../../src/organisations/ApiKeys.ts"
 import { Organisations } from "../../src/organisations/Organisations.ts"
 import { backend, testConfig } from "../support/TestApp.ts"
+import { testDatabaseLayer } from "../support/ScratchDatabase.ts"
 
 const KeysTestLayer = Layer.mergeAll(ApiKeys.layer, Organisations.layer).pipe(
   Layer.provide(Ids.layer),
-  Layer.provideMerge(DatabaseLive),
-  Layer.provide(layerConfig(testConfig()))
+  Layer.provideMerge(testDatabaseLayer(testConfig()))
 )
 
 const keyShape = /^svc_sms_([a-z0-9]{20})\.([A-Za-z0-9_-]{43})$/

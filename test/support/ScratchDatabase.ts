@@ -14,6 +14,7 @@ import { Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { type AppConfigShape, layerConfig } from "../../src/Config.ts"
 import { DatabaseLive } from "../../src/db/Database.ts"
+import { minimumLogLevel } from "../../src/Logging.ts"
 
 /** `<base>_<label>_<pid>`, the base cut short so that the name fits PostgreSQL's 63 bytes. */
 const scratchDatabaseName = (baseUrl: string, label: string, pid = process.pid): string => {
@@ -50,10 +51,17 @@ export const scratchDatabaseUrl = (label: string) =>
     return url.toString()
   })
 
-/** DatabaseLive with `config`, pointed at a scratch database when DATABASE_URL is set (the embedded one otherwise). */
+/**
+ * DatabaseLive with `config`, and its log level for what is built on it: nothing below it is
+ * logged (a test's configuration says "error": no line per migration in every test file).
+ */
+export const testDatabaseLayer = (config: AppConfigShape) =>
+  DatabaseLive.pipe(Layer.provideMerge(layerConfig(config)), Layer.provideMerge(minimumLogLevel(config.logLevel)))
+
+/** testDatabaseLayer, pointed at a scratch database when DATABASE_URL is set (the embedded one otherwise). */
 export const scratchDatabaseLayer = (label: string, config: AppConfigShape) =>
   Layer.unwrap(Effect.map(scratchDatabaseUrl(label), (url) =>
-    DatabaseLive.pipe(Layer.provideMerge(layerConfig(url === undefined ? config : { ...config, databaseUrl: Redacted.make(url) })))))
+    testDatabaseLayer(url === undefined ? config : { ...config, databaseUrl: Redacted.make(url) })))
 
 /**
  * A scratch database shared by several apps of one test (several "processes" on one database):

@@ -23,8 +23,7 @@ import { HttpRouter, HttpServer } from "effect/http"
 import { SqlClient } from "effect/sql"
 import { AdminToken } from "../../src/admin/AdminToken.ts"
 import { clockLayer, ServiceClock } from "../../src/clock/ServiceClock.ts"
-import { type AppConfigShape, layerConfig } from "../../src/Config.ts"
-import { DatabaseLive } from "../../src/db/Database.ts"
+import type { AppConfigShape } from "../../src/Config.ts"
 import { DueWork } from "../../src/dispatch/DueWork.ts"
 import { WorkersLive } from "../../src/dispatch/Workers.ts"
 import type { Permission } from "../../src/domain/Permissions.ts"
@@ -32,7 +31,7 @@ import { HttpAppLive } from "../../src/http/Server.ts"
 import { Provider } from "../../src/provider/Provider.ts"
 import { ProviderLive } from "../../src/provider/ProviderLayer.ts"
 import { servicesWith } from "../../src/Services.ts"
-import { scratchDatabaseLayer } from "./ScratchDatabase.ts"
+import { scratchDatabaseLayer, testDatabaseLayer } from "./ScratchDatabase.ts"
 
 export const adminToken = "test-operator-token-0123456789"
 
@@ -185,7 +184,7 @@ export const makeTestApp = (options: TestAppOptions = {}) => {
   const Capture = Layer.effectDiscard(Effect.map(Effect.context<never>(), (context) => void (captured = context)))
 
   const database = options.label === undefined
-    ? DatabaseLive.pipe(Layer.provideMerge(layerConfig(config)))
+    ? testDatabaseLayer(config)
     : scratchDatabaseLayer(options.label, config)
   const app = Layer.merge(HttpAppLive, Capture).pipe(
     Layer.provideMerge(WorkersLive),
