@@ -8,6 +8,9 @@
  * next to it and drops it (`WITH (FORCE)`) when the scope closes. Creating it fails loudly:
  * falling back to the shared database is what made these tests flaky. Without DATABASE_URL it
  * is undefined: the embedded PGlite is a database per file anyway.
+ *
+ * `testDatabaseLayer` is the plain test database both build on (here rather than in TestApp.ts,
+ * which imports this file).
  */
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Exit, Layer, Redacted, Scope } from "effect"
