@@ -17,7 +17,8 @@ export interface Service {
 }
 
 export interface StartOptions {
-  readonly databaseUrl: string
+  /** The PostgreSQL database; undefined runs the embedded database in memory (`SMS_DATA_DIR=memory://`). */
+  readonly databaseUrl: string | undefined
   readonly logDir: string
   /** Extra flags for node, e.g. `--cpu-prof`. */
   readonly nodeFlags?: ReadonlyArray<string>
@@ -65,11 +66,13 @@ const startOnce = async (options: StartOptions, attempt: number): Promise<Servic
   const logFile = join(options.logDir, `service-${port}-${attempt}.log`)
   const log = createWriteStream(logFile)
   // the heap cap is the container image's (Dockerfile CMD): measure the service as it is deployed
+  const { DATABASE_URL: _inherited, ...inherited } = process.env
+  const database = options.databaseUrl === undefined ? { SMS_DATA_DIR: "memory://" } : { DATABASE_URL: options.databaseUrl }
   const child = spawn(process.execPath, ["--max-old-space-size=160", ...(options.nodeFlags ?? []), "src/main.ts"], {
     cwd: root,
     env: {
-      ...process.env,
-      DATABASE_URL: options.databaseUrl,
+      ...inherited,
+      ...database,
       PORT: String(port),
       HOST: "127.0.0.1",
       SMS_ADMIN_TOKEN: adminToken,

@@ -1,23 +1,23 @@
 /**
  * Starts the service: `npm start`. Stops cleanly on SIGTERM / SIGINT (exit status 0); a start
- * that fails prints one line on stderr and exits with status 1.
+ * that fails prints one line on stderr (one per bad variable of the configuration) and exits
+ * with status 1.
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Cause, Effect, Exit, Layer, Runtime } from "effect"
-import { AppLive } from "./App.ts"
-import { decodeConfig } from "./Config.ts"
-import { startupFailureLine } from "./StartupFailure.ts"
+import { AppLayer } from "./app/AppLayer.ts"
+import { decodeConfig } from "./config/Config.ts"
+import { printLines } from "./config/EnvFields.ts"
+import { startupFailureLine } from "./app/StartupFailure.ts"
 
-const decoded = decodeConfig(process.env)
-if (!decoded.ok) {
-  for (const line of decoded.errors) process.stderr.write(`configuration error: ${line}\n`)
-  process.exit(1)
-}
-const config = decoded.config
-
-Layer.launch(AppLive(config)).pipe(
-  Effect.tapCause((cause) =>
-    Cause.hasInterruptsOnly(cause) ? Effect.void : Effect.sync(() => process.stderr.write(`${startupFailureLine(cause, config)}\n`))
+decodeConfig().pipe(
+  Effect.tapError(printLines),
+  Effect.flatMap((config) =>
+    Layer.launch(AppLayer(config)).pipe(
+      Effect.tapCause((cause) =>
+        Cause.hasInterruptsOnly(cause) ? Effect.void : Effect.sync(() => process.stderr.write(`${startupFailureLine(cause, config)}\n`))
+      )
+    )
   ),
   NodeRuntime.runMain({
     disableErrorReporting: true,

@@ -6,14 +6,18 @@
  * with backoff, across reconnections) until a `deliver_sm_resp` with status 0 comes back.
  *
  * Its state lives in memory for as long as the object does, whatever happens to the service's
- * connections or to the listening socket (`stop` / `restart`): it is the provider's side. Tests
- * drive it through knobs and read what it received and measured.
+ * connections or to the listening socket (`stop` / `restart`): it is the provider's side. Given a
+ * data directory, what it owes (its ids, the messages `query_sm` knows, the receipts not yet
+ * acknowledged) is also kept there (Book.ts), so that a new Smsc on it, in a new process after a
+ * kill -9, carries on. Tests drive it through knobs and read what it received and measured.
  */
 import { MutableList } from "effect"
 import smpp from "smpp"
 import { sendPdu } from "../../src/provider/smpp/SendPdu.ts"
-import type { MsgIdType } from "../../src/provider/smpp/SmppSettings.ts"
+import type { MsgIdType } from "../../src/config/SmppSettings.ts"
 import { behaviourOf, type Behaviour, ESME_ROK, ESME_RTHROTTLED } from "./Behaviour.ts"
+import { Book, type OwedReceipt } from "./Book.ts"
+import type { KnownMessage, Owed } from "./Journal.ts"
 import { type Concatenation, concatenationOf, Reassembly } from "./Reassembly.ts"
 import { Timeline } from "./Timeline.ts"
 
@@ -34,6 +38,8 @@ export interface SmscOptions {
   readonly receiptRetryMs: number
   /** Told of binds, refusals and closed connections. */
   readonly log?: (event: string, fields: Readonly<Record<string, string | number>>) => void
+  /** Where what it owes is kept across processes (created if missing); none: in memory only. */
+  readonly dataDir?: string
 }
 
 export const defaultSmscOptions: SmscOptions = {
@@ -65,9 +71,7 @@ export interface ReceivedSubmit {
 }
 
 /** A message the simulator took (every part answered status 0), reassembled. */
-export interface SmscMessage extends Omit<ReceivedSubmit, "text" | "concatenation" | "esmClass"> {
-  /** The ids given to its parts, in order; the first is the message's id. */
-  readonly ids: ReadonlyArray<number>
+export interface SmscMessage extends Omit<ReceivedSubmit, "text" | "concatenation" | "esmClass">, KnownMessage {
   readonly text: string
   readonly parts: number
   /** SMPP message_state: 1 ENROUTE until its receipt, then 2 DELIVERED or 5 UNDELIVERABLE. */
@@ -92,7 +96,7 @@ interface Connection {
 }
 
 interface ReceiptJob {
-  readonly message: SmscMessage
+  readonly message: KnownMessage
   readonly word: "DELIVRD" | "UNDELIV"
   attempts: number
   acked: boolean
@@ -115,8 +119,8 @@ const STATE_UNDELIVERABLE = 5
 
 /** Receipts awaiting their answer on one connection, at most (an SMSC's window). */
 const deliveryWindow = 64
-const receivedKeptMax = 200_000
-const firstMessageId = 1_000_000_000
+/** Submissions, messages and ids (for query_sm) kept, at most. */
+const keptMax = 200_000
 
 const e164 = (addr: string | undefined): string => `+${(addr ?? "").replace(/^\+/, "")}`
 
@@ -128,12 +132,11 @@ export class Smsc {
   private readonly server: smpp.Server
   private readonly timeline = new Timeline()
   private readonly connections = new Set<Connection>()
-  private readonly byId = new Map<number, SmscMessage>()
+  private readonly book: Book
   private readonly reassembly = new Reassembly<{ readonly part: ReceivedSubmit; readonly id: number }>(10_000)
   private readonly waiting = MutableList.make<ReceiptJob>()
   private readonly arrivals: Array<number> = []
   private arrivalsHead = 0
-  private nextId = firstMessageId
   private throttleLeft = 0
   private listeningPort: number
 
@@ -156,7 +159,7 @@ export class Smsc {
   // what it received and measured
   /** Every `submit_sm` received, oldest first (beyond 200,000, the older half is forgotten). */
   readonly received: Array<ReceivedSubmit> = []
-  /** Every message taken, reassembled, in the order its last part came. */
+  /** Every message this object took, reassembled, in the order its last part came (beyond 200,000, the older half is forgotten). */
   readonly messages: Array<SmscMessage> = []
   /** Every answer to a receipt, in order. */
   readonly receiptAnswers: Array<ReceiptAnswer> = []
@@ -173,17 +176,31 @@ export class Smsc {
   /** Most `submit_sm` received in any 1 s window, over all connections. */
   maxPerSecond = 0
 
-  private constructor(options: SmscOptions) {
+  private constructor(options: SmscOptions, book: Book) {
     this.options = options
+    this.book = book
     this.listeningPort = options.port
     this.server = smpp.createServer({}, (session) => this.accept(session))
   }
 
-  /** Starts a simulator listening on `options.port` (0: a free one). */
+  /** Starts a simulator listening on `options.port` (0: a free one), owing the receipts its data directory says it owes. */
   static async start(options: Partial<SmscOptions> = {}): Promise<Smsc> {
-    const smsc = new Smsc({ ...defaultSmscOptions, ...options })
-    await smsc.listen()
+    const all = { ...defaultSmscOptions, ...options }
+    const book = Book.open(all.dataDir, keptMax)
+    const smsc = new Smsc(all, book)
+    try {
+      await smsc.listen()
+    } catch (e) {
+      book.close()
+      throw e
+    }
+    for (const owed of book.receiptsOwed) smsc.resume(owed)
     return smsc
+  }
+
+  /** Receipts owed and not yet answered with status 0. */
+  get receiptsOwed(): number {
+    return this.book.receiptsOwed.length
   }
 
   /** The port it listens (or listened) on. */
@@ -209,10 +226,11 @@ export class Smsc {
     return this.listen()
   }
 
-  /** Stops and forgets every pending answer and receipt (end of a test). */
+  /** Stops and forgets every pending answer and receipt (end of a test); its data directory keeps what it owes. */
   async dispose(): Promise<void> {
     this.timeline.clear()
     await this.stop()
+    this.book.close()
   }
 
   /** Closes every connection now (the server keeps listening). */
@@ -362,15 +380,24 @@ export class Smsc {
     this.measureArrival(c)
     const part = this.readSubmit(pdu)
     this.received.push(part)
-    if (this.received.length > receivedKeptMax) this.received.splice(0, receivedKeptMax / 2)
+    if (this.received.length > keptMax) this.received.splice(0, keptMax / 2)
     let behaviour: Behaviour = behaviourOf(part.to)
     if (this.throttleLeft > 0) {
       this.throttleLeft--
       behaviour = { status: ESME_RTHROTTLED, answer: "now", receipt: "none" }
     }
     if (behaviour.answer === "never") return
-    const id = behaviour.status === ESME_ROK ? this.nextId++ : undefined
-    const message = id === undefined ? undefined : this.take(part, id)
+    const delayMs = behaviour.answer === "slow"
+      ? this.options.slowMs
+      : behaviour.answer === "late"
+      ? this.options.lateMs
+      : this.responseDelayMs
+    const id = behaviour.status === ESME_ROK ? this.book.newId() : undefined
+    const owed: Owed | undefined = behaviour.receipt === "none" ? undefined : {
+      word: behaviour.receipt,
+      dueAt: Date.now() + (this.receiptBeforeResponse ? 0 : delayMs + this.options.receiptDelayMs)
+    }
+    const message = id === undefined ? undefined : this.take(part, id, owed)
     const respond = (): void => {
       const receipt = message !== undefined && behaviour.receipt !== "none" ? behaviour.receipt : undefined
       if (receipt !== undefined && this.receiptBeforeResponse) this.sendReceipt(this.receiptJob(message!, receipt))
@@ -379,17 +406,12 @@ export class Smsc {
       c.outstanding--
       this.answer(c, pdu, behaviour.status, { message_id: id === undefined ? "" : this.responseId(id) })
     }
-    const delayMs = behaviour.answer === "slow"
-      ? this.options.slowMs
-      : behaviour.answer === "late"
-      ? this.options.lateMs
-      : this.responseDelayMs
     if (delayMs === 0) respond()
     else this.timeline.after(delayMs, respond)
   }
 
-  /** Records a taken part under its id; the message once all its parts are taken. */
-  private take(part: ReceivedSubmit, id: number): SmscMessage | undefined {
+  /** Records a taken part under its id; the message once all its parts are taken (and the receipt it owes). */
+  private take(part: ReceivedSubmit, id: number, owed: Owed | undefined): SmscMessage | undefined {
     const key = `${part.from}|${part.to}|${part.concatenation?.ref}`
     const parts = part.concatenation === undefined ? [{ part, id }] : this.reassembly.add(key, part.concatenation, { part, id })
     if (parts === undefined) return undefined
@@ -401,8 +423,9 @@ export class Smsc {
       parts: parts.length,
       state: STATE_ENROUTE
     }
-    for (const p of parts) this.byId.set(p.id, message)
+    this.book.taken(message, owed)
     this.messages.push(message)
+    if (this.messages.length > keptMax) this.messages.splice(0, keptMax / 2)
     return message
   }
 
@@ -418,13 +441,19 @@ export class Smsc {
     const raw = pdu.message_id ?? ""
     const hex = this.idFormat === "hex_resp_dec_receipt"
     const id = (hex ? /^[0-9a-f]+$/i : /^[0-9]+$/).test(raw) ? Number.parseInt(raw, hex ? 16 : 10) : Number.NaN
-    const message = this.byId.get(id)
+    const message = this.book.find(id)
     if (message === undefined) return this.answer(c, pdu, ESME_RQUERYFAIL)
     this.answer(c, pdu, ESME_ROK, { message_id: raw, final_date: "", message_state: message.state, error_code: 0 })
   }
 
-  private receiptJob(message: SmscMessage, word: "DELIVRD" | "UNDELIV"): ReceiptJob {
+  private receiptJob(message: KnownMessage, word: "DELIVRD" | "UNDELIV"): ReceiptJob {
     return { message, word, attempts: 0, acked: false, waiting: false, sentOn: [] }
+  }
+
+  /** A receipt an earlier simulator on the data directory owed: sent when it was due (at once if past). */
+  private resume(owed: OwedReceipt): void {
+    const job = this.receiptJob(owed.message, owed.word)
+    this.timeline.after(Math.max(0, owed.dueAt - Date.now()), () => this.sendReceipt(job))
   }
 
   /** A bound connection with room for a receipt, taken in turn. */
@@ -453,7 +482,11 @@ export class Smsc {
       return
     }
     const message = job.message
-    message.state = job.word === "DELIVRD" ? STATE_DELIVERED : STATE_UNDELIVERABLE
+    const state = job.word === "DELIVRD" ? STATE_DELIVERED : STATE_UNDELIVERABLE
+    if (message.state !== state) {
+      message.state = state
+      this.book.stateChanged(message)
+    }
     const copies = this.duplicateReceipts && job.attempts === 0 ? 2 : 1
     for (let i = 0; i < copies; i++) {
       const pdu = this.receiptPdu(job)
@@ -496,7 +529,10 @@ export class Smsc {
       return this.drainWaiting()
     }
     this.receiptAnswers.push({ id: this.receiptId(job.message.ids[0]!), status: pdu.command_status })
-    if (pdu.command_status === ESME_ROK) job.acked = true
+    if (pdu.command_status === ESME_ROK) {
+      job.acked = true
+      this.book.acknowledged(job.message)
+    }
     this.drainWaiting()
   }
 

@@ -2,26 +2,26 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Batches } from "../batches/Batches.ts"
-import { positionAfter } from "../domain/NewestFirst.ts"
-import { atBoundary } from "../db/Boundary.ts"
-import { messageBody } from "../messages/MessageBody.ts"
+import { pageOf, positionAfter } from "../domain/NewestFirst.ts"
+import { batchOf, messageOf } from "../http/Representations.ts"
 import { MessageStore } from "../messages/MessageStore.ts"
 import { Organisations } from "../organisations/Organisations.ts"
 import { AdminApi, listPageMax } from "./AdminApi.ts"
 
 export const ActivityHandlers = HttpApiBuilder.group(AdminApi, "activity", Effect.fn(function*(handlers) {
-  const organisations = yield* atBoundary(Organisations)
-  const store = yield* atBoundary(MessageStore)
-  const batches = yield* atBoundary(Batches)
+  const organisations = yield* Organisations
+  const store = yield* MessageStore
+  const batches = yield* Batches
 
   return handlers
     .handle("listMessages", ({ params, query }) =>
       Effect.gen(function*() {
         const org = yield* organisations.get(params.org_id)
         const after = yield* positionAfter(query.cursor)
-        const page = yield* store.page(org.id, { limit: query.limit ?? listPageMax, after, status: query.status })
+        const limit = query.limit ?? listPageMax
+        const page = pageOf(yield* store.newestFirst(org.id, { limit, after, status: query.status }), limit)
         return {
-          results: page.rows.map((m) => ({ ...messageBody(m), batch_id: m.batchId, created_at: m.createdAt.toISOString() })),
+          results: page.rows.map((m) => ({ ...messageOf(m), batch_id: m.batchId, created_at: m.createdAt.toISOString() })),
           next_cursor: page.nextCursor ?? null
         }
       }))
@@ -29,6 +29,6 @@ export const ActivityHandlers = HttpApiBuilder.group(AdminApi, "activity", Effec
       Effect.gen(function*() {
         const org = yield* organisations.get(params.org_id)
         const page = yield* batches.list(org.id, query.limit ?? listPageMax, yield* positionAfter(query.cursor))
-        return { results: page.rows, next_cursor: page.nextCursor ?? null }
+        return { results: page.rows.map(batchOf), next_cursor: page.nextCursor ?? null }
       }))
 }))

@@ -11,6 +11,7 @@ import {
   InvalidApiKey,
   InvalidCursor,
   MessageNotAccepted,
+  MessageNotUnknown,
   ProviderNotSimulator
 } from "../domain/Errors.ts"
 import { MessageStatusSchema } from "../domain/MessageStatus.ts"
@@ -41,7 +42,7 @@ const OrgId = { org_id: Text }
 export const TimelineEntry = Schema.Struct({
   from_status: Schema.NullOr(MessageStatusSchema),
   to_status: MessageStatusSchema,
-  source: Schema.Literals(["admission", "provider", "receipt", "verification", "recovery", "dispatch", "erasure"]),
+  source: Schema.Literals(["admission", "provider", "receipt", "verification", "recovery", "dispatch", "erasure", "matched_receipt"]),
   at: Schema.String
 }).annotate({ identifier: "TimelineEntry" })
 
@@ -159,7 +160,15 @@ export class AdminGroup extends HttpApiGroup.make("admin")
       params: { org_id: Text, message_id: Text },
       success: Message,
       error: [...CommonErrors, ErasureNotAllowed]
-    })
+    }),
+    HttpApiEndpoint.post("verifyMessage", "/organizations/:org_id/messages/:message_id/verification", {
+      params: { org_id: Text, message_id: Text },
+      success: MessageWithTimeline,
+      error: [...CommonErrors, MessageNotUnknown]
+    }).annotate(
+      OpenApi.Summary,
+      "Ask the provider again now about an unknown message, and start its verification schedule again"
+    )
   )
   .add(
     HttpApiEndpoint.get("listOrganisations", "/organizations", {

@@ -1,23 +1,30 @@
 /** The operator API's handlers and its token check. */
 import { Effect, Layer, Redacted } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { InvalidApiKey, NotFound, ValidationError } from "../domain/Errors.ts"
-import { balanceBody } from "../ledger/BalanceBody.ts"
-import { organisationBody } from "../organisations/OrganisationBody.ts"
-import { atBoundary } from "../db/Boundary.ts"
+import { InvalidApiKey, MessageNotUnknown, NotFound, ValidationError } from "../domain/Errors.ts"
+import { WorkSteps } from "../dispatch/WorkSteps.ts"
+import { secretResponse } from "../http/Answers.ts"
+import { balanceOf, messageOf } from "../http/Representations.ts"
 import { Ledger } from "../ledger/Ledger.ts"
-import { messageBody } from "../messages/MessageBody.ts"
 import { Messages } from "../messages/Messages.ts"
 import { MessageStore } from "../messages/MessageStore.ts"
 import { ApiKeys } from "../organisations/ApiKeys.ts"
-import { Organisations } from "../organisations/Organisations.ts"
+import { type Organisation, Organisations } from "../organisations/Organisations.ts"
 import { isValidSenderName } from "../domain/SenderName.ts"
-import { today } from "../Time.ts"
+import { today } from "../clock/Time.ts"
 import { AdminApi, AdminAuth, listPageMax, Operator } from "./AdminApi.ts"
 import { AdminToken } from "./AdminToken.ts"
 import { withTimeline } from "./Timeline.ts"
 
 export const defaultSenderName = "INFO"
+
+/** An organisation as the operator API shows it (contract section 2). */
+export const organisationBody = (o: Organisation) => ({
+  id: o.id,
+  name: o.name,
+  sms_enabled: o.smsEnabled,
+  default_sender_name: o.defaultSenderName
+})
 
 export const AdminAuthLive = Layer.effect(AdminAuth, Effect.gen(function*() {
   const admin = yield* AdminToken
@@ -30,17 +37,18 @@ export const AdminAuthLive = Layer.effect(AdminAuth, Effect.gen(function*() {
 }))
 
 export const AdminHandlers = HttpApiBuilder.group(AdminApi, "admin", Effect.fn(function*(handlers) {
-  const organisations = yield* atBoundary(Organisations)
-  const keys = yield* atBoundary(ApiKeys)
-  const ledger = yield* atBoundary(Ledger)
-  const messages = yield* atBoundary(Messages)
-  const store = yield* atBoundary(MessageStore)
+  const organisations = yield* Organisations
+  const keys = yield* ApiKeys
+  const ledger = yield* Ledger
+  const messages = yield* Messages
+  const store = yield* MessageStore
+  const steps = yield* WorkSteps
 
   const withBalance = (organisationId: string) =>
     Effect.gen(function*() {
       const org = yield* organisations.get(organisationId)
       const balance = yield* ledger.balance(org.id)
-      return { ...organisationBody(org), balance: balanceBody(balance) }
+      return { ...organisationBody(org), balance: balanceOf(balance) }
     })
 
   return handlers
@@ -56,7 +64,7 @@ export const AdminHandlers = HttpApiBuilder.group(AdminApi, "admin", Effect.fn(f
       }).pipe(Effect.map(organisationBody)))
     .handle("createApiKey", ({ params, payload }) =>
       keys.issue(params.org_id, payload.permissions).pipe(
-        Effect.map((k) => ({ key_id: k.keyId, api_key: k.apiKey, permissions: k.permissions }))
+        Effect.map((k) => secretResponse(201, { key_id: k.keyId, api_key: k.apiKey, permissions: k.permissions }))
       ))
     .handle("revokeApiKey", ({ params }) =>
       keys.revoke(params.key_id).pipe(
@@ -72,7 +80,7 @@ export const AdminHandlers = HttpApiBuilder.group(AdminApi, "admin", Effect.fn(f
         }
         const org = yield* organisations.get(params.org_id)
         yield* ledger.grant(org.id, payload.amount, validUntil)
-        return { balance: balanceBody(yield* ledger.balance(org.id)) }
+        return { balance: balanceOf(yield* ledger.balance(org.id)) }
       }))
     .handle("getMessage", ({ params }) =>
       Effect.gen(function*() {
@@ -113,8 +121,22 @@ export const AdminHandlers = HttpApiBuilder.group(AdminApi, "admin", Effect.fn(f
     .handle("eraseMessage", ({ params }) =>
       organisations.get(params.org_id).pipe(
         Effect.flatMap((org) => messages.erase(org.id, params.message_id)),
-        Effect.map(messageBody)
+        Effect.map(messageOf)
       ))
+    .handle("verifyMessage", ({ params }) =>
+      Effect.gen(function*() {
+        const org = yield* organisations.get(params.org_id)
+        const message = yield* messages.get(org.id, params.message_id)
+        if (message === undefined) return yield* NotFound.withMessage("No such message")
+        if (!(yield* steps.verifyAgain(org.id, message.id))) {
+          const status = (yield* messages.get(org.id, message.id))?.status ?? message.status
+          return yield* MessageNotUnknown.withMessage(
+            `Only an unknown message can be verified again; this one is ${status}`,
+            { messageId: message.id }
+          )
+        }
+        return yield* withTimeline(store, (yield* messages.get(org.id, message.id)) ?? message)
+      }))
     .handle("setSender", ({ params, payload }) =>
       isValidSenderName(params.name)
         ? organisations.setSender(params.org_id, params.name, payload.active)

@@ -5,10 +5,10 @@
  * generated it.
  */
 import { Context, Effect, Layer, Redacted } from "effect"
-import { SqlClient } from "effect/sql"
 import { createHash, timingSafeEqual } from "node:crypto"
-import { AppConfig } from "../Config.ts"
-import { Ids } from "../Ids.ts"
+import { AppConfig } from "../config/Config.ts"
+import { Ids } from "../platform/Ids.ts"
+import { SecretStore } from "../secrets/SecretStore.ts"
 
 const sha256 = (s: string) => createHash("sha256").update(s, "utf8").digest()
 
@@ -35,12 +35,9 @@ export class AdminToken extends Context.Service<AdminToken, {
       AdminToken.of({ origin, matches: (presented) => timingSafeEqual(sha256(presented), expected) })
     if (config.adminToken !== undefined) return make({ _tag: "Configured" }, sha256(Redacted.value(config.adminToken)))
 
-    const sql = yield* SqlClient.SqlClient
     const token = `sms_admin_${yield* (yield* Ids).secret(32)}`
-    // the first start (or replica) to insert wins; everyone reads the winner's hash
-    yield* sql`INSERT INTO service_secrets (name, secret) VALUES (${storedName}, ${sha256(token)}) ON CONFLICT DO NOTHING`
-    const [row] = yield* sql<{ secret: Uint8Array }>`SELECT secret FROM service_secrets WHERE name = ${storedName}`
-    const stored = Buffer.from(row!.secret)
+    // the first start (or replica) to store wins; everyone reads the winner's hash
+    const stored = Buffer.from(yield* (yield* SecretStore).keep(storedName, sha256(token)))
     return stored.equals(sha256(token))
       ? make({ _tag: "Generated", token: Redacted.make(token) }, stored)
       : make({ _tag: "Stored" }, stored)

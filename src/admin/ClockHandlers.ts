@@ -5,8 +5,7 @@ import { ServiceClock } from "../clock/ServiceClock.ts"
 import { DueWork } from "../dispatch/DueWork.ts"
 import { ClockNotTest, ValidationError } from "../domain/Errors.ts"
 import { checkSendAt } from "../domain/SendAt.ts"
-import { atBoundary } from "../db/Boundary.ts"
-import { now } from "../Time.ts"
+import { now } from "../clock/Time.ts"
 import { AdminApi } from "./AdminApi.ts"
 
 const invalid = (field: string, message: string) =>
@@ -39,7 +38,7 @@ const targetOf = (payload: { readonly seconds?: number; readonly to?: string }, 
 
 export const ClockHandlers = HttpApiBuilder.group(AdminApi, "clock", Effect.fn(function*(handlers) {
   const clock = yield* ServiceClock
-  const work = yield* atBoundary(DueWork)
+  const work = yield* DueWork
   return handlers
     .handle("get", () => Effect.map(now, (at) => ({ now: at.toISOString(), mode: clock.mode })))
     .handle("advance", ({ payload }) =>

@@ -6,10 +6,9 @@
  */
 import { Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { SimulatorControl } from "../../simulator/Simulator.ts"
+import { SimulatorControl } from "../provider/SimulatorControl.ts"
 import { Receipts } from "../dispatch/Receipts.ts"
 import { MessageNotAccepted, NotFound, ProviderNotSimulator } from "../domain/Errors.ts"
-import { atBoundary, atBoundaryOption } from "../db/Boundary.ts"
 import { Messages } from "../messages/Messages.ts"
 import { MessageStore } from "../messages/MessageStore.ts"
 import { Organisations } from "../organisations/Organisations.ts"
@@ -17,12 +16,12 @@ import { AdminApi } from "./AdminApi.ts"
 import { withTimeline } from "./Timeline.ts"
 
 export const SimulatorHandlers = HttpApiBuilder.group(AdminApi, "simulator", Effect.fn(function*(handlers) {
-  const organisations = yield* atBoundary(Organisations)
-  const messages = yield* atBoundary(Messages)
-  const store = yield* atBoundary(MessageStore)
-  const receipts = yield* atBoundary(Receipts)
+  const organisations = yield* Organisations
+  const messages = yield* Messages
+  const store = yield* MessageStore
+  const receipts = yield* Receipts
   // absent when SMS_PROVIDER=smpp: receipts then come from the SMSC only
-  const simulator = yield* atBoundaryOption(SimulatorControl)
+  const simulator = yield* Effect.serviceOption(SimulatorControl)
 
   return handlers.handle("sendReceipt", ({ params, payload }) =>
     Effect.gen(function*() {

@@ -56,7 +56,8 @@ Each operation names the permission it needs (\`403 insufficient_permissions\` w
 **Errors** always have the body \`{"error": {"code", "message", "details"?}, "message_id"?}\`;
 \`details\` names each bad field of a \`validation_error\`, and \`message_id\` is present whenever a
 message exists for the failure. Every response carries \`X-Request-Id\` (yours when you send one of
-1 to 64 visible ASCII characters): quote it when you report a problem.
+1 to 64 visible ASCII characters): quote it when you report a problem; and
+\`X-Content-Type-Options: nosniff\`.
 
 **Acceptance is not delivery.** \`accepted\` means the provider took the message; \`delivered\` and
 \`undeliverable\` come later from its receipt. Statuses: \`scheduled\`, \`processing\`, \`accepted\`,

@@ -18,6 +18,11 @@ const requestId: HeaderObject = {
   required: true,
   schema: { type: "string" }
 }
+const noSniff: HeaderObject = {
+  description: "Always `nosniff`: a browser must take the answer for the Content-Type it declares.",
+  required: true,
+  schema: { type: "string", enum: ["nosniff"] }
+}
 const retryAfter: HeaderObject = {
   description: "Seconds to wait before retrying; sent with service_unavailable (the database cannot be reached, or the service is starting).",
   schema: { type: "integer", minimum: 0 }
@@ -42,13 +47,17 @@ const replayableStatuses = new Set(["201", "202", "403", "502", "503"])
 
 const isCreation = (op: Operation) => (op.parameters ?? []).some((p) => p.in === "header" && p.name.toLowerCase() === "idempotency-key")
 
-/** Adds X-Request-Id to every response, Retry-After to 503, Allow to 405, Location and Idempotent-Replayed to creations. */
+/**
+ * Adds X-Request-Id and X-Content-Type-Options to every response, Retry-After to 503, Allow to
+ * 405, Location and Idempotent-Replayed to creations. (No answer of the public API holds a
+ * secret, so none declares the `Cache-Control: no-store` such answers carry.)
+ */
 export const withResponseHeaders = (spec: Record<string, unknown>): Record<string, unknown> => {
   for (const item of Object.values(spec.paths ?? {}) as Array<Record<string, Operation>>) {
     for (const op of Object.values(item)) {
       const creation = isCreation(op)
       for (const [status, response] of Object.entries(op.responses ?? {})) {
-        const headers: Record<string, HeaderObject> = { ...response.headers, "x-request-id": requestId }
+        const headers: Record<string, HeaderObject> = { ...response.headers, "x-request-id": requestId, "x-content-type-options": noSniff }
         if (status === "503") headers["retry-after"] = retryAfter
         if (status === "405") headers.allow = allow
         if (headers.location !== undefined) headers.location = location

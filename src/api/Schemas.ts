@@ -66,8 +66,6 @@ export type ContactWriteInput = typeof ContactWriteInput.Type
 /** Spec 2.9 as documented (the handler writes the body itself to keep int64 exact). */
 export const Contact = Schema.Struct({ id: Schema.Int, ...contactFields(Int64Wire) }).annotate({ identifier: "Contact" })
 
-/** A stored contact, as the service returns it. */
-export type ContactRecord = { readonly id: number } & ContactWriteInput
 
 const SendAtField = TextWith({ format: "date-time", description: "Future RFC 3339 timestamp with explicit timezone" } as Schema.Annotations.Annotations)
 const SenderNameField = Text.annotate({ description: "1 to 11 ASCII letters, digits or internal spaces" })

@@ -2,7 +2,7 @@
 import { Context } from "effect"
 import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "effect/http-api"
 import type { Permission } from "../domain/Permissions.ts"
-import { InternalError, InvalidApiKey, InvalidOrganizationHeader, ParseError, ValidationError } from "../domain/Errors.ts"
+import { InternalError, InvalidApiKey, InvalidOrganisationHeader, ParseError, ServiceUnavailable, ValidationError } from "../domain/Errors.ts"
 
 /** The API key of the current request: its organisation scopes every query. */
 export class CurrentKey extends Context.Service<CurrentKey, {
@@ -21,10 +21,10 @@ const bearerApiKey = HttpApiSecurity.http({ scheme: "bearer" }).pipe(
   HttpApiSecurity.annotate(OpenApi.Description, "An organisation API key: `Authorization: Bearer svc_sms_<key_id>.<secret>`")
 )
 
-/** `Authorization: Bearer svc_sms_<key_id>.<secret>`; rejects `X-Organization`. */
+/** `Authorization: Bearer svc_sms_<key_id>.<secret>`; rejects `X-Organization`; 503 while the keys cannot be read. */
 export class ApiKeyAuth extends HttpApiMiddleware.Service<ApiKeyAuth, { provides: CurrentKey }>()("sms/ApiKeyAuth", {
   security: { apiKey: bearerApiKey },
-  error: [InvalidApiKey, InvalidOrganizationHeader]
+  error: [InvalidApiKey, InvalidOrganisationHeader, ServiceUnavailable]
 }) {}
 
 /** Turns request-decoding failures into `validation_error` / `parse_error` bodies. */

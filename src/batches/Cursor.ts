@@ -2,7 +2,7 @@
  * Opaque page cursors of a batch's message list: the last position shown, tied to its batch and
  * authenticated with the service secret, so a tampered cursor or one from another batch is refused.
  */
-import type { ServiceSecret } from "../ServiceSecret.ts"
+import type { ServiceSecret } from "../secrets/ServiceSecret.ts"
 
 const payloadOf = (batchId: string, position: number) => `${batchId}:${position}`
 

@@ -1,5 +1,5 @@
 /**
- * `sms-service/client`: the typed client for integrators of the public API. Build it with
+ * `sms-service-client` (packed from client/): the typed client for integrators of the public API. Build it with
  * `makeSmsClient({ baseUrl, apiKey })` over an HttpClient (e.g. `FetchHttpClient.layer`), call any
  * endpoint through it, or use the helpers that always send an Idempotency-Key and wait for a
  * message's final status. Failures are the spec's error classes (`_tag` = the class name, `error.code`

@@ -91,9 +91,9 @@ const consoleCsp = [
   "frame-ancestors 'none'"
 ].join("; ")
 
+// X-Content-Type-Options comes with every answer of the service (http/Edge.ts)
 const securityHeaders = {
   "content-security-policy": consoleCsp,
-  "x-content-type-options": "nosniff",
   "referrer-policy": "no-referrer",
   "x-frame-options": "DENY",
   "cache-control": "no-cache"

@@ -5,7 +5,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer } from "effect"
 import * as Str from "effect/String"
-import { AppConfig } from "../Config.ts"
+import { AppConfig } from "../config/Config.ts"
 import { embeddedServer } from "./Embedded.ts"
 import { migrate } from "./Migrator.ts"
 
@@ -16,8 +16,8 @@ const names = {
   applicationName: "sms-service"
 } as const
 
-/** A client for the configured database, with migrations applied. */
-export const DatabaseLive = Layer.unwrap(Effect.gen(function*() {
+/** A client for the configured database, as it is: no migration applied. */
+export const DatabaseClient = Layer.unwrap(Effect.gen(function*() {
   const config = yield* AppConfig
   if (config.databaseUrl !== undefined) {
     return PgClient.layer({ url: config.databaseUrl, maxConnections: 10, ...names })
@@ -31,6 +31,7 @@ export const DatabaseLive = Layer.unwrap(Effect.gen(function*() {
     maxConnections: 1,
     ...names
   })
-})).pipe(
-  Layer.tap((context) => migrate.pipe(Effect.provideContext(context)))
-)
+}))
+
+/** A client for the configured database, with migrations applied. */
+export const DatabaseLive = DatabaseClient.pipe(Layer.tap((context) => migrate.pipe(Effect.provideContext(context))))

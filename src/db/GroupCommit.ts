@@ -4,10 +4,17 @@
  * lock of each row it touches). Under low load a set is a single item with no added wait; under
  * load sets grow by themselves while the previous one runs, up to `maxSize`. A slow caller delays
  * only itself: sets hold what has arrived, never wait for what has not.
+ *
+ * One bad item never fails its neighbours: a set that fails for any reason but a transient one
+ * (the database unreachable, a deadlock) is run again item by item, so only the offending item's
+ * caller gets the failure. A transient failure is retried with backoff when `retryWhile` says so,
+ * logged once per outage.
  */
 import { Cause, Deferred, Duration, Effect, Exit, Queue, Schedule } from "effect"
 import type * as Arr from "effect/Array"
 import type { Scope } from "effect"
+import { makeOutageLog } from "../observability/RecurringLogs.ts"
+import { isTransient } from "./SqlErrors.ts"
 
 export interface GroupCommitOptions<A, B, E, R> {
   /** For logs. */
@@ -27,6 +34,8 @@ export interface GroupCommitOptions<A, B, E, R> {
 /** Backoff between runs of a failed set: 50 ms doubling, at most 2 s. */
 const retrySchedule = Schedule.min([Schedule.exponential(Duration.millis(50)), Schedule.spaced(Duration.seconds(2))])
 
+type Entry<A, B, E> = readonly [A, Deferred.Deferred<B, E>]
+
 /**
  * Starts the set runner in the current scope and returns the function callers use. A set being
  * run is finished even when the scope closes, so a caller that handed in an item gets its answer.
@@ -35,30 +44,35 @@ export const makeGroupCommit = <A, B, E, R>(
   options: GroupCommitOptions<A, B, E, R>
 ): Effect.Effect<(item: A) => Effect.Effect<B, E>, never, Scope.Scope | R> =>
   Effect.gen(function*() {
-    const queue = yield* Queue.unbounded<readonly [A, Deferred.Deferred<B, E>]>()
+    const queue = yield* Queue.unbounded<Entry<A, B, E>>()
     const retryWhile = options.retryWhile
+    const outage = makeOutageLog()
     const runOnce = (items: Arr.NonEmptyReadonlyArray<A>) =>
-      retryWhile === undefined
+      (retryWhile === undefined
         ? options.runSet(items)
         : options.runSet(items).pipe(
-          Effect.tapError((e) =>
-            retryWhile(e) ? Effect.logWarning(`${options.name}: set failed, running it again`, e) : Effect.void),
+          Effect.tapError((e) => (retryWhile(e) ? outage.failed(`${options.name}: set failed, running it again`, e) : Effect.void)),
           Effect.retry({ while: retryWhile, schedule: retrySchedule })
-        )
+        )).pipe(Effect.tap(() => outage.succeeded(`${options.name}: sets commit again`)))
+
+    const settle = (entries: ReadonlyArray<Entry<A, B, E>>, exit: Exit.Exit<ReadonlyArray<B>, E>) => {
+      if (Exit.isSuccess(exit)) entries.forEach(([, deferred], i) => Deferred.doneUnsafe<B, E>(deferred, Exit.succeed(exit.value[i] as B)))
+      else for (const [, deferred] of entries) Deferred.doneUnsafe<B, E>(deferred, Exit.failCause(exit.cause))
+    }
+
     // the wait for items can be interrupted (shutdown); a set, once taken, is run to its end
-    const runTaken = (batch: ReadonlyArray<readonly [A, Deferred.Deferred<B, E>]>) =>
+    const runTaken = (batch: Arr.NonEmptyReadonlyArray<Entry<A, B, E>>) =>
       Effect.gen(function*() {
-        const items = batch.map(([item]) => item) as unknown as Arr.NonEmptyReadonlyArray<A>
-        const exit = yield* Effect.exit(runOnce(items))
-        if (Exit.isSuccess(exit)) {
-          batch.forEach(([, deferred], i) => Deferred.doneUnsafe<B, E>(deferred, Exit.succeed(exit.value[i] as B)))
-        } else {
-          if (!Cause.hasInterruptsOnly(exit.cause)) yield* Effect.logError(`${options.name}: set failed`, exit.cause)
-          for (const [, deferred] of batch) Deferred.doneUnsafe<B, E>(deferred, Exit.failCause(exit.cause))
-        }
+        const exit = yield* Effect.exit(runOnce(batch.map(([item]) => item) as unknown as Arr.NonEmptyReadonlyArray<A>))
+        const isolate = Exit.isFailure(exit) && batch.length > 1 && !Cause.hasInterruptsOnly(exit.cause) &&
+          !isTransient(Cause.squash(exit.cause))
+        if (!isolate) return settle(batch, exit)
+        yield* Effect.logWarning(`${options.name}: a set failed; running its items one by one`, exit.cause)
+        for (const entry of batch) settle([entry], yield* Effect.exit(runOnce([entry[0]])))
       }).pipe(Effect.uninterruptible)
+
     const worker: Effect.Effect<never, never, R> = Queue.takeBetween(queue, 1, options.maxSize).pipe(
-      Effect.flatMap(runTaken),
+      Effect.flatMap((batch) => runTaken(batch as unknown as Arr.NonEmptyReadonlyArray<Entry<A, B, E>>)),
       Effect.forever
     )
     yield* Effect.forkScoped(worker)

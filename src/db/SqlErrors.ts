@@ -38,7 +38,7 @@ const isUnavailableCode = (code: string): boolean =>
  * and socket errors, connect timeouts, a closed connection) or a refused authentication, or a
  * cause chain carrying a connection-class SQLSTATE (08xxx, 57P01-57P03, 53300) or a socket errno.
  */
-export const isDatabaseUnavailable = (failure: unknown): boolean => {
+export const isConnectionFailure = (failure: unknown): boolean => {
   let current: unknown = failure
   // bounded: a cause chain is short, and a cyclic one must not hang the answer
   for (let depth = 0; depth < 8 && current !== undefined && current !== null; depth++) {
@@ -59,5 +59,5 @@ export const isDatabaseUnavailable = (failure: unknown): boolean => {
 
 /** True when running the same work again may succeed: the database is unavailable, or a deadlock or serialization conflict. */
 export const isTransient = (error: unknown): boolean =>
-  isDatabaseUnavailable(error) ||
+  isConnectionFailure(error) ||
   (SqlError.isSqlError(error) && (error.reason._tag === "DeadlockError" || error.reason._tag === "SerializationError"))

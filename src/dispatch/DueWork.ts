@@ -4,14 +4,15 @@
  * the target, and at each one runs every step of WorkSteps (and the simulator's receipts) until
  * none has anything left, so that when it returns, everything due by the target has happened in
  * order: due messages dispatched to their simulated outcome, receipts delivered, verifications
- * run, abandoned messages recovered. Credits expire by themselves: expiry is judged by the date.
+ * run, abandoned messages recovered, unmatched receipts past their time removed. Credits expire
+ * by themselves: expiry is judged by the date.
  */
 import { Context, Effect, Layer, Option, Semaphore } from "effect"
-import type { SqlError } from "effect/sql"
-import { SimulatorControl } from "../../simulator/Simulator.ts"
+import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
+import { SimulatorControl } from "../provider/SimulatorControl.ts"
 import { ServiceClock } from "../clock/ServiceClock.ts"
-import { now } from "../Time.ts"
-import { WorkQueue } from "./WorkQueue.ts"
+import { now } from "../clock/Time.ts"
+import { MessageQueueStore } from "../messages/MessageQueueStore.ts"
 import { WorkSteps } from "./WorkSteps.ts"
 
 /** Most passes over the steps at one instant before giving up (a bug would otherwise spin). */
@@ -19,20 +20,20 @@ const passesMax = 1_000
 
 export class DueWork extends Context.Service<DueWork, {
   /** Runs every step until none finds work due at the clock's now. */
-  readonly runAll: Effect.Effect<void, SqlError.SqlError>
+  readonly runAll: Effect.Effect<void, DatabaseUnavailable>
   /** The earliest instant at which some work falls due, if any. */
-  readonly nextAt: Effect.Effect<Date | undefined, SqlError.SqlError>
+  readonly nextAt: Effect.Effect<Date | undefined, DatabaseUnavailable>
   /** Moves the test clock to `to`, running the work of every instant on the way; one advance at a time. */
-  readonly advanceTo: (to: Date) => Effect.Effect<void, SqlError.SqlError>
+  readonly advanceTo: (to: Date) => Effect.Effect<void, DatabaseUnavailable>
 }>()("sms/DueWork") {
   static readonly layer = Layer.effect(DueWork, Effect.gen(function*() {
     const steps = yield* WorkSteps
-    const queue = yield* WorkQueue
+    const queue = yield* MessageQueueStore
     const clock = yield* ServiceClock
     const simulator = yield* Effect.serviceOption(SimulatorControl)
     const oneAtATime = yield* Semaphore.make(1)
 
-    const drain = (step: Effect.Effect<number, SqlError.SqlError>) =>
+    const drain = (step: Effect.Effect<number, DatabaseUnavailable>) =>
       Effect.gen(function*() {
         let total = 0
         while (true) {
@@ -50,7 +51,7 @@ export class DueWork extends Context.Service<DueWork, {
     const runAll = Effect.gen(function*() {
       for (let pass = 0; pass < passesMax; pass++) {
         const done = (yield* steps.recoverAbandoned) + (yield* steps.dispatchDue) + (yield* drain(simulatorSteps.runDue)) +
-          (yield* drain(steps.applyReceipts)) + (yield* drain(steps.verifyDue))
+          (yield* drain(steps.applyReceipts)) + (yield* drain(steps.verifyDue)) + (yield* steps.dropUnmatchedReceipts)
         if (done === 0) return
       }
       yield* Effect.logError(`due work still finds work after ${passesMax} passes`)

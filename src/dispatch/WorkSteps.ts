@@ -4,18 +4,18 @@
  * much it did.
  */
 import { Context, Effect, Layer } from "effect"
-import type { SqlError } from "effect/sql"
-import { AppConfig } from "../Config.ts"
+import { AppConfig } from "../config/Config.ts"
+import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
 import { makeGroupCommit } from "../db/GroupCommit.ts"
-import type { MessageRow } from "../messages/MessageBody.ts"
+import { MessageQueueStore, type VerificationDue } from "../messages/MessageQueueStore.ts"
+import type { MessageRow } from "../messages/MessageRow.ts"
 import { Recovery } from "../messages/Recovery.ts"
 import { type Outcome, Settlement } from "../messages/Settlement.ts"
-import { submissionOf, Submitter } from "../messages/Submitter.ts"
+import { submissionOf, submitGuardMarginMs, Submitter } from "../messages/Submitter.ts"
 import { Provider, type QueryResult } from "../provider/Provider.ts"
-import { now } from "../Time.ts"
-import { WorkerLease } from "../WorkerLease.ts"
-import { Receipts } from "./Receipts.ts"
-import { type VerificationDue, WorkQueue } from "./WorkQueue.ts"
+import { now } from "../clock/Time.ts"
+import { WorkerLease } from "../workers/WorkerLease.ts"
+import { type Orphan, Receipts } from "./Receipts.ts"
 
 /** Most provider submissions in flight per process (the dispatcher's window). */
 export const dispatchConcurrencyMax = 256
@@ -38,25 +38,35 @@ const verificationOutcome = (m: VerificationDue, queried: QueryResult | undefine
 
 export class WorkSteps extends Context.Service<WorkSteps, {
   /** Claims up to `limit` due scheduled messages for this process. */
-  readonly claimDue: (limit: number) => Effect.Effect<ReadonlyArray<MessageRow>, SqlError.SqlError>
+  readonly claimDue: (limit: number) => Effect.Effect<ReadonlyArray<MessageRow>, DatabaseUnavailable>
   /**
    * Starts a claimed message and submits it, or settles it as blocked / failed when its sender or
    * its organisation became unavailable; a message another process started is left alone.
    * Uninterruptible: once started, a message always reaches the provider and its settlement.
    */
-  readonly dispatch: (message: MessageRow) => Effect.Effect<void, SqlError.SqlError>
+  readonly dispatch: (message: MessageRow) => Effect.Effect<void, DatabaseUnavailable>
   /** Dispatches every message due now, `dispatchConcurrencyMax` at a time; returns how many it claimed. */
-  readonly dispatchDue: Effect.Effect<number, SqlError.SqlError>
-  /** Settles up to `verifyRoundMax` unknown messages whose check is due, by the provider's late answer or a query; never resubmits. */
-  readonly verifyDue: Effect.Effect<number, SqlError.SqlError>
+  readonly dispatchDue: Effect.Effect<number, DatabaseUnavailable>
+  /**
+   * Settles up to `verifyRoundMax` unknown messages whose check is due, by the provider's late
+   * answer, a receipt that proves it took one whose answer was lost, or a query; never resubmits.
+   */
+  readonly verifyDue: Effect.Effect<number, DatabaseUnavailable>
+  /**
+   * The operator asks again about an `unknown` message: checks it now and starts its schedule
+   * again; false when the message is not (or no longer) `unknown`.
+   */
+  readonly verifyAgain: (organisationId: string, id: string) => Effect.Effect<boolean, DatabaseUnavailable>
   /** Settles messages abandoned by dead processes. */
-  readonly recoverAbandoned: Effect.Effect<number, SqlError.SqlError>
+  readonly recoverAbandoned: Effect.Effect<number, DatabaseUnavailable>
   /** Applies one set of due receipts; returns how many it settled (applied or ignored). */
-  readonly applyReceipts: Effect.Effect<number, SqlError.SqlError>
+  readonly applyReceipts: Effect.Effect<number, DatabaseUnavailable>
+  /** Removes unmatched receipts past their time or their route's cap; returns how many. */
+  readonly dropUnmatchedReceipts: Effect.Effect<number, DatabaseUnavailable>
 }>()("sms/WorkSteps") {
   static readonly layer = Layer.effect(WorkSteps, Effect.gen(function*() {
     const config = yield* AppConfig
-    const queue = yield* WorkQueue
+    const queue = yield* MessageQueueStore
     const settlement = yield* Settlement
     const submitter = yield* Submitter
     const recovery = yield* Recovery
@@ -95,24 +105,55 @@ export class WorkSteps extends Context.Service<WorkSteps, {
       }
     }).pipe(Effect.withSpan("WorkSteps.dispatchDue"))
 
+    /** The unknown messages of a round that only a receipt can tell about: no provider id, no late answer. */
+    const orphansOf = (due: ReadonlyArray<VerificationDue>): ReadonlyArray<Orphan> =>
+      due.flatMap((m) => {
+        const route = provider.routeOf(m.toNumber)
+        return m.evidence === null && m.providerRef === null && m.submittedAt !== null && route !== undefined
+          ? [{ organisationId: m.organisationId, id: m.id, to: m.toNumber, route, submittedAt: m.submittedAt }]
+          : []
+      })
+
+    // the late answer if the provider gave one, a receipt that proves it took a message whose
+    // answer was lost, else a query; settled only when it tells something. Then the matched
+    // messages' receipts apply, now that their messages are accepted.
+    const verify = (due: ReadonlyArray<VerificationDue>) =>
+      Effect.gen(function*() {
+        const matched = yield* receipts.orphanMatches(orphansOf(due), provider.submitDeadlineMs + submitGuardMarginMs)
+        yield* Effect.forEach(due, (m) =>
+          Effect.gen(function*() {
+            const byReceipt = matched.get(`${m.organisationId}/${m.id}`)
+            if (byReceipt !== undefined) return yield* settlement.settle(m, { _tag: "Accepted", providerRef: byReceipt }, "matched_receipt")
+            const queried = m.evidence === null ? yield* provider.query({ ...submissionOf(m), providerRef: m.providerRef }) : undefined
+            const outcome = verificationOutcome(m, queried)
+            if (outcome !== undefined) yield* settlement.settle(m, outcome, "verification")
+          }).pipe(Effect.uninterruptible), { concurrency: verifyConcurrencyMax, discard: true })
+        yield* receipts.retryNow([...matched.values()])
+      })
+
     const verifyDue = Effect.gen(function*() {
       const due = yield* queue.claimVerification(yield* now, verifyRoundMax, config.verifyIntervalMs)
-      yield* Effect.forEach(due, (m) =>
-        Effect.gen(function*() {
-          const queried = m.evidence === null ? yield* provider.query({ ...submissionOf(m), providerRef: m.providerRef }) : undefined
-          const outcome = verificationOutcome(m, queried)
-          if (outcome !== undefined) yield* settlement.settle(m, outcome, "verification")
-        }).pipe(Effect.uninterruptible), { concurrency: verifyConcurrencyMax, discard: true })
+      yield* verify(due)
       return due.length
     }).pipe(Effect.withSpan("WorkSteps.verifyDue"))
+
+    const verifyAgain = (organisationId: string, id: string) =>
+      Effect.gen(function*() {
+        const claimed = yield* queue.claimVerificationAgain(organisationId, id, yield* now, config.verifyIntervalMs)
+        if (claimed === undefined) return false
+        yield* verify([claimed])
+        return true
+      }).pipe(Effect.withSpan("WorkSteps.verifyAgain"))
 
     return WorkSteps.of({
       claimDue,
       dispatch,
       dispatchDue,
       verifyDue,
+      verifyAgain,
       recoverAbandoned: recovery.recoverAbandoned.pipe(Effect.tap(() => recovery.forgetDeadWorkers)),
-      applyReceipts: Effect.map(receipts.applyDue, (r) => r.delivered + r.undeliverable + r.ignored)
+      applyReceipts: Effect.map(receipts.applyDue, (r) => r.delivered + r.undeliverable + r.ignored),
+      dropUnmatchedReceipts: receipts.dropUnmatched
     })
   }))
 }

@@ -2,19 +2,23 @@
  * The background fibers of a process, each repeating its WorkSteps as time passes: the
  * dispatcher (a pipeline that claims due messages ahead of its submission window, so the
  * provider is never idle for a round trip), the verifier (unknown results), recovery (messages
- * of dead processes) and the receipt applier. A loop survives failures (a database outage is
- * logged and retried) and stops with the layer's scope: messages already started are finished,
- * claims not yet started are given back.
+ * of dead processes), the receipt applier and, once a minute, the removal of unmatched receipts
+ * past their time. A loop survives failures and stops with the layer's scope: messages already
+ * started are finished, claims not yet started are given back. A database outage is logged once
+ * per loop (WARN when it starts, INFO when the loop works again); any other failure, a fault of
+ * ours, at ERROR each time.
  *
  * Under the test clock none of them runs: time only moves through the operator's `advance`,
  * which runs the same steps to completion (TestClock.ts).
  */
-import { Duration, Effect, Layer, Stream } from "effect"
-import { AppConfig } from "../Config.ts"
-import { now } from "../Time.ts"
-import { WorkerLease } from "../WorkerLease.ts"
+import { Cause, Duration, Effect, Layer, Stream } from "effect"
+import { AppConfig } from "../config/Config.ts"
+import { isDatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
+import { makeOutageLog, type OutageLog } from "../observability/RecurringLogs.ts"
+import { now } from "../clock/Time.ts"
+import { WorkerLease } from "../workers/WorkerLease.ts"
 import { Receipts, receiptSetSizeMax } from "./Receipts.ts"
-import { WorkQueue } from "./WorkQueue.ts"
+import { MessageQueueStore } from "../messages/MessageQueueStore.ts"
 import { claimSizeMax, dispatchConcurrencyMax, verifyRoundMax, WorkSteps } from "./WorkSteps.ts"
 
 /** Longest a loop sleeps before looking again (new work may come from other processes). */
@@ -23,6 +27,8 @@ export const pollIntervalMs = 1000
 export const recoveryIntervalMs = 2000
 /** Shortest sleep of the dispatcher when due messages exist but other processes hold them. */
 const busyRetryMs = 50
+/** How often unmatched receipts past their time (or their route's cap) are removed. */
+export const receiptCleanupIntervalMs = 60_000
 
 const sleepMs = (ms: number) => (ms > 0 ? Effect.sleep(Duration.millis(ms)) : Effect.void)
 
@@ -30,16 +36,21 @@ const sleepMs = (ms: number) => (ms > 0 ? Effect.sleep(Duration.millis(ms)) : Ef
 const untilMs = (next: Date | undefined, minMs = 0) =>
   Effect.map(now, (at) => next === undefined ? pollIntervalMs : Math.max(minMs, Math.min(pollIntervalMs, next.getTime() - at.getTime())))
 
-const resilient = (name: string, loop: Effect.Effect<void, unknown>) =>
+/** Runs `loop` for ever, through its failures; `outage` logs the transient ones (its success is told by the loop or here). */
+const resilient = (name: string, loop: Effect.Effect<void, unknown>, outage: OutageLog = makeOutageLog()) =>
   loop.pipe(
-    Effect.catchCause((cause) => Effect.logWarning(`${name} failed; retrying`, cause).pipe(Effect.andThen(sleepMs(pollIntervalMs)))),
+    Effect.tap(() => outage.succeeded(`${name} works again`)),
+    Effect.catchCause((cause) =>
+      (isDatabaseUnavailable(Cause.squash(cause)) ? outage.failed(`${name} failed; retrying`, cause) : Effect.logError(`${name} failed; retrying`, cause))
+        .pipe(Effect.andThen(sleepMs(pollIntervalMs)))
+    ),
     Effect.forever
   )
 
 export const WorkersLive = Layer.effectDiscard(Effect.gen(function*() {
   const config = yield* AppConfig
   const steps = yield* WorkSteps
-  const queue = yield* WorkQueue
+  const queue = yield* MessageQueueStore
   const receipts = yield* Receipts
   const { workerId } = yield* WorkerLease
   if (config.clock === "test") return
@@ -52,9 +63,12 @@ export const WorkersLive = Layer.effectDiscard(Effect.gen(function*() {
   if (!config.schedulerEnabled) return
 
   // claims wait for a due message; the stream pulls the next claim while submissions are in flight
+  // (it never ends by itself, so a claim that works tells the end of an outage)
+  const dispatcherOutage = makeOutageLog()
   const nextClaim = Effect.gen(function*() {
     while (true) {
       const claimed = yield* steps.claimDue(claimSizeMax)
+      yield* dispatcherOutage.succeeded("dispatcher works again")
       if (claimed.length > 0) return claimed
       yield* sleepMs(yield* untilMs(yield* queue.nextDue, busyRetryMs))
     }
@@ -70,11 +84,16 @@ export const WorkersLive = Layer.effectDiscard(Effect.gen(function*() {
     yield* steps.recoverAbandoned
     yield* sleepMs(recoveryIntervalMs)
   })
+  const receiptCleanup = Effect.gen(function*() {
+    yield* steps.dropUnmatchedReceipts
+    yield* sleepMs(receiptCleanupIntervalMs)
+  })
 
   yield* Effect.addFinalizer(() =>
     queue.releaseClaims(workerId).pipe(Effect.catchCause((cause) => Effect.logWarning("claims not given back", cause)))
   )
-  yield* Effect.forkScoped(resilient("dispatcher", dispatcher))
+  yield* Effect.forkScoped(resilient("dispatcher", dispatcher, dispatcherOutage))
   yield* Effect.forkScoped(resilient("verifier", verifier))
   yield* Effect.forkScoped(resilient("recovery", recovery))
+  yield* Effect.forkScoped(resilient("receipt cleanup", receiptCleanup))
 }))

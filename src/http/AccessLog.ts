@@ -7,7 +7,7 @@
  * about 200 µs for the cheapest request (/health, ~4,500 req/s with 20 connections).
  */
 import { LogLevel } from "effect"
-import { redactPhones } from "../Logging.ts"
+import { redactPhones } from "../observability/Logging.ts"
 
 /** One finished request, as the access log records it. */
 export interface AccessEntry {

@@ -1,4 +1,4 @@
-/** Creation answers on the wire: stored answers replayed as first given. */
+/** Answers written as responses by their handlers: stored answers replayed as first given, answers holding a secret. */
 import { HttpServerResponse } from "effect/http"
 import type { Answer } from "../idempotency/Answer.ts"
 
@@ -11,3 +11,10 @@ export const answerResponse = (answer: Answer, replayed: boolean) =>
       ...(replayed ? { "idempotent-replayed": "true" } : {})
     }
   })
+
+/**
+ * An answer that holds a secret (a new API key, shown only in it): `Cache-Control: no-store`, so
+ * that no browser or proxy keeps a copy.
+ */
+export const secretResponse = (status: number, body: unknown) =>
+  HttpServerResponse.jsonUnsafe(body, { status, headers: { "cache-control": "no-store" } })

@@ -2,22 +2,21 @@
 import { Effect, Layer, Option, Redacted } from "effect"
 import { HttpServerRequest } from "effect/http"
 import { ApiKeyAuth, CurrentKey } from "../api/Security.ts"
-import { InvalidApiKey, InvalidOrganizationHeader } from "../domain/Errors.ts"
+import { InvalidApiKey, InvalidOrganisationHeader } from "../domain/Errors.ts"
 import { ApiKeys } from "../organisations/ApiKeys.ts"
-import { atBoundary } from "../db/Boundary.ts"
 
 const invalidKey = InvalidApiKey.withMessage(
   "Missing or invalid API key: send Authorization: Bearer svc_sms_<key_id>.<secret> with a live key"
 )
 
 export const ApiKeyAuthLive = Layer.effect(ApiKeyAuth, Effect.gen(function*() {
-  const keys = yield* atBoundary(ApiKeys)
+  const keys = yield* ApiKeys
   return ApiKeyAuth.of({
     apiKey: (httpEffect, { credential }) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
         if (request.headers["x-organization"] !== undefined) {
-          return yield* InvalidOrganizationHeader.withMessage(
+          return yield* InvalidOrganisationHeader.withMessage(
             "The X-Organization header is not accepted: the organisation is the API key's"
           )
         }

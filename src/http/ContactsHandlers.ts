@@ -9,8 +9,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../api/Api.ts"
 import { ContactWriteInput } from "../api/Schemas.ts"
 import { ParseError, UnsupportedMediaType } from "../domain/Errors.ts"
-import { Contacts } from "../contacts/Contacts.ts"
-import { atBoundary } from "../db/Boundary.ts"
+import { ContactStore } from "../contacts/ContactStore.ts"
 import { parseLossless, stringifyLossless } from "./LosslessJson.ts"
 import { requirePermission } from "./Permissions.ts"
 import { payloadError } from "./SchemaIssues.ts"
@@ -20,7 +19,7 @@ const decode = Schema.decodeUnknownEffect(ContactWriteInput, { onExcessProperty:
 const bigintKeys = new Set(["status"])
 
 export const ContactsHandlers = HttpApiBuilder.group(Api, "contacts", Effect.fn(function*(handlers) {
-  const contacts = yield* atBoundary(Contacts)
+  const contacts = yield* ContactStore
   return handlers.handleRaw("upsert", ({ request }) =>
     Effect.gen(function*() {
       const organisationId = yield* requirePermission("contacts.manage")

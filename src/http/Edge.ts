@@ -3,9 +3,10 @@
  * a JSON body of spec 2.10 — 404/405 for routes, 400 for a path id the router refused that no
  * field may hold (404 for one it refused only as too long), 406 for Accept, 413 for a body over the limit, 415 for a non-JSON body, 503 with Retry-After while
  * the database cannot be reached, 500 that reveals nothing (logged with its correlation id).
- * Every response carries `X-Request-Id`; every request gets one access-log line.
+ * Every response carries `X-Request-Id` and `X-Content-Type-Options: nosniff`; every request gets
+ * one access-log line.
  */
-import { ByteSize, Clock, Effect, References } from "effect"
+import { ByteSize, Effect, References } from "effect"
 import {
   HttpRouter,
   type HttpServerError,
@@ -13,10 +14,11 @@ import {
   HttpServerRespondable,
   HttpServerResponse
 } from "effect/http"
-import { isDatabaseUnavailable } from "../db/SqlErrors.ts"
+import { isDatabaseOutage } from "../db/DatabaseUnavailable.ts"
 import { errorBody, type ErrorDetail } from "../domain/Errors.ts"
-import { Ids } from "../Ids.ts"
-import { AccessLogWriter } from "../Logging.ts"
+import { Ids } from "../platform/Ids.ts"
+import { AccessLogWriter, logTimeMillis } from "../observability/Logging.ts"
+import { makeOutageLog } from "../observability/RecurringLogs.ts"
 import { accessLine, accessLogEnabled } from "./AccessLog.ts"
 import { acceptsJson } from "./ContentType.ts"
 import type { RouteTable } from "./Routes.ts"
@@ -25,6 +27,12 @@ import type { RouteTable } from "./Routes.ts"
 export const maxBodyBytes = 64 * 1024
 /** Seconds a client is asked to wait when the database is unreachable. */
 export const retryAfterSeconds = 2
+
+/**
+ * Headers on every answer, whatever route or refusal gives it: a browser must never sniff an
+ * answer (JSON carrying a client's text, say) into a type it would run.
+ */
+export const everyAnswerHeaders = { "x-content-type-options": "nosniff" } as const
 
 /** The correlation-id header: the client's own when acceptable, else one the service makes. */
 export const requestIdHeader = "x-request-id"
@@ -64,6 +72,21 @@ const platformAnswers: Readonly<Record<number, () => HttpServerResponse.HttpServ
   503: serviceUnavailable
 }
 
+const decoder = new TextDecoder()
+
+/** Whether a response is the spec's 503 service_unavailable (the database cannot serve now): it gets Retry-After. */
+const isServiceUnavailable = (response: HttpServerResponse.HttpServerResponse): boolean => {
+  if (response.status !== 503 || response.body._tag !== "Uint8Array") return false
+  try {
+    return (JSON.parse(decoder.decode(response.body.body)) as { error?: { code?: unknown } }).error?.code === "service_unavailable"
+  } catch {
+    return false
+  }
+}
+
+/** The API routes: each of them reads the database (the key or the token at least). */
+const isApiPath = (path: string) => path.startsWith("/api/sms/v2/") || path.startsWith("/admin/v1/")
+
 const pathOf = (url: string) => {
   const q = url.indexOf("?")
   return q === -1 ? url : url.slice(0, q)
@@ -77,9 +100,10 @@ export const makeEdge = (routes: RouteTable, pagePaths: ReadonlySet<string>) =>
   HttpRouter.middleware<{ handles: HttpServerError.HttpServerError }>()(Effect.gen(function*() {
     const ids = yield* Ids
     const write = accessLogEnabled(yield* References.MinimumLogLevel) ? yield* AccessLogWriter : undefined
+    // an outage is logged when it starts and when an API call succeeds again, not per request
+    const databaseOutage = makeOutageLog()
     return (httpEffect) =>
       Effect.gen(function*() {
-        const clock = yield* Clock.Clock
         // the duration is real time, whatever clock the service judges by (the test clock stands still)
         const started = process.hrtime.bigint()
         const request = yield* HttpServerRequest.HttpServerRequest
@@ -103,9 +127,10 @@ export const makeEdge = (routes: RouteTable, pagePaths: ReadonlySet<string>) =>
             : errorResponse(404, "not_found", "No such resource")
         }
 
+        // what escaped the stores' typed failures: a database outage is still a 503, anything else a fault of ours
         const unexpected = (failure: unknown) =>
-          isDatabaseUnavailable(failure)
-            ? Effect.logWarning("database unreachable").pipe(Effect.as(serviceUnavailable()))
+          isDatabaseOutage(failure)
+            ? Effect.succeed(serviceUnavailable())
             : Effect.logError("request failed", failure).pipe(Effect.as(internalError()))
 
         const answered = yield* (!pagePaths.has(path) && !acceptsJson(request.headers.accept)
@@ -123,14 +148,21 @@ export const makeEdge = (routes: RouteTable, pagePaths: ReadonlySet<string>) =>
         const fallback = answered.status >= 400 && (answered.body._tag === "Empty" || answered.status === 415)
           ? platformAnswers[answered.status]
           : undefined
-        const identified = HttpServerResponse.setHeader(fallback?.() ?? answered, requestIdHeader, requestId)
+        const unavailable = isServiceUnavailable(fallback?.() ?? answered)
+        if (unavailable && isApiPath(path)) yield* databaseOutage.failed("database unreachable: API calls answer 503 service_unavailable")
+        const identified = HttpServerResponse.setHeaders(fallback?.() ?? answered, {
+          ...everyAnswerHeaders,
+          [requestIdHeader]: requestId,
+          ...(unavailable ? { "retry-after": String(retryAfterSeconds) } : {})
+        })
         // the rest of a body over the limit is not read: the connection closes after the 413, and
         // says so (a chunked one was closed while the answer announced keep-alive)
         const response = identified.status === 413 ? HttpServerResponse.setHeader(identified, "connection", "close") : identified
+        if (response.status < 300 && isApiPath(path)) yield* databaseOutage.succeeded("database reachable again: API calls answered")
 
         if (write !== undefined) {
           const ms = Math.round(Number(process.hrtime.bigint() - started) / 10_000) / 100
-          write(accessLine({ method: request.method, path, status: response.status, ms, requestId }, clock.currentTimeMillisUnsafe()))
+          write(accessLine({ method: request.method, path, status: response.status, ms, requestId }, logTimeMillis()))
         }
         return response
       })

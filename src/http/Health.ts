@@ -5,7 +5,7 @@
  */
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
-import { SqlClient } from "effect/sql"
+import { DatabaseHealth } from "../db/DatabaseHealth.ts"
 import { errorBody } from "../domain/Errors.ts"
 import { Provider, type RouteHealth } from "../provider/Provider.ts"
 import { retryAfterSeconds } from "./Edge.ts"
@@ -36,12 +36,8 @@ export const readinessAnswer = ({ database, routes }: Readiness): { readonly sta
 export const HealthRoutes = Layer.mergeAll(
   HttpRouter.add("GET", "/health", HttpServerResponse.jsonUnsafe({ status: "ok" })),
   HttpRouter.add("GET", "/ready", Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     const provider = yield* Provider
-    const [database, routes] = yield* Effect.all([
-      sql`SELECT 1`.pipe(Effect.timeout("2 seconds"), Effect.as(true), Effect.catchCause(() => Effect.succeed(false))),
-      provider.health
-    ], { concurrency: 2 })
+    const [database, routes] = yield* Effect.all([(yield* DatabaseHealth).answers, provider.health], { concurrency: 2 })
     const { status, body } = readinessAnswer({ database, routes })
     return HttpServerResponse.jsonUnsafe(body, status === 200 ? { status } : { status, headers: { "retry-after": String(retryAfterSeconds) } })
   }))

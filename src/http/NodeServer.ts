@@ -8,14 +8,14 @@
  * request is sent gets its answer.
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { Clock, Effect, Layer, References } from "effect"
+import { Effect, Layer, References } from "effect"
 import { randomUUID } from "node:crypto"
 import { createServer, type IncomingMessage, METHODS, type Server, type ServerResponse, STATUS_CODES } from "node:http"
 import type { Duplex } from "node:stream"
 import { errorBody } from "../domain/Errors.ts"
-import { AccessLogWriter } from "../Logging.ts"
+import { AccessLogWriter, logTimeMillis } from "../observability/Logging.ts"
 import { accessLine, accessLogEnabled } from "./AccessLog.ts"
-import { acceptableRequestId, maxBodyBytes, requestIdHeader, retryAfterSeconds } from "./Edge.ts"
+import { acceptableRequestId, everyAnswerHeaders, maxBodyBytes, requestIdHeader, retryAfterSeconds } from "./Edge.ts"
 import type { RouteTable } from "./Routes.ts"
 
 /** How long a refused connection may stay half-open for the answer to drain before it is destroyed. */
@@ -35,6 +35,7 @@ const refusalBytes = (refusal: Refusal, requestId: string, head: boolean): strin
     "content-type": "application/json",
     "content-length": String(Buffer.byteLength(body)),
     connection: "close",
+    ...everyAnswerHeaders,
     [requestIdHeader]: requestId,
     ...refusal.headers
   }
@@ -101,7 +102,6 @@ const pathOf = (request: IncomingMessage): string => (request.url ?? "").split("
 
 interface RefusalLog {
   readonly write: ((line: string) => void) | undefined
-  readonly nowMillis: () => number
 }
 
 /** Connections being closed after a refusal: later parser errors on them change nothing. */
@@ -116,7 +116,7 @@ const close = (socket: Duplex, bytes?: string) => {
 
 const answer = (socket: Duplex, refusal: Refusal, method: string, path: string, requestId: string, log: RefusalLog) => {
   close(socket, refusalBytes(refusal, requestId, method === "HEAD"))
-  log.write?.(accessLine({ method, path, status: refusal.status, ms: 0, requestId }, log.nowMillis()))
+  log.write?.(accessLine({ method, path, status: refusal.status, ms: 0, requestId }, logTimeMillis()))
 }
 
 /**
@@ -178,10 +178,11 @@ export const answerWhileStarting = (server: Server, log: RefusalLog): Server => 
       "content-type": "application/json",
       "content-length": Buffer.byteLength(body),
       "retry-after": String(retryAfterSeconds),
+      ...everyAnswerHeaders,
       [requestIdHeader]: requestId
     })
     response.end(body)
-    log.write?.(accessLine({ method: request.method ?? "-", path: pathOf(request), status: 503, ms: 0, requestId }, log.nowMillis()))
+    log.write?.(accessLine({ method: request.method ?? "-", path: pathOf(request), status: 503, ms: 0, requestId }, logTimeMillis()))
   }
   // 'newListener' fires before a listener is added: the application's handler replaces this one
   const handOver = (event: string | symbol) => {
@@ -213,8 +214,7 @@ export const answerHalfClosedClients = (server: Server): Server => {
 export const NodeServerLive = (routes: RouteTable, options: { readonly port: number; readonly host: string }) =>
   Layer.unwrap(Effect.gen(function*() {
     const write = accessLogEnabled(yield* References.MinimumLogLevel) ? yield* AccessLogWriter : undefined
-    const clock = yield* Clock.Clock
-    const log: RefusalLog = { write, nowMillis: () => clock.currentTimeMillisUnsafe() }
+    const log: RefusalLog = { write }
     return NodeHttpServer.layer(
       () => answerWhileStarting(answerNodeRefusals(answerHalfClosedClients(createServer({ requireHostHeader: false })), routes, log), log),
       options

@@ -1,16 +1,22 @@
 /**
- * The SQL of messages and their timeline. Every status change after admission goes through
- * `transitionSet`, which moves each row only from its expected states and writes its timeline
- * entry in the same statement; the caller's transaction makes it atomic with the ledger.
+ * The tables of messages and their timeline (`messages`, `message_events`), owned here. Every
+ * status change after admission goes through `transitionSet`, which moves each row only from its
+ * expected states and writes its timeline entry in the same statement; the caller's transaction
+ * makes it atomic with the ledger. What dispatch, verification and recovery claim is in
+ * MessageQueueStore.ts; the fragments at the end are what other modules' statements compose
+ * (the one-statement admission, receipts).
  */
 import { Context, Effect, Layer } from "effect"
-import { SqlClient, type SqlError } from "effect/sql"
-import { canTransition, type MessageStatus } from "../domain/MessageStatus.ts"
-import { type ListPage, type ListPosition, pageOf } from "../domain/NewestFirst.ts"
+import { SqlClient, type Statement } from "effect/sql"
+import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
+import { fromDatabase } from "../db/Store.ts"
+import { canTransition, finalStatuses, type MessageStatus } from "../domain/MessageStatus.ts"
+import type { ListPosition } from "../domain/NewestFirst.ts"
 import { isUuid } from "../domain/Uuid.ts"
-import type { MessageRow } from "./MessageBody.ts"
+import type { MessageRow } from "./MessageRow.ts"
 
-export type EventSource = "admission" | "provider" | "receipt" | "verification" | "recovery" | "dispatch" | "erasure"
+/** What moved a message: `matched_receipt` is verification by a receipt that came without the provider's answer. */
+export type EventSource = "admission" | "provider" | "receipt" | "verification" | "recovery" | "dispatch" | "erasure" | "matched_receipt"
 
 export interface NewMessage {
   readonly id: string
@@ -50,6 +56,21 @@ export interface TimelineEntry {
   readonly at: Date
 }
 
+/** A message with the instant it was admitted (the order of an organisation's message list). */
+export interface ListedMessage extends MessageRow {
+  readonly createdAt: Date
+}
+
+/** Messages in each status not final, the due backlog and its oldest age: the cheap gauges of /metrics. */
+export interface InFlightCounts {
+  readonly scheduled: number
+  readonly processing: number
+  readonly accepted: number
+  readonly unknown: number
+  readonly due: number
+  readonly oldestDueAgeSeconds: number
+}
+
 /** The select list of a MessageRow, optionally qualified by a table alias. */
 export const messageColumns = (alias = "") => {
   const a = alias === "" ? "" : `${alias}.`
@@ -58,38 +79,51 @@ export const messageColumns = (alias = "") => {
 }
 const columns = messageColumns()
 
-/** A message with the instant it was admitted (the order of an organisation's message list). */
-export interface ListedMessage extends MessageRow {
-  readonly createdAt: Date
-}
+type Fails<A> = Effect.Effect<A, DatabaseUnavailable>
 
 export class MessageStore extends Context.Service<MessageStore, {
   /** Inserts messages of one organisation in one statement, each with its admission timeline entry. */
-  readonly insert: (organisationId: string, messages: ReadonlyArray<NewMessage>, at: Date) => Effect.Effect<void, SqlError.SqlError>
+  readonly insert: (organisationId: string, messages: ReadonlyArray<NewMessage>, at: Date) => Fails<void>
   /** The message with this id whatever its organisation (the operator's lookup). */
-  readonly findAnywhere: (id: string) => Effect.Effect<MessageRow | undefined, SqlError.SqlError>
+  readonly findAnywhere: (id: string) => Fails<MessageRow | undefined>
   /**
-   * A page of at most `limit` of the organisation's messages, newest first, after `after` (the
-   * last message of the previous page), only those in `status` when given.
+   * At most `limit + 1` of the organisation's messages, newest first, after `after` (the last
+   * message of the previous page), only those in `status` when given.
    */
-  readonly page: (
+  readonly newestFirst: (
     organisationId: string,
     options: { readonly limit: number; readonly after: ListPosition | undefined; readonly status: MessageStatus | undefined }
-  ) => Effect.Effect<ListPage<ListedMessage>, SqlError.SqlError>
+  ) => Fails<ReadonlyArray<ListedMessage>>
   /** The message if it belongs to the organisation. */
-  readonly find: (organisationId: string, id: string) => Effect.Effect<MessageRow | undefined, SqlError.SqlError>
+  readonly find: (organisationId: string, id: string) => Fails<MessageRow | undefined>
+  /** At most `limit` messages of a batch after `afterPosition`, in submitted order, each with its position. */
+  readonly ofBatch: (
+    organisationId: string,
+    batchId: string,
+    afterPosition: number,
+    limit: number
+  ) => Fails<ReadonlyArray<MessageRow & { readonly batchPosition: number }>>
+  /** How many messages of each of these batches are in each status, in one statement. */
+  readonly countsOfBatches: (
+    organisationId: string,
+    batchIds: ReadonlyArray<string>
+  ) => Fails<ReadonlyArray<{ readonly batchId: string; readonly status: MessageStatus; readonly n: number }>>
   /**
    * Applies a set of transitions in one statement, each with its timeline entry; a message not
    * in one of its `from` states is left alone. Returns, per transition, the status it moved from,
    * or undefined when it did not move. The caller's transaction makes it atomic with the rest.
    */
-  readonly transitionSet: (transitions: ReadonlyArray<Transition>) => Effect.Effect<ReadonlyArray<MessageStatus | undefined>, SqlError.SqlError>
+  readonly transitionSet: (transitions: ReadonlyArray<Transition>) => Fails<ReadonlyArray<MessageStatus | undefined>>
   /** Records that the message is about to be handed to the provider (after this, a crash means "unknown"). */
-  readonly markSubmitted: (organisationId: string, ids: ReadonlyArray<string>, at: Date) => Effect.Effect<void, SqlError.SqlError>
+  readonly markSubmitted: (organisationId: string, ids: ReadonlyArray<string>, at: Date) => Fails<void>
   /** The message's status changes, oldest first. */
-  readonly timeline: (organisationId: string, id: string) => Effect.Effect<ReadonlyArray<TimelineEntry>, SqlError.SqlError>
+  readonly timeline: (organisationId: string, id: string) => Fails<ReadonlyArray<TimelineEntry>>
   /** Blanks recipient, sender and text of a message whose processing is finished; returns it, or undefined if not finished. */
-  readonly erase: (organisationId: string, id: string, at: Date) => Effect.Effect<MessageRow | undefined, SqlError.SqlError>
+  readonly erase: (organisationId: string, id: string, at: Date) => Fails<MessageRow | undefined>
+  /** The statuses not final, and the backlog of messages due by `at`, counted over partial indexes. */
+  readonly inFlightCounts: (at: Date) => Fails<InFlightCounts>
+  /** Messages in each final status (reads every message). */
+  readonly finalCounts: Fails<ReadonlyArray<{ readonly status: MessageStatus; readonly n: number }>>
 }>()("sms/MessageStore") {
   static readonly layer = Layer.effect(MessageStore, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -108,7 +142,7 @@ export class MessageStore extends Context.Service<MessageStore, {
         send_at: m.sendAt?.toISOString() ?? null,
         worker_id: m.workerId
       }))
-      yield* sql`WITH m AS (
+      yield* fromDatabase(sql`WITH m AS (
           INSERT INTO messages (organisation_id, id, batch_id, batch_position, to_number, sender_name, text, segments,
             status, send_at, due_at, worker_id, created_at, updated_at)
           SELECT ${organisationId}, x.id, x.batch_id, x.batch_position, x.to_number, x.sender_name, x.text, x.segments,
@@ -117,14 +151,7 @@ export class MessageStore extends Context.Service<MessageStore, {
             to_number text, sender_name text, text text, segments smallint, status text, send_at timestamptz, worker_id uuid)
           RETURNING organisation_id, id, status)
         INSERT INTO message_events (organisation_id, message_id, from_status, to_status, source, at)
-        SELECT organisation_id, id, NULL, status, 'admission', ${at} FROM m`
-    })
-
-    const find = Effect.fn("MessageStore.find")(function*(organisationId: string, id: string) {
-      if (!isUuid(id)) return undefined
-      const rows = yield* sql<MessageRow>`SELECT ${sql.literal(columns)} FROM messages
-        WHERE organisation_id = ${organisationId} AND id = ${id}`
-      return rows[0]
+        SELECT organisation_id, id, NULL, status, 'admission', ${at} FROM m`)
     })
 
     const transitionSet = Effect.fn("MessageStore.transitionSet")(function*(transitions: ReadonlyArray<Transition>) {
@@ -147,7 +174,7 @@ export class MessageStore extends Context.Service<MessageStore, {
         verify_at: t.verifyAt?.toISOString() ?? null
       }))
       // Rows are locked in key order so that concurrent sets cannot deadlock on each other.
-      const moved = yield* sql<{ i: number; fromStatus: MessageStatus }>`WITH x AS (
+      const moved = yield* fromDatabase(sql<{ i: number; fromStatus: MessageStatus }>`WITH x AS (
           SELECT * FROM json_to_recordset(${JSON.stringify(rows)}::json) AS x(i integer, organisation_id uuid, id uuid,
             from_statuses text, to_status text, source text, at timestamptz, provider_ref text, delivery_time timestamptz,
             verify_at timestamptz)),
@@ -169,43 +196,136 @@ export class MessageStore extends Context.Service<MessageStore, {
         e AS (
           INSERT INTO message_events (organisation_id, message_id, from_status, to_status, source, at)
           SELECT organisation_id, id, from_status, to_status, source, at FROM u)
-        SELECT i, from_status FROM u`
+        SELECT i, from_status FROM u`)
       const byIndex = new Map(moved.map((r) => [r.i, r.fromStatus]))
       return transitions.map((_, i) => byIndex.get(i))
     })
+
+    // count(*) is bigint: read as float8 so the driver hands numbers back
+    const inFlightCounts = (at: Date) =>
+      fromDatabase(sql<InFlightCounts>`SELECT
+          (SELECT count(*) FROM messages WHERE status = 'scheduled')::float8 AS scheduled,
+          (SELECT count(*) FROM messages WHERE status = 'processing')::float8 AS processing,
+          (SELECT count(*) FROM messages WHERE status = 'accepted')::float8 AS accepted,
+          (SELECT count(*) FROM messages WHERE status = 'unknown')::float8 AS unknown,
+          due.n::float8 AS due,
+          greatest(coalesce(extract(epoch FROM ${at}::timestamptz - due.oldest), 0), 0)::float8 AS oldest_due_age_seconds
+        FROM (SELECT count(*) AS n, min(due_at) AS oldest FROM messages WHERE status = 'scheduled' AND due_at <= ${at}) due`.pipe(
+        Effect.map((rows) => rows[0]!)
+      ))
 
     return MessageStore.of({
       insert,
       findAnywhere: Effect.fn("MessageStore.findAnywhere")(function*(id: string) {
         if (!isUuid(id)) return undefined
-        const rows = yield* sql<MessageRow>`SELECT ${sql.literal(columns)} FROM messages WHERE id = ${id} LIMIT 1`
+        const rows = yield* fromDatabase(sql<MessageRow>`SELECT ${sql.literal(columns)} FROM messages WHERE id = ${id} LIMIT 1`)
         return rows[0]
       }),
-      page: Effect.fn("MessageStore.page")(function*(organisationId, { limit, after, status }) {
-        // one more than asked tells whether a next page exists
-        const rows = yield* sql<ListedMessage>`SELECT ${sql.literal(columns)}, created_at FROM messages
+      newestFirst: (organisationId, { limit, after, status }) =>
+        fromDatabase(sql<ListedMessage>`SELECT ${sql.literal(columns)}, created_at FROM messages
           WHERE organisation_id = ${organisationId}
             ${status === undefined ? sql`` : sql`AND status = ${status}`}
             ${after === undefined ? sql`` : sql`AND (created_at, id) < (${after.createdAt}, ${after.id}::uuid)`}
-          ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
-        return pageOf(rows, limit)
+          ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`),
+      find: Effect.fn("MessageStore.find")(function*(organisationId: string, id: string) {
+        if (!isUuid(id)) return undefined
+        const rows = yield* fromDatabase(sql<MessageRow>`SELECT ${sql.literal(columns)} FROM messages
+          WHERE organisation_id = ${organisationId} AND id = ${id}`)
+        return rows[0]
       }),
-      find,
+      ofBatch: (organisationId, batchId, afterPosition, limit) =>
+        fromDatabase(sql<MessageRow & { batchPosition: number }>`SELECT ${sql.literal(columns)}, batch_position
+          FROM messages WHERE organisation_id = ${organisationId} AND batch_id = ${batchId} AND batch_position > ${afterPosition}
+          ORDER BY batch_position LIMIT ${limit}`),
+      countsOfBatches: (organisationId, batchIds) =>
+        batchIds.length === 0
+          ? Effect.succeed([])
+          : fromDatabase(sql<{ batchId: string; status: MessageStatus; n: number }>`SELECT batch_id::text, status,
+              count(*)::integer AS n FROM messages
+            WHERE organisation_id = ${organisationId} AND batch_id = ANY(${batchIds}::uuid[]) GROUP BY batch_id, status`),
       transitionSet,
       markSubmitted: (organisationId, ids, at) =>
-        sql`UPDATE messages SET submitted_at = ${at}, updated_at = ${at}
-          WHERE organisation_id = ${organisationId} AND id = ANY(${ids}::uuid[])`.pipe(Effect.asVoid),
+        fromDatabase(sql`UPDATE messages SET submitted_at = ${at}, updated_at = ${at}
+          WHERE organisation_id = ${organisationId} AND id = ANY(${ids}::uuid[])`.pipe(Effect.asVoid)),
       timeline: (organisationId, id) =>
-        sql<TimelineEntry>`SELECT from_status, to_status, source, at FROM message_events
-          WHERE organisation_id = ${organisationId} AND message_id = ${id} ORDER BY id`,
-      erase: Effect.fn("MessageStore.erase")(function*(organisationId: string, id: string, at: Date) {
-        const rows = yield* sql<MessageRow>`UPDATE messages
+        fromDatabase(sql<TimelineEntry>`SELECT from_status, to_status, source, at FROM message_events
+          WHERE organisation_id = ${organisationId} AND message_id = ${id} ORDER BY id`),
+      erase: (organisationId, id, at) =>
+        fromDatabase(sql<MessageRow>`UPDATE messages
           SET to_number = '', sender_name = '', text = '', erased_at = coalesce(erased_at, ${at}), updated_at = ${at}
           WHERE organisation_id = ${organisationId} AND id = ${id}
-            AND status IN ('delivered', 'undeliverable', 'failed', 'blocked')
-          RETURNING ${sql.literal(columns)}`
-        return rows[0]
-      })
+            AND status IN ${sql.in(finalStatuses)}
+          RETURNING ${sql.literal(columns)}`.pipe(Effect.map((rows) => rows[0]))),
+      inFlightCounts,
+      finalCounts: fromDatabase(sql<{ status: MessageStatus; n: number }>`SELECT status, count(*)::float8 AS n
+        FROM messages WHERE status IN ${sql.in(finalStatuses)} GROUP BY status`)
     })
   }))
 }
+
+type Fragment = Statement.Fragment
+
+/** Fragments of messages for statements composed elsewhere (the one-statement admission, receipts). */
+export const messageFragments = (sql: SqlClient.SqlClient) => ({
+  /**
+   * The CTEs `ins` (messages inserted from `source`, a query giving `id, batch_id, batch_position,
+   * to_number, sender_name, status, send_at, worker_id` per message) and `ev` (their admission
+   * timeline entries).
+   */
+  insert: (organisationId: string, text: string, segments: number, source: Fragment, at: Date) =>
+    sql`ins AS (
+        INSERT INTO messages (organisation_id, id, batch_id, batch_position, to_number, sender_name, text, segments, status,
+          send_at, due_at, worker_id, created_at, updated_at)
+        SELECT ${organisationId}, s.id, s.batch_id, s.batch_position, s.to_number, s.sender_name, ${text}, ${segments}, s.status,
+          s.send_at, CASE WHEN s.status = 'scheduled' THEN s.send_at END, s.worker_id, ${at}, ${at}
+        FROM (${source}) AS s
+        RETURNING organisation_id, id, status),
+      ev AS (
+        INSERT INTO message_events (organisation_id, message_id, from_status, to_status, source, at)
+        SELECT organisation_id, id, NULL, status, 'admission', ${at} FROM ins)`,
+  /**
+   * A lateral subquery giving the newest `accepted` message with provider ref `ref` (and number
+   * `recipient`, unless it is null) as `organisation_id, id, accepted_at`, locked.
+   */
+  newestAccepted: (ref: Fragment, recipient: Fragment) =>
+    sql`SELECT organisation_id, id, updated_at AS accepted_at FROM messages
+      WHERE provider_message_id = ${ref} AND status = 'accepted' AND (${recipient} IS NULL OR to_number = ${recipient})
+      ORDER BY updated_at DESC, created_at DESC, id DESC LIMIT 1
+      FOR UPDATE`,
+  /** Whether a message to `recipient` still waits for an outcome (its acceptance may be settling, or its answer was lost). */
+  inFlightTo: (recipient: Fragment) =>
+    sql`EXISTS (SELECT 1 FROM messages AS f WHERE f.to_number = ${recipient} AND f.status IN ('processing', 'unknown'))`,
+  /** Whether a message has provider ref `ref` (and number `recipient`, unless null): with none accepted, all are final. */
+  hasRef: (ref: Fragment, recipient: Fragment) =>
+    sql`EXISTS (SELECT 1 FROM messages AS f WHERE f.provider_message_id = ${ref} AND (${recipient} IS NULL OR f.to_number = ${recipient}))`,
+  /**
+   * The CTEs `u` (each row of `applied`, a CTE of `organisation_id, message_id, outcome,
+   * occurred_at, accepted_at`, moves its accepted message to the outcome, delivered at the
+   * receipt's time but never before its acceptance) and `e` (their timeline entries).
+   */
+  applyReceipts: (applied: string, at: Date) =>
+    sql`u AS (
+        UPDATE messages AS m SET status = a.outcome, delivery_time = greatest(a.occurred_at, a.accepted_at), updated_at = ${at}
+        FROM ${sql(applied)} AS a
+        WHERE m.organisation_id = a.organisation_id AND m.id = a.message_id
+        RETURNING m.organisation_id, m.id, a.outcome),
+      e AS (
+        INSERT INTO message_events (organisation_id, message_id, from_status, to_status, source, at)
+        SELECT organisation_id, id, 'accepted', outcome, 'receipt', ${at} FROM u)`,
+  /** The statement part that makes the unknown messages without a provider id to the numbers of `recipients` (a query) due for verification at `at`. */
+  verifyOrphansNow: (recipients: Fragment, at: Date) =>
+    sql`UPDATE messages AS m SET verify_at = ${at}
+      WHERE m.status = 'unknown' AND m.provider_message_id IS NULL AND (m.verify_at IS NULL OR m.verify_at > ${at})
+        AND m.to_number IN (${recipients})`,
+  /**
+   * Unknown or processing messages without a provider id to `recipient` whose submission window
+   * (`submitted_at` to the minute, then `windowAfter` later, give or take `skew`) holds
+   * `submittedAt`, other than `except` (`organisation_id, id`), as an EXISTS predicate.
+   */
+  otherOrphanFits: (recipient: Fragment, submittedAt: Fragment, except: { readonly organisationId: Fragment; readonly id: Fragment }, skew: string, windowAfter: string) =>
+    sql`EXISTS (SELECT 1 FROM messages AS m
+      WHERE m.to_number = ${recipient} AND m.status IN ('processing', 'unknown')
+        AND m.provider_message_id IS NULL AND m.submitted_at IS NOT NULL
+        AND NOT (m.organisation_id = ${except.organisationId} AND m.id = ${except.id})
+        AND ${submittedAt} BETWEEN date_trunc('minute', m.submitted_at) - ${skew}::interval AND m.submitted_at + ${windowAfter}::interval)`
+})

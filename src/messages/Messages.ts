@@ -5,9 +5,8 @@
  * interrupted by a client that hangs up, so a claimed key always ends with a stored answer.
  */
 import { Context, Duration, Effect, Layer, Schedule } from "effect"
-import { SqlClient, type SqlError } from "effect/sql"
-import { isTransient } from "../db/SqlErrors.ts"
-import { inTransaction } from "../db/Transaction.ts"
+import { type DatabaseUnavailable, isDatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
+import { Transactions } from "../db/Transactions.ts"
 import {
   ErasureNotAllowed,
   IdempotencyConflict,
@@ -22,16 +21,18 @@ import {
 import { utcDay } from "../domain/Dates.ts"
 import { requireFuture } from "../domain/MessageRules.ts"
 import { isFuture } from "../domain/SendAt.ts"
-import { Idempotency, judgeStoredKey } from "../idempotency/Idempotency.ts"
-import { Ids } from "../Ids.ts"
+import { Idempotency, judgeStoredKey, type NewKey } from "../idempotency/Idempotency.ts"
+import { IdempotencyStore } from "../idempotency/IdempotencyStore.ts"
+import { Ids } from "../platform/Ids.ts"
 import { Ledger } from "../ledger/Ledger.ts"
 import { Organisations } from "../organisations/Organisations.ts"
-import { now } from "../Time.ts"
-import { WorkerLease } from "../WorkerLease.ts"
+import { now } from "../clock/Time.ts"
+import { WorkerLease } from "../workers/WorkerLease.ts"
 import type { Answer } from "../idempotency/Answer.ts"
-import { messageBody, messageLocation, type MessageRow } from "./MessageBody.ts"
+import { MessageAnswers } from "./MessageAnswers.ts"
+import type { MessageRow } from "./MessageRow.ts"
 import { MessageStore } from "./MessageStore.ts"
-import { QuickAdmission } from "./QuickAdmission.ts"
+import { QuickAdmission, unresolvedSender } from "./QuickAdmission.ts"
 import { Recovery } from "./Recovery.ts"
 import { requireSendable } from "./Sendability.ts"
 import { Settlement } from "./Settlement.ts"
@@ -53,14 +54,7 @@ export type AdmissionError =
   | InsufficientCredits
   | SmsUnavailable
   | SenderNameUnavailable
-  | SqlError.SqlError
-
-/** A scheduled creation's answer, known before anything is written: 202 with the message and its Location. */
-const scheduledAnswer = (message: MessageRow): Answer => ({
-  status: 202,
-  body: messageBody(message),
-  location: messageLocation(message.id)
-})
+  | DatabaseUnavailable
 
 /** How an immediate send retries marking its message as handed over while the database fails: 50 ms doubling, for 3 s. */
 const markRetry = Schedule.exponential(Duration.millis(50)).pipe(Schedule.upTo({ duration: Duration.seconds(3) }))
@@ -77,18 +71,20 @@ export class Messages extends Context.Service<Messages, {
     request: MessageRequest
   ) => Effect.Effect<{ readonly answer: Answer; readonly replayed: boolean }, AdmissionError>
   /** The message if it belongs to the organisation. */
-  readonly get: (organisationId: string, id: string) => Effect.Effect<MessageRow | undefined, SqlError.SqlError>
+  readonly get: (organisationId: string, id: string) => Effect.Effect<MessageRow | undefined, DatabaseUnavailable>
   /**
    * Erases recipient, sender and text of a message whose processing is finished, and the body
    * stored for its idempotency key (a replay then answers 410); billing facts stay.
    */
-  readonly erase: (organisationId: string, id: string) => Effect.Effect<MessageRow, NotFound | ErasureNotAllowed | SqlError.SqlError>
+  readonly erase: (organisationId: string, id: string) => Effect.Effect<MessageRow, NotFound | ErasureNotAllowed | DatabaseUnavailable>
 }>()("sms/Messages") {
   static readonly layer = Layer.effect(Messages, Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const { transaction } = yield* Transactions
     const store = yield* MessageStore
     const ledger = yield* Ledger
     const idempotency = yield* Idempotency
+    const keys = yield* IdempotencyStore
+    const answers = yield* MessageAnswers
     const organisations = yield* Organisations
     const submitter = yield* Submitter
     const settlement = yield* Settlement
@@ -97,6 +93,17 @@ export class Messages extends Context.Service<Messages, {
     const { workerId } = lease
     const ids = yield* Ids
     const quickAdmission = yield* QuickAdmission
+
+    /** A scheduled creation's answer, known before anything is written: 202 with the message. */
+    const scheduledAnswer = (message: MessageRow): Answer => answers.answer("Scheduled", message)
+    const keyOf = (organisationId: string, key: string, fingerprint: string, messageId: string, answer?: Answer): NewKey => ({
+      organisationId,
+      route: "messages",
+      key,
+      fingerprint,
+      messageId,
+      ...(answer === undefined ? {} : { answer })
+    })
 
     /**
      * The admission transaction: the organisation's sending profile (read first, judged only for a
@@ -121,10 +128,7 @@ export class Messages extends Context.Service<Messages, {
           erasedAt: null
         }
         const scheduled = request.sendAt === null ? undefined : scheduledAnswer(message)
-        const claim = yield* idempotency.claim(organisationId, "messages", key, fingerprint, {
-          messageId: id,
-          ...(scheduled === undefined ? {} : { answer: scheduled })
-        }, at)
+        const claim = yield* idempotency.claim(keyOf(organisationId, key, fingerprint, id, scheduled))
         if (claim._tag === "Replay") return { _tag: "Answered" as const, answer: claim.answer, replayed: true }
         const past = requireFuture(request.sendAt, at)
         if (past !== undefined) return yield* past
@@ -139,7 +143,7 @@ export class Messages extends Context.Service<Messages, {
         return scheduled === undefined
           ? { _tag: "Immediate" as const, message }
           : { _tag: "Answered" as const, answer: scheduled, replayed: false }
-      }).pipe(inTransaction(sql))
+      }).pipe(transaction)
 
     /**
      * The common case in one statement (QuickAdmission.ts); a stored key is judged as the claim
@@ -149,12 +153,12 @@ export class Messages extends Context.Service<Messages, {
     const admitQuickly = (organisationId: string, key: string, fingerprint: string, request: MessageRequest, id: string, at: Date) =>
       Effect.gen(function*() {
         if (request.sendAt !== null && !isFuture(request.sendAt, at.getTime())) return yield* admit(organisationId, key, fingerprint, request, id, at)
-        const message = (senderName: string | null): MessageRow => ({
+        const message = (senderName: string): MessageRow => ({
           organisationId,
           id,
           batchId: null,
           toNumber: request.to,
-          senderName: senderName as string,
+          senderName,
           text: request.text,
           segments: request.segments,
           status: request.sendAt === null ? "processing" : "scheduled",
@@ -175,7 +179,7 @@ export class Messages extends Context.Service<Messages, {
           workerId: request.sendAt === null ? workerId : null,
           at,
           today: utcDay(at.getTime()),
-          answer: request.sendAt === null ? undefined : scheduledAnswer(message(null))
+          answer: request.sendAt === null ? undefined : scheduledAnswer(message(request.senderName ?? unresolvedSender))
         })
         if (quick._tag === "Admitted") {
           const admitted = message(quick.senderName)
@@ -200,7 +204,7 @@ export class Messages extends Context.Service<Messages, {
           // the identical request may have died with its process: settle its message, then replay
           Effect.catchTag("IdempotencyInProgress", (inProgress) =>
             Effect.gen(function*() {
-              const messageId = yield* idempotency.inProgressMessage(organisationId, "messages", key)
+              const messageId = yield* keys.inProgressMessage(organisationId, "messages", key)
               const recovered = messageId !== undefined && (yield* recovery.recoverMessage(organisationId, messageId))
               return recovered ? yield* admit(organisationId, key, fingerprint, request, id, at) : yield* inProgress
             }))
@@ -209,9 +213,9 @@ export class Messages extends Context.Service<Messages, {
         // unmarked, it must not reach the provider: the database still failing, it is settled as
         // never sent now, rather than left `processing` for recovery
         const marked = yield* store.markSubmitted(organisationId, [id], yield* now).pipe(
-          Effect.retry({ while: isTransient, schedule: markRetry }),
+          Effect.retry({ while: isDatabaseUnavailable, schedule: markRetry }),
           Effect.as(true),
-          Effect.catchIf(isTransient, () => Effect.succeed(false))
+          Effect.catchIf(isDatabaseUnavailable, () => Effect.succeed(false))
         )
         if (!marked) return { answer: yield* settlement.settle(admitted.message, { _tag: "NeverSent" }, "dispatch"), replayed: false }
         return { answer: yield* submitter.submitAndSettle(admitted.message), replayed: false }
@@ -236,9 +240,9 @@ export class Messages extends Context.Service<Messages, {
               `The message is ${existing.status}: its data can be erased once its processing is finished`
             )
           }
-          yield* idempotency.eraseForMessage(organisationId, id)
+          yield* keys.eraseForMessage(organisationId, id)
           return erased
-        }).pipe(inTransaction(sql))
+        }).pipe(transaction)
       })
     })
   }))

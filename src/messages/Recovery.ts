@@ -7,33 +7,30 @@
  * matching answer.
  */
 import { Context, Effect, Layer } from "effect"
-import { SqlClient, type SqlError } from "effect/sql"
-import { now } from "../Time.ts"
-import { WorkerLease } from "../WorkerLease.ts"
-import type { MessageRow } from "./MessageBody.ts"
-import { messageColumns } from "./MessageStore.ts"
+import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
+import { now } from "../clock/Time.ts"
+import { WorkerLease } from "../workers/WorkerLease.ts"
+import { WorkerStore } from "../workers/WorkerStore.ts"
+import { type AbandonedMessage, MessageQueueStore } from "./MessageQueueStore.ts"
 import { Settlement } from "./Settlement.ts"
-
-export interface AbandonedMessage extends MessageRow {
-  /** The provider may have been called: settled as unknown, not failed. */
-  readonly maybeSent: boolean
-}
 
 /** Most messages one recovery round settles. */
 export const recoveryRoundMax = 100
 
-const returned = messageColumns("m")
+/** How long after its lease ran out a process that owns no message any more is forgotten. */
+const deadWorkerKeptMs = 3_600_000
 
 export class Recovery extends Context.Service<Recovery, {
   /** Settles up to `recoveryRoundMax` abandoned messages (see above); returns how many. */
-  readonly recoverAbandoned: Effect.Effect<number, SqlError.SqlError>
+  readonly recoverAbandoned: Effect.Effect<number, DatabaseUnavailable>
   /** Settles this one message if it is abandoned; true when it did. */
-  readonly recoverMessage: (organisationId: string, messageId: string) => Effect.Effect<boolean, SqlError.SqlError>
+  readonly recoverMessage: (organisationId: string, messageId: string) => Effect.Effect<boolean, DatabaseUnavailable>
   /** Forgets processes whose lease ran out long ago and that own no message any more. */
-  readonly forgetDeadWorkers: Effect.Effect<void, SqlError.SqlError>
+  readonly forgetDeadWorkers: Effect.Effect<void, DatabaseUnavailable>
 }>()("sms/Recovery") {
   static readonly layer = Layer.effect(Recovery, Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const queue = yield* MessageQueueStore
+    const workers = yield* WorkerStore
     const settlement = yield* Settlement
     const lease = yield* WorkerLease
 
@@ -45,16 +42,7 @@ export class Recovery extends Context.Service<Recovery, {
      */
     const abandoned = (only?: { readonly organisationId: string; readonly messageId: string }) =>
       Effect.gen(function*() {
-        const at = yield* now
-        const rows = yield* sql<AbandonedMessage & { readonly own: boolean }>`SELECT ${sql.literal(returned)},
-            (m.submitted_at IS NOT NULL) AS maybe_sent, (m.worker_id = ${lease.workerId}::uuid) AS own
-          FROM messages AS m LEFT JOIN workers AS w ON w.id = m.worker_id
-          WHERE m.status = 'processing'
-            AND CASE WHEN m.worker_id = ${lease.workerId}::uuid
-              THEN m.id::text NOT IN (SELECT json_array_elements_text(${JSON.stringify(lease.workingOn())}::json))
-              ELSE w.id IS NULL OR w.lease_until < ${at} END
-            ${only === undefined ? sql`` : sql`AND m.organisation_id = ${only.organisationId} AND m.id = ${only.messageId}`}
-          ORDER BY m.updated_at LIMIT ${recoveryRoundMax}`
+        const rows = yield* queue.abandoned(yield* now, lease.workerId, lease.workingOn(), recoveryRoundMax, only)
         return rows.filter((m) => !(m.own && lease.isWorkingOn(m.id)))
       })
 
@@ -84,8 +72,7 @@ export class Recovery extends Context.Service<Recovery, {
       }),
       forgetDeadWorkers: Effect.gen(function*() {
         const at = yield* now
-        yield* sql`DELETE FROM workers AS w WHERE w.lease_until < ${new Date(at.getTime() - 3_600_000)}
-          AND NOT EXISTS (SELECT 1 FROM messages AS m WHERE m.status = 'processing' AND m.worker_id = w.id)`
+        yield* workers.forgetDead(new Date(at.getTime() - deadWorkerKeptMs), queue.ownsMessagesInFlight)
       })
     })
   }))

@@ -8,18 +8,17 @@
  */
 import { Context, Duration, Effect, Layer } from "effect"
 import type * as Arr from "effect/Array"
-import { SqlClient, SqlError } from "effect/sql"
-import { AppConfig } from "../Config.ts"
+import { AppConfig } from "../config/Config.ts"
+import { DatabaseUnavailable, isDatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
 import { makeGroupCommit } from "../db/GroupCommit.ts"
-import { isTransient } from "../db/SqlErrors.ts"
-import { inTransaction } from "../db/Transaction.ts"
-import { errorBody } from "../domain/Errors.ts"
+import { Transactions } from "../db/Transactions.ts"
 import type { MessageStatus } from "../domain/MessageStatus.ts"
 import type { Answer } from "../idempotency/Answer.ts"
-import { Idempotency } from "../idempotency/Idempotency.ts"
+import { IdempotencyStore } from "../idempotency/IdempotencyStore.ts"
 import { Ledger } from "../ledger/Ledger.ts"
-import { now } from "../Time.ts"
-import { messageBody, messageLocation, type MessageRow } from "./MessageBody.ts"
+import { now } from "../clock/Time.ts"
+import { MessageAnswers } from "./MessageAnswers.ts"
+import type { MessageRow } from "./MessageRow.ts"
 import { type EventSource, MessageStore, type Transition } from "./MessageStore.ts"
 
 export type Outcome =
@@ -42,81 +41,30 @@ interface Plan {
   readonly from: ReadonlyArray<MessageStatus>
   readonly to: MessageStatus
   readonly credits: "consume" | "release" | "keep"
-  readonly answer: (m: MessageRow) => Answer
 }
 
-const failure = (status: number, code: string, message: string) => (m: MessageRow): Answer => ({
-  status,
-  body: errorBody(code, message, { messageId: m.id }),
-  location: null
-})
-
 const plans: { readonly [K in Outcome["_tag"]]: Plan } = {
-  Accepted: {
-    from: ["processing", "unknown"],
-    to: "accepted",
-    credits: "consume",
-    answer: (m) => ({ status: 201, body: messageBody({ ...m, status: "accepted" }), location: messageLocation(m.id) })
-  },
+  Accepted: { from: ["processing", "unknown"], to: "accepted", credits: "consume" },
   // a provider's refusal and "never handed over" are proof enough to end an `unknown` too (recovery
   // may have made the message unknown while this process was cut off from the database)
-  Rejected: {
-    from: ["processing", "unknown"],
-    to: "failed",
-    credits: "release",
-    answer: failure(502, "provider_rejected", "The provider rejected the message; it will not be sent")
-  },
-  NeverSent: {
-    from: ["processing", "unknown"],
-    to: "failed",
-    credits: "release",
-    answer: failure(503, "dispatch_unavailable", "The message could not be handed to the provider; it was not sent")
-  },
-  Unknown: {
-    from: ["processing"],
-    to: "unknown",
-    credits: "keep",
-    answer: failure(502, "provider_result_unknown", "The provider's answer is unknown; read the message, never resend it with a new key")
-  },
-  NotReceived: {
-    from: ["unknown"],
-    to: "failed",
-    credits: "release",
-    answer: failure(502, "provider_result_unknown", "The provider's answer is unknown; read the message, never resend it with a new key")
-  },
-  SenderUnavailable: {
-    from: ["scheduled", "processing"],
-    to: "blocked",
-    credits: "release",
-    answer: failure(403, "sender_name_unavailable", "The sender name was not available when the message was due; it was not sent")
-  },
-  SmsUnavailable: {
-    from: ["scheduled", "processing"],
-    to: "failed",
-    credits: "release",
-    answer: failure(403, "sms_unavailable", "SMS was not available for the organisation when the message was due; it was not sent")
-  }
+  Rejected: { from: ["processing", "unknown"], to: "failed", credits: "release" },
+  NeverSent: { from: ["processing", "unknown"], to: "failed", credits: "release" },
+  Unknown: { from: ["processing"], to: "unknown", credits: "keep" },
+  NotReceived: { from: ["unknown"], to: "failed", credits: "release" },
+  SenderUnavailable: { from: ["scheduled", "processing"], to: "blocked", credits: "release" },
+  SmsUnavailable: { from: ["scheduled", "processing"], to: "failed", credits: "release" }
 }
 
 /** Most outcomes settled in one transaction. */
 export const settlementSetSizeMax = 500
 /**
  * Longest a caller waits for its settlement while the database does not confirm it (an outage),
- * in ms: then it gets a connection-class failure (the edge answers 503 service_unavailable), and
- * the settlement goes on being retried; the message's key answers 409 idempotency_in_progress
- * until it commits, then replays the settled answer. 10 s; a test may provide a shorter wait.
+ * in ms: then it gets DatabaseUnavailable (the edge answers 503 service_unavailable), and the
+ * settlement goes on being retried; the message's key answers 409 idempotency_in_progress until
+ * it commits, then replays the settled answer. 10 s; a test may provide a shorter wait.
  */
 // Stryker disable next-line StringLiteral: the reference's key is unique whatever its text
 export const SettlementWaitMs = Context.Reference<number>("sms/SettlementWaitMs", { defaultValue: () => 10_000 })
-
-const notConfirmed = () =>
-  new SqlError.SqlError({
-    reason: new SqlError.ConnectionError({
-      cause: new Error("the database did not confirm the settlement in time; it is retried"),
-      message: "settlement not confirmed",
-      operation: "settle"
-    })
-  })
 
 interface Item {
   readonly message: MessageRow
@@ -133,15 +81,20 @@ export class Settlement extends Context.Service<Settlement, {
    * the message first). Retries through database outages: what it was given is never dropped;
    * the caller waits `SettlementWaitMs` at the most.
    */
-  readonly settle: (message: MessageRow, outcome: Outcome, source: EventSource) => Effect.Effect<Answer, SqlError.SqlError>
+  readonly settle: (message: MessageRow, outcome: Outcome, source: EventSource) => Effect.Effect<Answer, DatabaseUnavailable>
 }>()("sms/Settlement") {
   // Stryker restore StringLiteral
   static readonly layer = Layer.effect(Settlement, Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     const store = yield* MessageStore
     const ledger = yield* Ledger
-    const idempotency = yield* Idempotency
+    const keys = yield* IdempotencyStore
+    const answers = yield* MessageAnswers
+    const { transaction } = yield* Transactions
     const config = yield* AppConfig
+
+    /** The answer an immediate send gives for `outcome`: the message as the outcome leaves it. */
+    const answerOf = (message: MessageRow, outcome: Outcome) =>
+      answers.answer(outcome._tag, { ...message, status: plans[outcome._tag].to })
 
     const transitionOf = ({ message, outcome, source, at }: Item): Transition => {
       const plan = plans[outcome._tag]
@@ -164,12 +117,12 @@ export class Settlement extends Context.Service<Settlement, {
         const from = yield* store.transitionSet(items.map(transitionOf))
         const moved = items.filter((_, i) => from[i] !== undefined)
         // only an immediate send can still hold its key in progress: a scheduled one stored its 202
-        yield* idempotency.storeForMessages(
+        yield* keys.answerForMessages(
           // Stryker disable next-line MethodExpression,ConditionalExpression: equivalent, a scheduled message's key is done (its 202), and only keys in progress are written
           moved.filter((x) => x.message.sendAt === null).map((x) => ({
             organisationId: x.message.organisationId,
             messageId: x.message.id,
-            answer: plans[x.outcome._tag].answer(x.message)
+            answer: answerOf(x.message, x.outcome)
           })),
           moved[0]?.at ?? new Date(0)
         )
@@ -181,8 +134,7 @@ export class Settlement extends Context.Service<Settlement, {
         }))
         // Stryker disable next-line ArrowFunction,ConditionalExpression: equivalent, an immediate send not moved reads the key's stored answer, which is the one just stored
         return from.map((f) => f !== undefined)
-      }).pipe(inTransaction(sql))
-
+      }).pipe(transaction)
     /** Settles a set; a message that appears twice is settled in a later transaction, in order. */
     const runSet = (items: Arr.NonEmptyReadonlyArray<Item>) =>
       Effect.gen(function*() {
@@ -214,18 +166,21 @@ export class Settlement extends Context.Service<Settlement, {
       name: "settlement",
       maxSize: settlementSetSizeMax,
       runSet,
-      retryWhile: isTransient
+      retryWhile: isDatabaseUnavailable
     })
 
     return Settlement.of({
       // Stryker disable next-line StringLiteral: a span name, a label of traces, not behaviour
       settle: Effect.fn("Settlement.settle")(function*(message: MessageRow, outcome: Outcome, source: EventSource) {
         const moved = yield* settleInSet({ message, outcome, source, at: yield* now }).pipe(
-          Effect.timeoutOrElse({ duration: Duration.millis(yield* SettlementWaitMs), orElse: () => Effect.fail(notConfirmed()) })
+          Effect.timeoutOrElse({
+            duration: Duration.millis(yield* SettlementWaitMs),
+            orElse: () => Effect.fail(new DatabaseUnavailable("the database did not confirm the settlement in time; it is retried"))
+          })
         )
-        const answer = plans[outcome._tag].answer(message)
+        const answer = answerOf(message, outcome)
         if (moved || message.sendAt !== null) return answer
-        return (yield* idempotency.storedForMessage(message.organisationId, message.id)) ?? answer
+        return (yield* keys.answerOfMessage(message.organisationId, message.id)) ?? answer
       })
     })
   }))

@@ -4,10 +4,10 @@
  * guard a little longer turns a provider that never answers into `unknown`, never a resend.
  */
 import { Context, Duration, Effect, Layer } from "effect"
-import type { SqlError } from "effect/sql"
+import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
 import type { Answer } from "../idempotency/Answer.ts"
 import { Provider, type Submission, type SubmitResult } from "../provider/Provider.ts"
-import type { MessageRow } from "./MessageBody.ts"
+import type { MessageRow } from "./MessageRow.ts"
 import { type Outcome, Settlement } from "./Settlement.ts"
 
 /** How much longer than the provider's own deadline the guard waits. */
@@ -35,7 +35,7 @@ export const outcomeOf = (result: SubmitResult): Outcome => {
 
 export class Submitter extends Context.Service<Submitter, {
   /** Submits a message already marked as handed over, and settles it on the provider's answer; returns the answer an immediate send gives. */
-  readonly submitAndSettle: (message: MessageRow) => Effect.Effect<Answer, SqlError.SqlError>
+  readonly submitAndSettle: (message: MessageRow) => Effect.Effect<Answer, DatabaseUnavailable>
 }>()("sms/Submitter") {
   static readonly layer = Layer.effect(Submitter, Effect.gen(function*() {
     const provider = yield* Provider

@@ -6,7 +6,6 @@
 import { Effect, Metric } from "effect"
 import type { MessageStatus } from "../domain/MessageStatus.ts"
 import { MessageStatuses } from "../domain/MessageStatus.ts"
-import type { QueryResult, SubmitResult } from "../provider/Provider.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Admissions: what the two creation routes answered.
@@ -56,21 +55,22 @@ export const submitLatencyBoundsSeconds = [
   0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 20, 30
 ] as const
 
-type SubmitTag = SubmitResult["_tag"]
-type QueryTag = QueryResult["_tag"]
-
-const submitLabels: Readonly<Record<SubmitTag, string>> = {
+// By the tag of the provider port's results (provider/Provider.ts SubmitResult, QueryResult); the
+// provider's decorator (provider/Metered.ts) indexes these by tag, so a tag missing here fails its typecheck.
+const submitLabels = {
   Accepted: "accepted",
   Rejected: "rejected",
   Unknown: "unknown",
   Unreachable: "unreachable"
-}
+} as const
+type SubmitTag = keyof typeof submitLabels
 
-const queryLabels: Readonly<Record<QueryTag, string>> = {
+const queryLabels = {
   Accepted: "accepted",
   NotReceived: "not_received",
   Unknown: "unknown"
-}
+} as const
+type QueryTag = keyof typeof queryLabels
 
 const byLabel = <K extends string, M>(labels: Readonly<Record<K, string>>, make: (label: string) => M): Readonly<Record<K, M>> =>
   Object.fromEntries(Object.entries<string>(labels).map(([tag, label]) => [tag, make(label)])) as Record<K, M>
@@ -117,6 +117,26 @@ export const countReceiptsApplied = (round: Readonly<Record<ReceiptOutcome, numb
     Metric.update(receiptsApplied.ignored, round.ignored)
   ], { discard: true })
 
+/** `sms_receipts_dropped_total`, by reason: unmatched receipts removed after their time, or beyond the cap of their route. */
+export const receiptsDropped = {
+  expired: Metric.counter("sms_receipts_dropped_total", {
+    description: "Unmatched receipts removed, by reason: expired (kept 7 days), over_cap (more than 10,000 unmatched for one route)",
+    incremental: true,
+    attributes: { reason: "expired" }
+  }),
+  over_cap: Metric.counter("sms_receipts_dropped_total", {
+    description: "Unmatched receipts removed, by reason: expired (kept 7 days), over_cap (more than 10,000 unmatched for one route)",
+    incremental: true,
+    attributes: { reason: "over_cap" }
+  })
+} as const
+
+/** `sms_smpp_refused_total`: what an SMSC sent that the adapter refused or could not use. */
+export const smppRefused = Metric.counter("sms_smpp_refused_total", {
+  description: "PDUs and fields from an SMSC the adapter refused or could not use (a malformed or unexpected PDU, a response matching no request, an invalid message id)",
+  incremental: true
+})
+
 // ---------------------------------------------------------------------------------------------
 // Gauges read from the database at scrape time (DatabaseGauges.ts sets them).
 
@@ -145,6 +165,11 @@ export const reservedCredits = Metric.gauge("sms_reserved_credits", {
   description: "Credits reserved by messages not yet settled (sum over every organisation's credit lots)"
 })
 
+/** `sms_receipts_unmatched`. */
+export const receiptsUnmatched = Metric.gauge("sms_receipts_unmatched", {
+  description: "Delivery receipts stored that no message has taken after their first try (kept 7 days, at most 10,000 per route)"
+})
+
 /** `sms_database_up`. */
 export const databaseUp = Metric.gauge("sms_database_up", {
   description: "1 when this scrape read the database gauges, 0 when the database did not answer in time (they then keep their last values)"
@@ -161,10 +186,13 @@ const knownSeries: ReadonlyArray<Metric.Metric<never, unknown>> = [
   ...Object.values(submitDuration),
   ...Object.values(providerQueries),
   ...Object.values(receiptsApplied),
+  smppRefused,
+  ...Object.values(receiptsDropped),
   ...Object.values(messagesByStatus),
   dueBacklog,
   dueBacklogOldestAge,
   reservedCredits,
+  receiptsUnmatched,
   databaseUp
 ]
 

@@ -12,7 +12,7 @@
 import { Effect, Layer } from "effect"
 import { FetchHttpClient, HttpClient, HttpClientError, type HttpClientRequest } from "effect/http"
 import { OtlpSerialization, OtlpTracer } from "effect/observability"
-import type { AppConfigShape } from "../Config.ts"
+import type { AppConfigShape } from "../config/Config.ts"
 
 /** How often buffered spans are posted. */
 export const exportIntervalMs = 5000

@@ -68,16 +68,26 @@ export class Provider extends Context.Service<Provider, {
   readonly query: (query: Query) => Effect.Effect<QueryResult>
   /** The state of every route this provider serves. */
   readonly health: Effect.Effect<ReadonlyArray<RouteHealth>>
+  /** The route that serves a number (the prefix of the provider refs it gives), if any. */
+  readonly routeOf: (to: string) => string | undefined
   /** Longest `submit` may take before it answers (its own response deadline): the caller's guard waits a little longer. */
   readonly submitDeadlineMs: number
 }>()("sms/Provider") {}
 
-/** A final delivery receipt as a provider reports it. Non-final states (ENROUTE, ACCEPTD) are not receipts. */
+/**
+ * A final delivery receipt as a provider reports it. Non-final states (ENROUTE, ACCEPTD) are not
+ * receipts. An SMSC may give the same id again (after a restart), so a receipt also says which
+ * number it is about: it goes to the newest accepted message with that id and number.
+ */
 export interface IncomingReceipt {
   readonly providerRef: ProviderRef
   readonly outcome: "delivered" | "undeliverable"
-  /** When the provider says it happened (its done date), else when the receipt arrived. */
+  /** When the provider says it happened (its done date, unless coarser than the arrival), else when the receipt arrived. */
   readonly occurredAt: Date
+  /** The number it is about (E.164), when the provider says; null when it does not. */
+  readonly recipient: string | null
+  /** When the provider says the message was submitted, to the minute, if it says. */
+  readonly submittedAt: Date | null
 }
 
 /** An answer to a submission that arrived after the adapter had reported it Unknown: verification evidence. */

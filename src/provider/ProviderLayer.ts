@@ -4,8 +4,8 @@
  * use it); a real adapter does not.
  */
 import { Effect, Layer } from "effect"
-import { SimulatorLive } from "../../simulator/Simulator.ts"
-import { AppConfig } from "../Config.ts"
+import { SimulatorLive } from "./simulator/Simulator.ts"
+import { AppConfig } from "../config/Config.ts"
 import { MeteredProvider } from "./Metered.ts"
 import { SmppProviderLive } from "./smpp/SmppProvider.ts"
 

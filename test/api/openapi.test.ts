@@ -76,11 +76,12 @@ describe("what a generated client needs", () => {
     expect(header).toMatchObject({ in: "header", required: true, schema: { type: "string", pattern: "^[!-~]{1,128}$" } })
   })
 
-  it("every response declares X-Request-Id; 503 Retry-After; 405 Allow", () => {
+  it("every response declares X-Request-Id and X-Content-Type-Options; 503 Retry-After; 405 Allow", () => {
     for (const { path, method, op } of operations()) {
       for (const [status, response] of Object.entries(op.responses as Record<string, { headers?: Record<string, unknown> }>)) {
         const where = `${method} ${path} ${status}`
         expect(response.headers?.["x-request-id"], where).toMatchObject({ required: true })
+        expect(response.headers?.["x-content-type-options"], where).toMatchObject({ required: true, schema: { enum: ["nosniff"] } })
         if (status === "503") expect(response.headers?.["retry-after"], where).toBeDefined()
         if (status === "405") expect(response.headers?.allow, where).toBeDefined()
       }

@@ -52,7 +52,7 @@ describe(`sms-admin against the operator API (${backend})`, () => {
     expect(granted).toEqual({
       code: 0,
       stderr: "",
-      stdout: `organization  ${orgId}\ngranted       1000 credits, valid until -\n` +
+      stdout: `organisation  ${orgId}\ngranted       1000 credits, valid until -\n` +
         "balance       total 1000  reserved 0  available 1000  valid until -\n"
     })
     expect(await cliJson(["credits", "grant", orgId!, "50", "--valid-until", "2999-12-31"])).toEqual({
@@ -65,7 +65,7 @@ describe(`sms-admin against the operator API (${backend})`, () => {
     const keyId = /^key id {8}(\S+)$/m.exec(key.stdout)?.[1]
     expect(key.stdout).toContain("shown only once")
     expect(key.stdout).toMatch(/^permissions {3}sms\.send, balance\.read$/m)
-    expect(key.stdout).toMatch(new RegExp(`^organization  ${orgId}$`, "m"))
+    expect(key.stdout).toMatch(new RegExp(`^organisation  ${orgId}$`, "m"))
     expect((await app.call("GET", "/api/sms/v2/balance/", { token: apiKey! })).status).toBe(200)
 
     const keyJson = await cliJson(["key", "create", orgId!, "--all"])
@@ -92,7 +92,7 @@ describe(`sms-admin against the operator API (${backend})`, () => {
     expect(await cli(["sender", "set", orgId!, "SHOP", "--active", "true"])).toEqual({
       code: 0,
       stderr: "",
-      stdout: `organization  ${orgId}\nsender        SHOP\nactive        yes\n`
+      stdout: `organisation  ${orgId}\nsender        SHOP\nactive        yes\n`
     })
     expect(await cliJson(["sender", "set", orgId!, "SHOP", "--active", "false"])).toEqual({ name: "SHOP", active: false })
 
@@ -177,7 +177,7 @@ describe(`sms-admin against the operator API (${backend})`, () => {
     expect(shown).toMatchObject({ code: 0, stderr: "" })
     expect(shown.stdout).toMatch(
       new RegExp(
-        `^organization   ${orgId}\nid             ${id}\nto             \\+261340000003\nsender name    INFO\nstatus         failed\n` +
+        `^organisation   ${orgId}\nid             ${id}\nto             \\+261340000003\nsender name    INFO\nstatus         failed\n` +
           "segments       1\nsend at        -\ndelivery time  -\n\ntimeline\n" +
           "  AT +SOURCE +CHANGE\n  \\S+Z  admission  \\(new\\) -> processing\n  \\S+Z  provider   processing -> failed\n$"
       )
@@ -190,6 +190,35 @@ describe(`sms-admin against the operator API (${backend})`, () => {
     expect(erased.code).toBe(0)
     expect(erased.stdout).toMatch(/^to {13}\(erased\)\nsender name {4}\(erased\)$/m)
     expect((await cliJson(["message", "show", id])).to).toBe("")
+  })
+
+  it("asks again about an unknown message, and refuses a message that is not unknown", async () => {
+    const { orgId, apiKey } = await app.newOrg({ credits: 5 })
+    const send = async (to: string) => {
+      const sent = await app.call("POST", "/api/sms/v2/messages/", {
+        token: apiKey,
+        headers: { "idempotency-key": `cli-${randomUUID()}` },
+        body: { to, text: "Verify me" }
+      })
+      expect(sent.status, sent.text).toBe(502)
+      return sent.body.message_id as string
+    }
+    const unknown = await send("+261340000009")
+    const asked = await cli(["message", "verify", orgId, unknown])
+    expect(asked).toMatchObject({ code: 0, stderr: "" })
+    expect(asked.stdout).toMatch(
+      new RegExp(
+        `^id             ${unknown}\nto             \\+261340000009\nsender name    INFO\nstatus         unknown\n` +
+          "segments       1\nsend at        -\ndelivery time  -\n\ntimeline\n" +
+          "  AT +SOURCE +CHANGE\n  \\S+Z  admission  \\(new\\) -> processing\n  \\S+Z  provider   processing -> unknown\n$"
+      )
+    )
+    expect(await cliJson(["message", "verify", orgId, unknown])).toMatchObject({ id: unknown, status: "unknown" })
+
+    const failed = await send("+261340000003")
+    const refused = await cli(["message", "verify", orgId, failed])
+    expect(refused).toMatchObject({ code: 1, stdout: "" })
+    expect(refused.stderr).toMatch(new RegExp(`^error: message_not_unknown: .*failed\n  message_id: ${failed}\n$`))
   })
 
   it("prints API errors as `error: <code>: <message>` (or the error body with --json) on stderr and exits 1", async () => {

@@ -23,7 +23,7 @@ describe("sms-admin readable output", () => {
       "API key: svc_sms_k1.secret\n\n" +
         "  This key is shown only once: store it now. It cannot be read again;\n" +
         "  if it is lost, revoke it and create a new one.\n\n" +
-        "key id        k1\norganization  o1\npermissions   sms.send"
+        "key id        k1\norganisation  o1\npermissions   sms.send"
     )
   })
 
@@ -42,7 +42,7 @@ describe("sms-admin readable output", () => {
         { from_status: "processing", to_status: "accepted", source: "provider", at: "2030-01-01T00:00:01.000Z" }
       ]
     })).toBe(
-      "organization   o1\nid             m1\nto             (erased)\nsender name    (erased)\nstatus         delivered\n" +
+      "organisation   o1\nid             m1\nto             (erased)\nsender name    (erased)\nstatus         delivered\n" +
         "segments       1\nsend at        -\ndelivery time  2030-01-01T00:00:05.000Z\n\ntimeline\n" +
         "  AT                        SOURCE     CHANGE\n" +
         "  2030-01-01T00:00:00.000Z  admission  (new) -> processing\n" +

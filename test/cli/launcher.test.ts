@@ -3,9 +3,11 @@
  * this Node, or re-spawns the project's Node from an older one, and its exit status is the CLI's.
  */
 import { spawn } from "node:child_process"
-import { existsSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 
@@ -19,6 +21,7 @@ const launch = (node: string, args: ReadonlyArray<string>, extraEnv: Record<stri
     const env: Record<string, string | undefined> = { ...process.env, ...extraEnv }
     if (extraEnv.SMS_ADMIN_TOKEN === undefined) delete env.SMS_ADMIN_TOKEN
     if (extraEnv.SMS_ADMIN_URL === undefined) delete env.SMS_ADMIN_URL
+    if (extraEnv.NODE_COMPILE_CACHE === undefined) delete env.NODE_COMPILE_CACHE
     const child = spawn(node, [launcher, ...args], { cwd: "/", env, timeout: 30_000 })
     let stdout = ""
     let stderr = ""
@@ -57,6 +60,17 @@ describe.each(nodes)("bin/sms-admin.mjs started by %s", (node) => {
     const network = await launch(node, ["org", "show", "o1", "--token", "t", "--url", "http://127.0.0.1:1"])
     expect(network.status).toBe(2)
     expect(network.stderr).toMatch(/^error: cannot reach the SMS service at http:\/\/127\.0\.0\.1:1\/admin\/v1\/organizations\/o1: /)
+  })
+
+  it("keeps Node's compile cache in the temporary directory, so that later calls compile less", async () => {
+    const temp = mkdtempSync(join(tmpdir(), "sms-launcher-"))
+    try {
+      expect((await launch(node, ["--help"], { TMPDIR: temp })).status).toBe(0)
+      const cache = join(temp, "node-compile-cache")
+      expect(existsSync(cache) ? readdirSync(cache).filter((d) => d.startsWith("v22.")) : []).toHaveLength(1)
+    } finally {
+      rmSync(temp, { recursive: true, force: true })
+    }
   })
 
   it("exits 1 when the API answers an error, reading SMS_ADMIN_URL and SMS_ADMIN_TOKEN", async () => {

@@ -28,6 +28,7 @@ const everyCommand = [
   "sender list",
   "message show",
   "message erase",
+  "message verify",
   "clock show",
   "clock advance"
 ]
@@ -101,6 +102,7 @@ describe("sms-admin usage", () => {
     [["sender", "set", "o1", "SHOP", "--active", "yes"], /--active: "yes"/],
     [["message", "show"], /Missing required argument: message_id/],
     [["message", "erase", "o1"], /Missing required argument: message_id/],
+    [["message", "verify", "o1"], /Missing required argument: message_id/],
     [["org", "show", "o1", "--bogus"], /Unrecognized flag: --bogus/],
     [["org", "show", "o1", "--url", "ftp://x"], /--url must be an http\(s\) URL/],
     [["org", "show", "o1", "--url", "nonsense"], /--url must be an http\(s\) URL/],

@@ -1,5 +1,5 @@
 /**
- * The integrators' typed client (`sms-service/client`, src/client/) against the in-process app
+ * The integrators' typed client (src/client/, packed as `sms-service-client` from client/) against the in-process app
  * on the test clock: send, replay, typed errors, polling to a final status.
  */
 import { randomUUID } from "node:crypto"
@@ -15,7 +15,7 @@ import {
   type SmsClient,
   ValidationError,
   waitForFinalStatus
-} from "sms-service/client"
+} from "../../src/client/index.ts"
 import { appHttpClient } from "../support/AppHttpClient.ts"
 import { backend, makeTestApp } from "../support/TestApp.ts"
 

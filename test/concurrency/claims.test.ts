@@ -1,5 +1,5 @@
 /**
- * The claims of the background work on PostgreSQL (src/dispatch/WorkQueue.ts): two dispatchers
+ * The claims of the background work on PostgreSQL (src/messages/MessageQueueStore.ts): two dispatchers
  * claiming at the same time never wait on each other's rows; the second takes what the first
  * has not locked (`FOR UPDATE SKIP LOCKED`). The embedded PGlite serves one connection at a time,
  * so only PostgreSQL can tell: without DATABASE_URL the block is skipped and its name says why.
@@ -13,8 +13,8 @@ import { Deferred, Effect, Fiber } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import { afterAll, describe, expect, it } from "vitest"
-import { WorkQueue } from "../../src/dispatch/WorkQueue.ts"
-import type { MessageRow } from "../../src/messages/MessageBody.ts"
+import { MessageQueueStore } from "../../src/messages/MessageQueueStore.ts"
+import type { MessageRow } from "../../src/messages/MessageRow.ts"
 import { makeTestApp } from "../support/TestApp.ts"
 
 const databaseUrl = process.env.DATABASE_URL
@@ -44,7 +44,7 @@ describe.skipIf(!databaseUrl)("needs PostgreSQL (set DATABASE_URL; the embedded 
    * Runs `claim` as the first dispatcher, in a transaction held open (its rows locked) while
    * `claim` runs again as the second one, with lock_timeout; then lets the first commit.
    */
-  const twoDispatchers = <E>(claim: (worker: string) => Effect.Effect<ReadonlyArray<MessageRow>, E, WorkQueue>) =>
+  const twoDispatchers = <E>(claim: (worker: string) => Effect.Effect<ReadonlyArray<MessageRow>, E, MessageQueueStore>) =>
     app.run(Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const claimedFirst = yield* Deferred.make<ReadonlyArray<MessageRow>>()
@@ -73,7 +73,7 @@ describe.skipIf(!databaseUrl)("needs PostgreSQL (set DATABASE_URL; the embedded 
   it("two dispatchers claiming due messages at once never wait on each other's rows", async () => {
     const ids = await scheduled(6)
     const at = new Date(Date.now() + 7_200_000)
-    const { first, second } = await twoDispatchers((worker) => Effect.flatMap(WorkQueue, (q) => q.claimDue(at, 3, worker)))
+    const { first, second } = await twoDispatchers((worker) => Effect.flatMap(MessageQueueStore, (q) => q.claimDue(at, 3, worker)))
     expect(first).toHaveLength(3)
     expect(second, "the second dispatcher's claim").toEqual(expect.any(Array))
     expect([...first, ...second].sort(), "each due message claimed once, by one of them").toEqual([...ids].sort())
@@ -87,7 +87,7 @@ describe.skipIf(!databaseUrl)("needs PostgreSQL (set DATABASE_URL; the embedded 
       yield* sql`UPDATE messages SET status = 'unknown', verify_at = now() WHERE id = ANY(${ids}::uuid[])`
     }))
     const at = new Date(Date.now() + 7_200_000)
-    const { first, second } = await twoDispatchers(() => Effect.flatMap(WorkQueue, (q) => q.claimVerification(at, 3, 5_000)))
+    const { first, second } = await twoDispatchers(() => Effect.flatMap(MessageQueueStore, (q) => q.claimVerification(at, 3, 5_000)))
     expect(first).toHaveLength(3)
     expect(second, "the second verifier's claim").toEqual(expect.any(Array))
     expect([...first, ...second].sort(), "each due message claimed once, by one of them").toEqual([...ids].sort())

@@ -1,10 +1,10 @@
 import { Redacted } from "effect"
 import { describe, expect, it } from "vitest"
-import { decodeConfig } from "../../src/Config.ts"
+import { decodeEnv } from "../support/ConfigEnv.ts"
 
 describe("configuration from the environment", () => {
   it("gives the contract's defaults when nothing is set", () => {
-    const decoded = decodeConfig({})
+    const decoded = decodeEnv({})
     expect(decoded.ok).toBe(true)
     if (!decoded.ok) return
     const { databaseUrl, adminToken, ...rest } = decoded.config
@@ -28,7 +28,7 @@ describe("configuration from the environment", () => {
   })
 
   it("reads every variable", () => {
-    const decoded = decodeConfig({
+    const decoded = decodeEnv({
       PORT: "9090",
       HOST: "0.0.0.0",
       DATABASE_URL: "postgres://u@db:5432/sms",
@@ -61,7 +61,7 @@ describe("configuration from the environment", () => {
   })
 
   it("names each bad variable on one line of its own", () => {
-    const decoded = decodeConfig({
+    const decoded = decodeEnv({
       PORT: "80a",
       DATABASE_URL: "mysql://x",
       SMS_ADMIN_TOKEN: "short",
@@ -88,14 +88,14 @@ describe("configuration from the environment", () => {
   })
 
   it("never echoes a database URL, which may carry a password", () => {
-    const decoded = decodeConfig({ DATABASE_URL: "mysql://user:secret@host/db" })
+    const decoded = decodeEnv({ DATABASE_URL: "mysql://user:secret@host/db" })
     expect(decoded.ok).toBe(false)
     if (decoded.ok) return
     expect(decoded.errors.join(" ")).not.toContain("secret")
   })
 
   it("never echoes an OTLP endpoint, which may carry credentials", () => {
-    const decoded = decodeConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "ftp://user:secret@collector/" })
+    const decoded = decodeEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "ftp://user:secret@collector/" })
     expect(decoded.ok).toBe(false)
     if (decoded.ok) return
     expect(decoded.errors).toHaveLength(1)

@@ -15,8 +15,8 @@ import { join, resolve } from "node:path"
 import { Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { type Browser, chromium, type Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { testNumbers } from "../../simulator/Simulator.ts"
-import { AppLive } from "../../src/App.ts"
+import { testNumbers } from "../../src/provider/simulator/Simulator.ts"
+import { AppLayer } from "../../src/app/AppLayer.ts"
 import { scratchDatabaseUrl } from "../support/ScratchDatabase.ts"
 import { adminToken, allPermissions, testConfig } from "../support/TestApp.ts"
 
@@ -57,7 +57,7 @@ const startService = async () => {
     simulatorSlowMs: 100,
     ...(url === undefined ? {} : { databaseUrl: Redacted.make(url) })
   })
-  await Effect.runPromise(Layer.buildWithScope(AppLive(config), scope))
+  await Effect.runPromise(Layer.buildWithScope(AppLayer(config), scope))
   return { base: `http://127.0.0.1:${port}`, stop: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
 }
 

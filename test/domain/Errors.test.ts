@@ -7,7 +7,7 @@ import * as Errors from "../../src/domain/Errors.ts"
 const table: ReadonlyArray<readonly [string, string, number]> = [
   ["ValidationError", "validation_error", 400],
   ["ParseError", "parse_error", 400],
-  ["InvalidOrganizationHeader", "invalid_organization_header", 400],
+  ["InvalidOrganisationHeader", "invalid_organization_header", 400],
   ["InvalidIdempotencyKey", "invalid_idempotency_key", 400],
   ["InvalidSchedule", "invalid_schedule", 400],
   ["InvalidSenderName", "invalid_sender_name", 400],
@@ -25,6 +25,7 @@ const table: ReadonlyArray<readonly [string, string, number]> = [
   ["ErasureNotAllowed", "erasure_not_allowed", 409],
   ["ClockNotTest", "clock_not_test", 409],
   ["MessageNotAccepted", "message_not_accepted", 409],
+  ["MessageNotUnknown", "message_not_unknown", 409],
   ["ProviderNotSimulator", "provider_not_simulator", 409],
   ["PersonalDataErased", "personal_data_erased", 410],
   ["PayloadTooLarge", "payload_too_large", 413],

@@ -10,23 +10,39 @@
  * - messages that fell due while the database was down are sent once it is back;
  * - every key sent, replayed identically afterwards, gets a definite answer (the same as before
  *   when it had one); nothing is created or submitted twice; every message ends where its number
- *   says; the ledger and the lot counters are exact.
+ *   says; the ledger and the lot counters are exact;
+ * - an outage is logged once (issue 18, item 11): no ERROR line; each background loop, group
+ *   commit and the edge a WARN when the database goes, an INFO when it works again: at most two
+ *   WARN lines of one message per outage, the edge's once more per API client that waited
+ *   through it (the counts are in the figures).
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { describe, expect, it } from "vitest"
-import { testNumbers } from "../../simulator/Simulator.ts"
+import { testNumbers } from "../../src/provider/simulator/Simulator.ts"
 import { eventually } from "../support/Eventually.ts"
 import { isRunning, serve } from "../support/ServedProcess.ts"
 import { printFigures, seconds } from "./support/Figures.ts"
 import { codeOf, drive, type Exchange, exchange, isDefinite, mixedOperation, perform, resourceOf, type Result } from "./support/Operations.ts"
 import { atRest, ledgerProblems, outcomeProblems, readFacts, statusCounts, withDatabase } from "./support/Outcomes.ts"
 import { creationProblems, replayEvery, replayProblems, unexpectedAnswers } from "./support/Replay.ts"
+import { countByMessage, logLines } from "./support/LogLines.ts"
 import { useThrowawayPostgres } from "./support/Suite.ts"
 
 const postgres = useThrowawayPostgres("faults-postgres-outage")
 
 const outageMs = 10_000
+/** Clients of the load, each sending creations 50 ms apart. */
+const loadClients = 4
+/** Concurrent API clients: those of the load and the probe (its balance read). */
+const apiClients = loadClients + 1
+/**
+ * WARN lines of one message during one outage, at most: one when the outage starts (and one of
+ * slack); the edge logs its line again for a request that waited through the outage and fails
+ * once calls are answered again (its outage has ended, a new one seems to start), at most once
+ * per API client.
+ */
+const warnLinesMax = (message: string): number => (message.startsWith("database unreachable") ? 1 + apiClients : 2)
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 interface Probe extends Exchange {
@@ -35,6 +51,8 @@ interface Probe extends Exchange {
 
 interface Outage {
   readonly how: "stop" | "kill9"
+  /** Its stop or kill began. */
+  readonly began: number
   /** The database is down from `down` (stopped, or its backends gone) until `upAt` (its start begins). */
   readonly down: number
   readonly upAt: number
@@ -60,13 +78,15 @@ describe("PostgreSQL stopped, then killed with kill -9, under a steady load", ()
       DATABASE_URL: postgres().url,
       SMS_SIMULATOR_RECEIPT_DELAY_MS: "1000",
       SMS_SIMULATOR_SLOW_MS: "1500",
-      SMS_VERIFY_INTERVAL_MS: "1000"
+      SMS_VERIFY_INTERVAL_MS: "1000",
+      // the lines an outage ends with are INFO
+      LOG_LEVEL: "info"
     })
     const { apiKey } = await served.newOrg({ credits: 100_000 })
     const run = `outage-${Date.now()}`
     const pid = served.started.child.pid
 
-    // the load: four clients sending creations 50 ms apart; probes of /ready, /health and the balance
+    // the load: loadClients sending creations 50 ms apart; probes of /ready, /health and the balance
     const results: Array<Result> = []
     const probes: Array<Probe> = []
     let stopping = false
@@ -78,7 +98,7 @@ describe("PostgreSQL stopped, then killed with kill -9, under a steady load", ()
         await sleep(50)
         return result
       },
-      clients: 4,
+      clients: loadClients,
       results,
       stop: () => stopping
     })
@@ -102,6 +122,7 @@ describe("PostgreSQL stopped, then killed with kill -9, under a steady load", ()
         })))
       expect(due.map((d) => d.status), "scheduled before the outage").toEqual(due.map(() => 202))
       results.push(...due)
+      const began = Date.now()
       if (how === "stop") await postgres().stop()
       else await postgres().kill9()
       const down = Date.now()
@@ -117,7 +138,7 @@ describe("PostgreSQL stopped, then killed with kill -9, under a steady load", ()
         (at) => at.every((t) => t !== undefined),
         { timeoutMs: 60_000, intervalMs: 100, what: "creations answered and /ready 200 after the start" }
       )
-      outages.push({ how, down, upAt, up, recoveredAt: recoveredAt!, readyAt: readyAt!, due: due.map((d) => resourceOf(d)!) })
+      outages.push({ how, began, down, upAt, up, recoveredAt: recoveredAt!, readyAt: readyAt!, due: due.map((d) => resourceOf(d)!) })
     }
     await sleep(2_000)
     stopping = true
@@ -164,6 +185,19 @@ describe("PostgreSQL stopped, then killed with kill -9, under a steady load", ()
       expect(o.due.filter((id) => !((dispatchedAt.get(id) ?? 0) >= o.upAt)), `due during the ${o.how}, not sent after it`).toEqual([])
     }
 
+    // what the outages made the process log, from its JSON lines: no ERROR; from each background
+    // loop, group commit and the edge a WARN when it finds the database gone, an INFO when it works
+    // again: at most a few WARN lines of one message per outage (warnLinesMax), the in-process
+    // simulator's included (it logged each failed poll and submission before)
+    const lines = logLines(served.started.output().stdout)
+    const during = outages.map((o, i) => lines.filter((l) => l.at >= o.began && l.at < (outages[i + 1]?.began ?? Number.POSITIVE_INFINITY)))
+    const warnings = during.map((w) => countByMessage(w, "WARN"))
+    expect.soft(lines.filter((l) => l.level === "ERROR").map((l) => l.message), "ERROR lines").toEqual([])
+    outages.forEach((o, i) => {
+      const floods = Object.entries(warnings[i]!).filter(([message, n]) => n > warnLinesMax(message))
+      expect.soft(Object.fromEntries(floods), `WARN lines logged more than a few times during the ${o.how}`).toEqual({})
+    })
+
     printFigures("postgres-outage", {
       requests: everything.length,
       answered_500: everything.filter((e) => e.status === 500).length,
@@ -185,6 +219,12 @@ describe("PostgreSQL stopped, then killed with kill -9, under a steady load", ()
           due_while_down_sent_after_start_s: seconds(Math.max(...o.due.map((id) => dispatchedAt.get(id)!)) - o.up)
         }
       }),
+      log_lines: outages.map((o, i) => ({
+        how: o.how,
+        error: during[i]!.filter((l) => l.level === "ERROR").length,
+        warn: warnings[i],
+        info: countByMessage(during[i]!.filter((l) => l.message !== "http"), "INFO")
+      })),
       keys_replayed: replays.length,
       messages: settled.messages.length,
       statuses: statusCounts(settled.messages),

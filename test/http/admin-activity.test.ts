@@ -8,8 +8,8 @@ import { createServer } from "node:net"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { testNumbers } from "../../simulator/Simulator.ts"
-import { decodeConfig } from "../../src/Config.ts"
+import { testNumbers } from "../../src/provider/simulator/Simulator.ts"
+import { decodeEnv } from "../support/ConfigEnv.ts"
 import { create, statusOf } from "../support/Messages.ts"
 import { backend, makeTestApp, type Reply, type TestApp } from "../support/TestApp.ts"
 import { expectError, expectValidation } from "./helpers.ts"
@@ -257,7 +257,7 @@ const deadPort = () =>
 
 describe(`the receipt action with SMS_PROVIDER=smpp (${backend})`, () => {
   it("409 provider_not_simulator: only the SMSC sends receipts", async () => {
-    const decoded = decodeConfig({
+    const decoded = decodeEnv({
       SMS_PROVIDER: "smpp",
       SMS_SMPP_URL: `smpp://sim:sim@127.0.0.1:${await deadPort()}`,
       SMS_SMPP_RESPONSE_TIMEOUT_MS: "200"

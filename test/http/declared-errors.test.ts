@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest"
 import { AdminApi } from "../../src/admin/AdminApi.ts"
 import { Api } from "../../src/api/Api.ts"
 import { CommonErrors } from "../../src/domain/Errors.ts"
-import { MetricsApi } from "../../src/http/MetricsRoute.ts"
+import { MetricsApi } from "../../src/admin/MetricsRoute.ts"
 
 const declared = <Id extends string, Groups extends HttpApiGroup.Constraint>(api: HttpApi.HttpApi<Id, Groups>) => {
   const found: Array<readonly [string, ReadonlyArray<number>]> = []

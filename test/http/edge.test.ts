@@ -122,3 +122,38 @@ describe(`OpenAPI document and docs (${backend})`, () => {
     expect(res.text).not.toMatch(/<link[^>]*\shref\s*=\s*["']?(https?:)?\/\//i)
   })
 })
+
+describe(`headers of every answer (${backend})`, () => {
+  it("X-Content-Type-Options: nosniff on answers of every kind: API, operator, errors, health, docs, console, metrics", async () => {
+    const { orgId } = await app.newOrg({ credits: 1 })
+    const replies = [
+      await app.call("GET", balancePath, { token: apiKey }),
+      await app.call("POST", "/api/sms/v2/messages/", { token: apiKey, body: { to: "+261340000001", text: "x" }, headers: { "idempotency-key": `nosniff-${orgId}` } }),
+      await app.call("GET", balancePath),
+      await app.call("GET", "/api/sms/v2/nope/", { token: apiKey }),
+      await app.call("DELETE", balancePath, { token: apiKey }),
+      await app.call("GET", balancePath, { token: apiKey, headers: { accept: "text/html" } }),
+      await app.call("POST", contactsPath, { token: apiKey, raw: "x".repeat(70 * 1024) }),
+      await app.admin("GET", `/organizations/${orgId}`),
+      await app.call("GET", "/health"),
+      await app.call("GET", "/api/sms/v2/openapi.json"),
+      await app.call("GET", "/api/sms/v2/docs", { headers: { accept: "text/html" } }),
+      await app.call("GET", "/console", { headers: { accept: "text/html" } }),
+      await app.call("GET", "/metrics")
+    ]
+    expect(new Set(replies.map((r) => r.status))).toEqual(new Set([200, 201, 401, 404, 405, 406, 413]))
+    for (const reply of replies) expect(reply.headers.get("x-content-type-options"), `${reply.status} ${reply.text.slice(0, 80)}`).toBe("nosniff")
+  })
+
+  it("Cache-Control: no-store on the answer that holds a new API key, and not on others", async () => {
+    const { orgId } = await app.newOrg({ credits: 1 })
+    const issued = await app.admin("POST", `/organizations/${orgId}/api-keys`, { permissions: ["balance.read"] })
+    expect(issued.status, issued.text).toBe(201)
+    expect(issued.body.api_key).toMatch(/^svc_sms_/)
+    expect(issued.headers.get("cache-control")).toBe("no-store")
+    const listed = await app.admin("GET", `/organizations/${orgId}/api-keys`)
+    expect(listed.status).toBe(200)
+    expect(listed.headers.get("cache-control")).toBeNull()
+    expect((await app.call("GET", balancePath, { token: apiKey })).headers.get("cache-control")).toBeNull()
+  })
+})

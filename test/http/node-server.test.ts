@@ -5,13 +5,10 @@ import { HttpRouter, HttpServer } from "effect/http"
 import { createServer, type Server } from "node:http"
 import { connect } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { AdminToken } from "../../src/admin/AdminToken.ts"
-import { clockLayer } from "../../src/clock/ServiceClock.ts"
+import { HttpAppLive, routes } from "../../src/app/Routes.ts"
 import { answerNodeRefusals, answerWhileStarting, NodeServerLive } from "../../src/http/NodeServer.ts"
-import { HttpAppLive, routes } from "../../src/http/Server.ts"
-import { ServicesLive } from "../../src/Services.ts"
-import { adminToken, organisationFactory, remoteCaller, testConfig } from "../support/TestApp.ts"
-import { testDatabaseLayer } from "../support/ScratchDatabase.ts"
+import { appServices } from "../support/AppServices.ts"
+import { adminToken, organisationFactory, remoteCaller } from "../support/TestApp.ts"
 
 interface RawReply {
   readonly status: number
@@ -59,6 +56,7 @@ const expectErrorReply = (reply: RawReply, status: number, code: string) => {
   expect(Object.keys(reply.body.error).sort()).toEqual(["code", "message"])
   expect(reply.body.error.message.length).toBeGreaterThan(0)
   expect(reply.headers["x-request-id"]).toMatch(/^[!-~]{1,64}$/)
+  expect(reply.headers["x-content-type-options"]).toBe("nosniff")
 }
 
 const scope = Effect.runSync(Scope.make())
@@ -66,10 +64,7 @@ let port: number
 beforeAll(async () => {
   const app = HttpRouter.serve(HttpAppLive, { disableLogger: true }).pipe(
     Layer.provideMerge(NodeServerLive(routes, { port: 0, host: "127.0.0.1" })),
-    Layer.provideMerge(AdminToken.layer),
-    Layer.provideMerge(ServicesLive),
-    Layer.provideMerge(testDatabaseLayer(testConfig())),
-    Layer.provide(clockLayer("system"))
+    Layer.provideMerge(appServices())
   )
   const context = await Effect.runPromise(Layer.buildWithScope(app, scope))
   const address = Context.get(context, HttpServer.HttpServer).address
@@ -237,7 +232,7 @@ describe("a request too slow to arrive", () => {
     slow = answerNodeRefusals(
       createServer({ headersTimeout: 300, requestTimeout: 300, connectionsCheckingInterval: 100 }, (_req, res) => res.end()),
       routes,
-      { write: undefined, nowMillis: () => 0 }
+      { write: undefined }
     )
     await new Promise<void>((resolve) => slow.listen(0, "127.0.0.1", resolve))
     slowPort = (slow.address() as { port: number }).port
@@ -253,7 +248,7 @@ describe("a request that arrives while the service is starting", () => {
   let early: Server
   let earlyPort: number
   beforeAll(async () => {
-    early = answerWhileStarting(createServer(), { write: undefined, nowMillis: () => 0 })
+    early = answerWhileStarting(createServer(), { write: undefined })
     await new Promise<void>((resolve) => early.listen(0, "127.0.0.1", resolve))
     earlyPort = (early.address() as { port: number }).port
   })
@@ -265,6 +260,7 @@ describe("a request that arrives while the service is starting", () => {
     expect(before.body).toEqual({ error: { code: "service_unavailable", message: expect.any(String) } })
     expect(before.headers["retry-after"]).toBe("2")
     expect(before.headers["x-request-id"]).toMatch(/^[0-9a-f-]{36}$/)
+    expect(before.headers["x-content-type-options"]).toBe("nosniff")
     early.on("request", (_req, res) => res.end("served"))
     const after = await exchange(earlyPort, "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
     expect(after).toMatch(/^HTTP\/1\.1 200/)

@@ -5,17 +5,17 @@ import { Effect, Layer, Logger, Option } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { SqlError } from "effect/sql"
 import { afterAll, describe, expect, it } from "vitest"
-import { AdminToken } from "../../src/admin/AdminToken.ts"
+import { serviceLayer } from "../../src/app/AppLayer.ts"
+import { HttpAppLive } from "../../src/app/Routes.ts"
 import { clockLayer } from "../../src/clock/ServiceClock.ts"
-import { layerConfig } from "../../src/Config.ts"
 import { DatabaseLive } from "../../src/db/Database.ts"
-import { isDatabaseUnavailable, isTransient, sqlStateOf } from "../../src/db/SqlErrors.ts"
+import { isConnectionFailure, isTransient, sqlStateOf } from "../../src/db/SqlErrors.ts"
+import { fromDatabase } from "../../src/db/Store.ts"
 import { maskPhone } from "../../src/domain/Phone.ts"
 import { retryAfterSeconds } from "../../src/http/Edge.ts"
-import { HttpAppLive } from "../../src/http/Server.ts"
-import { AccessLogWriter } from "../../src/Logging.ts"
+import { AccessLogWriter } from "../../src/observability/Logging.ts"
 import { ApiKeys } from "../../src/organisations/ApiKeys.ts"
-import { ServicesLive } from "../../src/Services.ts"
+import { ProviderLive } from "../../src/provider/ProviderLayer.ts"
 import { makeCaller, testConfig } from "../support/TestApp.ts"
 
 /** A server error as @effect/sql-pg reports it: the reason carries the server's fields on its cause. */
@@ -65,18 +65,18 @@ const notUnavailable: ReadonlyArray<readonly [string, unknown]> = [
   })()]
 ]
 
-describe("isDatabaseUnavailable: the one classification", () => {
+describe("isConnectionFailure: the one classification of an unreachable database", () => {
   it.each(unavailable)("%s: unavailable", (_name, failure) => {
-    expect(isDatabaseUnavailable(failure)).toBe(true)
+    expect(isConnectionFailure(failure)).toBe(true)
   })
   it.each(notUnavailable)("%s: not unavailable", (_name, failure) => {
-    expect(isDatabaseUnavailable(failure)).toBe(false)
+    expect(isConnectionFailure(failure)).toBe(false)
   })
   it("a deadlock or a serialization failure is transient (worth running again), not unavailable", () => {
     for (const [code, Reason] of [["40P01", SqlError.DeadlockError], ["40001", SqlError.SerializationError]] as const) {
       const error = serverError(code, Reason)
       expect(sqlStateOf(error)).toBe(code)
-      expect(isDatabaseUnavailable(error)).toBe(false)
+      expect(isConnectionFailure(error)).toBe(false)
       expect(isTransient(error)).toBe(true)
     }
     expect(isTransient(serverError("57P03"))).toBe(true)
@@ -84,25 +84,22 @@ describe("isDatabaseUnavailable: the one classification", () => {
   })
 })
 
-// The whole application with an ApiKeys service whose lookups fail as `failure` says: every
-// authenticated request then meets that failure in a service call, as a handler would.
+// The whole application with an ApiKeys service whose lookups fail as `failure` says, through the
+// stores' boundary (fromDatabase): every authenticated request then meets that failure in a
+// service call, as a handler would.
 let failure: SqlError.SqlError = serverError("57P03")
 const FailingApiKeys = Layer.succeed(ApiKeys, ApiKeys.of({
   issue: () => Effect.die("not used"),
   revoke: () => Effect.die("not used"),
   list: () => Effect.die("not used"),
-  authenticate: () => Effect.suspend(() => Effect.fail(failure)) as Effect.Effect<Option.Option<never>, SqlError.SqlError>
+  authenticate: () => fromDatabase(Effect.suspend(() => Effect.fail(failure)) as Effect.Effect<Option.Option<never>, SqlError.SqlError>)
 }))
 const logged: Array<{ level: string; message: unknown; annotations: Record<string, unknown> }> = []
 const accessLines: Array<string> = []
 const config = testConfig()
 const app = HttpAppLive.pipe(
   Layer.provide(FailingApiKeys),
-  Layer.provideMerge(AdminToken.layer),
-  Layer.provideMerge(ServicesLive),
-  Layer.provideMerge(DatabaseLive),
-  Layer.provide(layerConfig(config)),
-  Layer.provide(clockLayer("system")),
+  Layer.provideMerge(serviceLayer({ config, database: DatabaseLive, provider: ProviderLive, clock: clockLayer("system") })),
   Layer.provide(HttpServer.layerServices),
   Layer.provide(Layer.succeed(AccessLogWriter, (line: string) => void accessLines.push(line))),
   // merged into the app's output: toWebHandler runs requests with it, so their logs are captured

@@ -1,24 +1,18 @@
 /**
- * Idempotency keys at the level of the service (src/idempotency/Idempotency.ts), over the test
+ * Idempotency keys at the level of the service and its store (src/idempotency/), over the test
  * file's own database: claims, stored answers, their erasure and the request fingerprint.
  */
 import { expect, layer } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import type { Answer } from "../../src/idempotency/Answer.ts"
-import { Idempotency } from "../../src/idempotency/Idempotency.ts"
-import { Ids } from "../../src/Ids.ts"
+import { Idempotency, type NewKey, type Route } from "../../src/idempotency/Idempotency.ts"
+import { IdempotencyStore } from "../../src/idempotency/IdempotencyStore.ts"
 import { Organisations } from "../../src/organisations/Organisations.ts"
-import { ServiceSecret } from "../../src/ServiceSecret.ts"
-import { backend, testConfig } from "../support/TestApp.ts"
-import { testDatabaseLayer } from "../support/ScratchDatabase.ts"
-
-const KeysTestLayer = Layer.mergeAll(Idempotency.layer, Organisations.layer).pipe(
-  Layer.provide(ServiceSecret.layer),
-  Layer.provide(Ids.layer),
-  Layer.provideMerge(testDatabaseLayer(testConfig()))
-)
+import { ServiceSecret } from "../../src/secrets/ServiceSecret.ts"
+import { appServices } from "../support/AppServices.ts"
+import { backend } from "../support/TestApp.ts"
 
 const at = new Date("2026-01-10T12:00:00Z")
 const created: Answer = { status: 201, body: { id: "m", to: "+261340000001", sender_name: "INFO" }, location: "/api/sms/v2/messages/m/" }
@@ -28,10 +22,16 @@ const newOrganisation = Effect.gen(function*() {
 })
 
 /** The claim's outcome as a value: New, Replay with its answer, or the failing error's tag. */
-const claimOutcome = (...args: Parameters<Idempotency["Service"]["claim"]>) =>
+const claimOutcome = (
+  organisationId: string,
+  route: Route,
+  key: string,
+  fingerprint: string,
+  ids: Pick<NewKey, "messageId" | "batchId" | "answer">
+) =>
   Effect.gen(function*() {
     const idempotency = yield* Idempotency
-    return yield* idempotency.claim(...args).pipe(
+    return yield* idempotency.claim({ organisationId, route, key, fingerprint, ...ids }).pipe(
       Effect.map((c) => (c._tag === "Replay" ? { _tag: c._tag, answer: c.answer } : { _tag: c._tag })),
       Effect.catchTags({
         IdempotencyConflict: (e) => Effect.succeed({ _tag: e._tag }),
@@ -41,67 +41,67 @@ const claimOutcome = (...args: Parameters<Idempotency["Service"]["claim"]>) =>
     )
   })
 
-layer(KeysTestLayer, { excludeTestServices: true })(`Idempotency keys (${backend})`, (it) => {
+layer(appServices(), { excludeTestServices: true })(`Idempotency keys (${backend})`, (it) => {
   it.effect("a first claim is new; the identical request then waits (409 in progress); other content conflicts", () =>
     Effect.gen(function*() {
       const org = yield* newOrganisation
       const messageId = randomUUID()
-      expect(yield* claimOutcome(org, "messages", "k1", "f1", { messageId }, at)).toEqual({ _tag: "New" })
-      expect(yield* claimOutcome(org, "messages", "k1", "f1", {}, at)).toEqual({ _tag: "IdempotencyInProgress" })
-      expect(yield* claimOutcome(org, "messages", "k1", "f2", {}, at)).toEqual({ _tag: "IdempotencyConflict" })
-      expect(yield* (yield* Idempotency).inProgressMessage(org, "messages", "k1")).toBe(messageId)
-      expect(yield* (yield* Idempotency).storedForMessage(org, messageId)).toBeUndefined()
+      expect(yield* claimOutcome(org, "messages", "k1", "f1", { messageId })).toEqual({ _tag: "New" })
+      expect(yield* claimOutcome(org, "messages", "k1", "f1", {})).toEqual({ _tag: "IdempotencyInProgress" })
+      expect(yield* claimOutcome(org, "messages", "k1", "f2", {})).toEqual({ _tag: "IdempotencyConflict" })
+      expect(yield* (yield* IdempotencyStore).inProgressMessage(org, "messages", "k1")).toBe(messageId)
+      expect(yield* (yield* IdempotencyStore).answerOfMessage(org, messageId)).toBeUndefined()
     }))
 
   it.effect("a key is its organisation's and its route's: the same key elsewhere is new", () =>
     Effect.gen(function*() {
       const [a, b] = [yield* newOrganisation, yield* newOrganisation]
-      expect(yield* claimOutcome(a, "messages", "k", "f1", {}, at)).toEqual({ _tag: "New" })
-      expect(yield* claimOutcome(b, "messages", "k", "f2", {}, at)).toEqual({ _tag: "New" })
-      expect(yield* claimOutcome(a, "message-batches", "k", "f3", {}, at)).toEqual({ _tag: "New" })
-      expect(yield* (yield* Idempotency).inProgressMessage(a, "message-batches", "other")).toBeUndefined()
+      expect(yield* claimOutcome(a, "messages", "k", "f1", {})).toEqual({ _tag: "New" })
+      expect(yield* claimOutcome(b, "messages", "k", "f2", {})).toEqual({ _tag: "New" })
+      expect(yield* claimOutcome(a, "message-batches", "k", "f3", {})).toEqual({ _tag: "New" })
+      expect(yield* (yield* IdempotencyStore).inProgressMessage(a, "message-batches", "other")).toBeUndefined()
     }))
 
   it.effect("a claim answered at once replays its answer to the identical request", () =>
     Effect.gen(function*() {
       const org = yield* newOrganisation
       const messageId = randomUUID()
-      const idempotency = yield* Idempotency
-      expect(yield* claimOutcome(org, "messages", "k", "f1", { messageId, answer: created }, at)).toEqual({ _tag: "New" })
-      expect(yield* claimOutcome(org, "messages", "k", "f1", {}, at)).toEqual({ _tag: "Replay", answer: created })
-      expect(yield* idempotency.inProgressMessage(org, "messages", "k")).toBeUndefined()
-      expect(yield* idempotency.storedForMessage(org, messageId)).toEqual(created)
+      const keys = yield* IdempotencyStore
+      expect(yield* claimOutcome(org, "messages", "k", "f1", { messageId, answer: created })).toEqual({ _tag: "New" })
+      expect(yield* claimOutcome(org, "messages", "k", "f1", {})).toEqual({ _tag: "Replay", answer: created })
+      expect(yield* keys.inProgressMessage(org, "messages", "k")).toBeUndefined()
+      expect(yield* keys.answerOfMessage(org, messageId)).toEqual(created)
     }))
 
   it.effect("the answer stored for an in-progress key is replayed, and a later one does not replace it", () =>
     Effect.gen(function*() {
       const org = yield* newOrganisation
       const [m1, m2] = [randomUUID(), randomUUID()]
-      const idempotency = yield* Idempotency
-      yield* claimOutcome(org, "messages", "k1", "f1", { messageId: m1 }, at)
-      yield* claimOutcome(org, "messages", "k2", "f2", { messageId: m2 }, at)
+      const keys = yield* IdempotencyStore
+      yield* claimOutcome(org, "messages", "k1", "f1", { messageId: m1 })
+      yield* claimOutcome(org, "messages", "k2", "f2", { messageId: m2 })
       const failed: Answer = { status: 502, body: { error: { code: "provider_rejected", message: "no" }, message_id: m2 }, location: null }
-      yield* idempotency.storeForMessages([], at)
-      yield* idempotency.storeForMessages([
+      yield* keys.answerForMessages([], at)
+      yield* keys.answerForMessages([
         { organisationId: org, messageId: m1, answer: created },
         { organisationId: org, messageId: m2, answer: failed }
       ], at)
-      expect(yield* claimOutcome(org, "messages", "k1", "f1", {}, at)).toEqual({ _tag: "Replay", answer: created })
-      expect(yield* claimOutcome(org, "messages", "k2", "f2", {}, at)).toEqual({ _tag: "Replay", answer: failed })
-      yield* idempotency.storeForMessages([{ organisationId: org, messageId: m1, answer: failed }], at)
-      expect(yield* idempotency.storedForMessage(org, m1)).toEqual(created)
+      expect(yield* claimOutcome(org, "messages", "k1", "f1", {})).toEqual({ _tag: "Replay", answer: created })
+      expect(yield* claimOutcome(org, "messages", "k2", "f2", {})).toEqual({ _tag: "Replay", answer: failed })
+      yield* keys.answerForMessages([{ organisationId: org, messageId: m1, answer: failed }], at)
+      expect(yield* keys.answerOfMessage(org, m1)).toEqual(created)
       // another organisation's message of the same id is not touched
       const other = yield* newOrganisation
-      yield* claimOutcome(other, "messages", "k1", "f1", { messageId: m1 }, at)
-      expect(yield* idempotency.inProgressMessage(other, "messages", "k1")).toBe(m1)
+      yield* claimOutcome(other, "messages", "k1", "f1", { messageId: m1 })
+      expect(yield* keys.inProgressMessage(other, "messages", "k1")).toBe(m1)
     }))
 
   it.effect("a key records what its request created: the message, or the batch", () =>
     Effect.gen(function*() {
       const org = yield* newOrganisation
       const [messageId, batchId] = [randomUUID(), randomUUID()]
-      yield* claimOutcome(org, "messages", "m", "f1", { messageId }, at)
-      yield* claimOutcome(org, "message-batches", "b", "f2", { batchId, answer: created }, at)
+      yield* claimOutcome(org, "messages", "m", "f1", { messageId })
+      yield* claimOutcome(org, "message-batches", "b", "f2", { batchId, answer: created })
       const sql = yield* SqlClient.SqlClient
       const rows = yield* sql<{ key: string; messageId: string | null; batchId: string | null }>`SELECT key,
           message_id::text, batch_id::text FROM idempotency_keys WHERE organisation_id = ${org} ORDER BY key`
@@ -112,12 +112,12 @@ layer(KeysTestLayer, { excludeTestServices: true })(`Idempotency keys (${backend
     Effect.gen(function*() {
       const org = yield* newOrganisation
       const [m1, m2] = [randomUUID(), randomUUID()]
-      const idempotency = yield* Idempotency
-      yield* claimOutcome(org, "messages", "k1", "f1", { messageId: m1, answer: created }, at)
-      yield* claimOutcome(org, "messages", "k2", "f2", { messageId: m2, answer: created }, at)
-      yield* idempotency.eraseForMessage(org, m1)
-      expect(yield* idempotency.storedForMessage(org, m1)).toBeUndefined()
-      expect(yield* idempotency.storedForMessage(org, m2)).toEqual(created)
+      const keys = yield* IdempotencyStore
+      yield* claimOutcome(org, "messages", "k1", "f1", { messageId: m1, answer: created })
+      yield* claimOutcome(org, "messages", "k2", "f2", { messageId: m2, answer: created })
+      yield* keys.eraseForMessage(org, m1)
+      expect(yield* keys.answerOfMessage(org, m1)).toBeUndefined()
+      expect(yield* keys.answerOfMessage(org, m2)).toEqual(created)
     }))
 
   it.effect("the fingerprint is a keyed hash of the route and the canonical body", () =>
@@ -132,5 +132,5 @@ layer(KeysTestLayer, { excludeTestServices: true })(`Idempotency keys (${backend
       expect(f).not.toContain("261340000001")
       const secret = yield* ServiceSecret
       expect(f).toBe(secret.sign(`messages\n{"sender_name":"INFO","text":"Salama","to":"+261340000001"}`))
-    }).pipe(Effect.provide(ServiceSecret.layer)))
+    }))
 })

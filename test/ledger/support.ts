@@ -1,25 +1,19 @@
 /**
  * One database for a test file (the embedded PGlite in memory, or the PostgreSQL of
- * DATABASE_URL), with the Ledger and Organisations over it. Tests isolate themselves by creating
- * a fresh organisation each.
+ * DATABASE_URL), with the service's own composition over it (the Ledger, Organisations...).
+ * Tests isolate themselves by creating a fresh organisation each.
  */
-import { Effect, Layer } from "effect"
+import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { Ids } from "../../src/Ids.ts"
-import { Ledger } from "../../src/ledger/Ledger.ts"
 import { Organisations } from "../../src/organisations/Organisations.ts"
-import { testConfig } from "../support/TestApp.ts"
-import { testDatabaseLayer } from "../support/ScratchDatabase.ts"
+import { appServices } from "../support/AppServices.ts"
 
 export { backend } from "../support/TestApp.ts"
 
 /** The instant every test starts at: 2026-01-10T12:00:00Z. */
 export const start = Date.UTC(2026, 0, 10, 12, 0, 0)
 
-export const LedgerTestLayer = Layer.mergeAll(Ledger.layer, Organisations.layer).pipe(
-  Layer.provide(Ids.layer),
-  Layer.provideMerge(testDatabaseLayer(testConfig()))
-)
+export const LedgerTestLayer = appServices()
 
 /** A new organisation; returns its id. */
 export const newOrganisation = Effect.gen(function*() {

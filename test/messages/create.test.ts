@@ -5,7 +5,7 @@
  */
 import { randomUUID } from "node:crypto"
 import { afterAll, describe, expect, it } from "vitest"
-import { testNumbers } from "../../simulator/Simulator.ts"
+import { testNumbers } from "../../src/provider/simulator/Simulator.ts"
 import { balancePath, expectError, expectPlainError, expectValidation } from "../http/helpers.ts"
 import { backend, makeTestApp, type Reply } from "../support/TestApp.ts"
 

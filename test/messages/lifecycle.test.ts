@@ -10,13 +10,13 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { afterAll, describe, expect, it } from "vitest"
-import { testNumbers } from "../../simulator/Simulator.ts"
+import { testNumbers } from "../../src/provider/simulator/Simulator.ts"
 import { countSegments } from "../../src/domain/Segments.ts"
 import { Idempotency } from "../../src/idempotency/Idempotency.ts"
 import { Ledger } from "../../src/ledger/Ledger.ts"
 import { MessageStore } from "../../src/messages/MessageStore.ts"
 import { Provider, ProviderInbox } from "../../src/provider/Provider.ts"
-import { leaseTtlMs, WorkerLease } from "../../src/WorkerLease.ts"
+import { leaseTtlMs, WorkerLease } from "../../src/workers/WorkerLease.ts"
 import { balanceOf, bodyOf, create, messagesPath, snapshot, statusOf } from "../support/Messages.ts"
 import { backend, makeTestApp } from "../support/TestApp.ts"
 
@@ -50,7 +50,13 @@ const leftProcessing = (orgId: string, worker: string, at: Date, to: string, key
     const c = { to, text: twoSegments }
     const segments = countSegments(c.text).segments
     yield* Effect.gen(function*() {
-      const claim = yield* idempotency.claim(orgId, "messages", key, idempotency.fingerprint("messages", bodyOf(c)), { messageId: id }, at)
+      const claim = yield* idempotency.claim({
+        organisationId: orgId,
+        route: "messages",
+        key,
+        fingerprint: idempotency.fingerprint("messages", bodyOf(c)),
+        messageId: id
+      })
       expect(claim._tag).toBe("New")
       yield* store.insert(orgId, [{
         id,
@@ -203,7 +209,7 @@ describe(`messages after admission, on the test clock (${backend})`, () => {
     expect(reply.status).toBe(502)
     await app.advance(5 * 60_000)
     expect(count(app.calls.submits, id)).toBe(1)
-    // the verifier did ask, many times (backoff: 2 s, 4 s ... capped at 64 intervals)
+    // the verifier did ask, many times (gaps doubling from the interval: 1 s, 2 s, 4 s ...)
     expect(count(app.calls.queries, id)).toBeGreaterThanOrEqual(6)
     const attempts = await app.run(Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
@@ -351,7 +357,7 @@ describe(`messages after admission, on the test clock (${backend})`, () => {
     expect(await balanceOf(app, orgId)).toEqual({ total: 10, reserved: 0, available: 10 })
   })
 
-  it("receipts: repeats and receipts for final messages change nothing, one for an accepted message applies, an unmatched one is kept pending", async () => {
+  it("receipts: repeats and receipts for final messages change nothing and are removed, one for an accepted message applies, an unmatched one is kept pending", async () => {
     const { orgId, apiKey } = await app.newOrg({ credits: 10 })
     const delivered = await create(app, apiKey, { to: testNumbers.delivered, text: "one" })
     const failed = await create(app, apiKey, { to: testNumbers.rejected, text: "three" })
@@ -365,7 +371,13 @@ describe(`messages after admission, on the test clock (${backend})`, () => {
     expect(before.map((s) => s.status)).toEqual(["delivered", "failed", "undeliverable"])
 
     const at = new Date(start + 1)
-    const receipt = (id: string, outcome: "delivered" | "undeliverable") => ({ providerRef: `sim:${id}`, outcome, occurredAt: at })
+    const receipt = (id: string, outcome: "delivered" | "undeliverable") => ({
+      providerRef: `sim:${id}`,
+      outcome,
+      occurredAt: at,
+      recipient: null,
+      submittedAt: null
+    })
     const unmatched = `sim:${crypto.randomUUID()}`
     await app.run(Effect.gen(function*() {
       const inbox = yield* ProviderInbox
@@ -377,7 +389,7 @@ describe(`messages after admission, on the test clock (${backend})`, () => {
           receipt(failed.id, "delivered"),
           receipt(accepted.id, "delivered"),
           receipt(accepted.id, "delivered"),
-          { providerRef: unmatched, outcome: "delivered" as const, occurredAt: at }
+          { providerRef: unmatched, outcome: "delivered" as const, occurredAt: at, recipient: null, submittedAt: null }
         ]
       ) yield* inbox.receipt(r)
     }))
@@ -396,9 +408,9 @@ describe(`messages after admission, on the test clock (${backend})`, () => {
         ORDER BY provider_ref, outcome`
     }))
     const stateOf = (ref: string, outcome: string) => stored.find((r) => r.providerRef === ref && r.outcome === outcome)?.state
-    // the repeat of the accepted message's receipt is one row; the unmatched one waits, kept
+    // the repeat of the accepted message's receipt was ignored and removed, like the receipts of final messages
     expect(stored.filter((r) => r.providerRef === `sim:${accepted.id}`)).toEqual([{ providerRef: `sim:${accepted.id}`, outcome: "delivered", state: "applied" }])
-    expect(stateOf(`sim:${delivered.id}`, "undeliverable")).toBe("ignored")
+    expect(stateOf(`sim:${delivered.id}`, "undeliverable")).toBeUndefined()
     // the simulator never accepted the refused message: no message has that reference, so it waits, kept
     expect(stateOf(`sim:${failed.id}`, "delivered")).toBe("pending")
     expect(stateOf(unmatched, "delivered")).toBe("pending")

@@ -6,6 +6,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlError } from "effect/sql"
+import { DatabaseUnavailable } from "../../src/db/DatabaseUnavailable.ts"
 import { afterAll, describe, expect, it } from "vitest"
 import { Idempotency } from "../../src/idempotency/Idempotency.ts"
 import { Messages } from "../../src/messages/Messages.ts"
@@ -16,9 +17,9 @@ import { backend, makeTestApp } from "../support/TestApp.ts"
 const app = makeTestApp()
 afterAll(() => app.dispose())
 
-const connectionLost = new SqlError.SqlError({
+const connectionLost = new DatabaseUnavailable(new SqlError.SqlError({
   reason: new SqlError.ConnectionError({ cause: new Error("Connection terminated unexpectedly"), message: "connection lost", operation: "query" })
-})
+}))
 
 /** Creates an immediate send through Messages over the app's services, `markSubmitted` failing its first `failures` calls. */
 const createFailingMark = (failures: number, orgId: string, key: string, c: { readonly to: string; readonly text: string }) =>

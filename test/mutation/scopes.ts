@@ -17,10 +17,10 @@ export interface MutationScope {
  * ledger's worked examples (its model-based test, 200 random sequences, is in the core scope).
  */
 const pure: MutationScope = {
-  mutate: ["src/domain/**/*.ts", "src/ledger/**/*.ts"],
+  mutate: ["src/domain/**/*.ts", "src/ledger/**/*.ts", "src/http/Representations.ts"],
   tests: [
     "test/domain/*.test.ts",
-    "test/ledger/BalanceBody.test.ts",
+    "test/http/representations.test.ts",
     "test/ledger/ledger.test.ts"
   ]
 }
@@ -43,7 +43,7 @@ const core: MutationScope = {
     "test/domain/*.test.ts",
     "test/idempotency/*.test.ts",
     "test/batches/cursor.test.ts",
-    "test/ledger/BalanceBody.test.ts",
+    "test/http/representations.test.ts",
     "test/ledger/ledger.test.ts",
     "test/organisations/*.test.ts",
     "test/messages/settlement.test.ts",

@@ -4,11 +4,14 @@
  * exact at every scrape, the final ones are recounted at most once per recount interval.
  */
 import { expect, layer } from "@effect/vitest"
-import { Effect, Metric } from "effect"
+import { Effect, Layer, Metric } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { randomUUID } from "node:crypto"
-import { DatabaseGauges } from "../../src/observability/DatabaseGauges.ts"
+import { DatabaseGauges } from "../../src/admin/DatabaseGauges.ts"
+import { ReceiptStore } from "../../src/dispatch/ReceiptStore.ts"
+import { LedgerStore } from "../../src/ledger/LedgerStore.ts"
+import { MessageStore } from "../../src/messages/MessageStore.ts"
 import { databaseUp, messagesByStatus } from "../../src/observability/Metrics.ts"
 import { scratchDatabaseLayer } from "../support/ScratchDatabase.ts"
 import { testConfig } from "../support/TestApp.ts"
@@ -50,7 +53,7 @@ layer(scratchDatabaseLayer("gauges", testConfig({ metricsRecountIntervalMs: reco
         yield* gauges.refresh
         expect(yield* gauge(messagesByStatus.delivered)).toBe(2)
       }).pipe(
-        Effect.provide(DatabaseGauges.layer),
+        Effect.provide(DatabaseGauges.layer.pipe(Layer.provide([MessageStore.layer, LedgerStore.layer, ReceiptStore.layer]))),
         Effect.provideService(Metric.MetricRegistry, new Map())
       ))
   }

@@ -9,7 +9,7 @@ import { Effect, Exit, Layer, Scope } from "effect"
 import { createServer, type IncomingMessage, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterEach, describe, expect, it } from "vitest"
-import { AppLive } from "../../src/App.ts"
+import { AppLayer } from "../../src/app/AppLayer.ts"
 import { exportBatchSpansMax, exportShutdownMs, TracingLive } from "../../src/observability/Tracing.ts"
 import { adminToken, testConfig } from "../support/TestApp.ts"
 
@@ -65,7 +65,7 @@ const freePort = async () => {
 const startService = async (otlpEndpoint: string) => {
   const port = await freePort()
   const scope = Effect.runSync(Scope.make())
-  await Effect.runPromise(Layer.buildWithScope(AppLive(testConfig({ port, otlpEndpoint, otelServiceName: "sms-tracing-test" })), scope))
+  await Effect.runPromise(Layer.buildWithScope(AppLayer(testConfig({ port, otlpEndpoint, otelServiceName: "sms-tracing-test" })), scope))
   const call = (method: string, path: string, headers: Record<string, string> = {}, body?: unknown) =>
     fetch(`http://127.0.0.1:${port}${path}`, {
       method,

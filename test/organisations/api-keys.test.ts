@@ -3,20 +3,16 @@
  * database: what a key is made of, that every character of it counts, and its life (list, revoke).
  */
 import { assert, expect, layer } from "@effect/vitest"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { createHash, randomUUID } from "node:crypto"
-import { Ids } from "../../src/Ids.ts"
 import { ApiKeys } from "../../src/organisations/ApiKeys.ts"
 import { Organisations } from "../../src/organisations/Organisations.ts"
-import { backend, testConfig } from "../support/TestApp.ts"
-import { testDatabaseLayer } from "../support/ScratchDatabase.ts"
+import { appServices } from "../support/AppServices.ts"
+import { backend } from "../support/TestApp.ts"
 
-const KeysTestLayer = Layer.mergeAll(ApiKeys.layer, Organisations.layer).pipe(
-  Layer.provide(Ids.layer),
-  Layer.provideMerge(testDatabaseLayer(testConfig()))
-)
+const KeysTestLayer = appServices()
 
 const keyShape = /^svc_sms_([a-z0-9]{20})\.([A-Za-z0-9_-]{43})$/
 const secretAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"

@@ -34,9 +34,9 @@ import { SqlClient } from "effect/sql"
 import * as fc from "fast-check"
 import { randomUUID } from "node:crypto"
 import { afterAll, describe, expect, it } from "vitest"
-import { SimulatorControl, testNumbers } from "../../simulator/Simulator.ts"
+import { SimulatorControl } from "../../src/provider/SimulatorControl.ts"
+import { testNumbers } from "../../src/provider/simulator/Simulator.ts"
 import { DueWork } from "../../src/dispatch/DueWork.ts"
-import { claimLeaseMs, WorkQueue } from "../../src/dispatch/WorkQueue.ts"
 import { claimSizeMax, WorkSteps } from "../../src/dispatch/WorkSteps.ts"
 import { utcDay } from "../../src/domain/Dates.ts"
 import { canTransition, type MessageStatus } from "../../src/domain/MessageStatus.ts"
@@ -45,10 +45,11 @@ import { Idempotency } from "../../src/idempotency/Idempotency.ts"
 import { Ledger } from "../../src/ledger/Ledger.ts"
 import { Messages, type MessageRequest } from "../../src/messages/Messages.ts"
 import { MessageStore } from "../../src/messages/MessageStore.ts"
+import { claimLeaseMs, MessageQueueStore } from "../../src/messages/MessageQueueStore.ts"
 import { submissionOf } from "../../src/messages/Submitter.ts"
 import { Organisations } from "../../src/organisations/Organisations.ts"
 import { Provider } from "../../src/provider/Provider.ts"
-import { now } from "../../src/Time.ts"
+import { now } from "../../src/clock/Time.ts"
 import { backend, makeTestApp, SimulatedCrash } from "../support/TestApp.ts"
 
 const numRuns = Number(process.env.PROPERTY_NUM_RUNS ?? (process.env.CI ? 500 : 60))
@@ -328,7 +329,7 @@ const dispatchStep = (model: Model, crash: DispatchCrash) =>
       yield* noteUnavailable(model)
       return claimed
     }
-    const queue = yield* WorkQueue
+    const queue = yield* MessageQueueStore
     const provider = yield* Provider
     const claimed = yield* steps.claimDue(claimSizeMax)
     if (crash.at === "afterClaim") {
@@ -436,7 +437,7 @@ const runCreation = async (model: Model, real: Real, creation: Creation, wanted:
       const idempotency = yield* Idempotency
       const id = randomUUID()
       yield* Effect.gen(function*() {
-        const claim = yield* idempotency.claim(model.orgId, "messages", key, fingerprint, { messageId: id }, at)
+        const claim = yield* idempotency.claim({ organisationId: model.orgId, route: "messages", key, fingerprint, messageId: id })
         expect(claim._tag, "the key of a crashing admission is new").toBe("New")
         yield* store.insert(model.orgId, [{
           id,

@@ -27,6 +27,7 @@ const FakeAdapter = Layer.succeed(Provider, Provider.of({
     )),
   query: () => Effect.succeed<QueryResult>({ _tag: "NotReceived", reason: "test" }),
   health: Effect.succeed([]),
+  routeOf: () => undefined,
   submitDeadlineMs: 1000
 }))
 

@@ -6,7 +6,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { afterAll, describe, expect, it } from "vitest"
-import { testNumbers } from "../../simulator/Simulator.ts"
+import { testNumbers } from "../../src/provider/simulator/Simulator.ts"
 import { Provider } from "../../src/provider/Provider.ts"
 import { backend, makeTestApp } from "../support/TestApp.ts"
 

@@ -1,6 +1,6 @@
 /**
  * A PostgreSQL database of its own for a test file that runs the background work (WorkersLive,
- * WorkSteps or the WorkQueue claims). Those queries are global across organisations, so on a
+ * WorkSteps or the MessageQueueStore claims). Those queries are global across organisations, so on a
  * shared database the files, each under its own TestClock, would dispatch, verify or recover
  * each other's messages.
  *
@@ -15,9 +15,9 @@
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { SqlClient } from "effect/sql"
-import { type AppConfigShape, layerConfig } from "../../src/Config.ts"
+import { type AppConfigShape, layerConfig } from "../../src/config/Config.ts"
 import { DatabaseLive } from "../../src/db/Database.ts"
-import { minimumLogLevel } from "../../src/Logging.ts"
+import { minimumLogLevel } from "../../src/observability/Logging.ts"
 
 /** `<base>_<label>_<pid>`, the base cut short so that the name fits PostgreSQL's 63 bytes. */
 const scratchDatabaseName = (baseUrl: string, label: string, pid = process.pid): string => {

@@ -4,7 +4,7 @@
  * and several processes on one database.
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import { createServer } from "node:net"
+import { connect, createServer } from "node:net"
 import { join, resolve } from "node:path"
 
 export const root = resolve(import.meta.dirname, "../..")
@@ -18,6 +18,17 @@ export const freePort = () =>
       const { port } = server.address() as { port: number }
       server.close(() => done(port))
     })
+  })
+
+/** Whether something accepts TCP connections on 127.0.0.1:`port` now. */
+export const listens = (port: number): Promise<boolean> =>
+  new Promise((resolve) => {
+    const socket = connect(port, "127.0.0.1")
+    socket.once("connect", () => {
+      socket.destroy()
+      resolve(true)
+    })
+    socket.once("error", () => resolve(false))
   })
 
 export interface Started {

@@ -1,6 +1,7 @@
 /**
- * The test harness: the whole application in-process (no port), over the embedded PGlite in
- * memory or, with DATABASE_URL, PostgreSQL. One app builder for every suite, with:
+ * The test harness: the whole application in-process (no port), composed by the service's own
+ * root (src/app/AppLayer.ts `appLayer`) over the embedded PGlite in memory or, with DATABASE_URL,
+ * PostgreSQL, a counted provider and the configured clock. One app builder for every suite, with:
  *
  * - `call` / `admin`: HTTP requests as an integrator or the operator sends them;
  * - `newOrg`: the one organisation factory (operator API: organisation, credits, key);
@@ -21,16 +22,13 @@
 import { Clock, Context, Duration, Effect, Layer, Redacted } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { SqlClient } from "effect/sql"
-import { AdminToken } from "../../src/admin/AdminToken.ts"
+import { appLayer } from "../../src/app/AppLayer.ts"
 import { clockLayer, ServiceClock } from "../../src/clock/ServiceClock.ts"
-import type { AppConfigShape } from "../../src/Config.ts"
+import type { AppConfigShape } from "../../src/config/Config.ts"
 import { DueWork } from "../../src/dispatch/DueWork.ts"
-import { WorkersLive } from "../../src/dispatch/Workers.ts"
 import type { Permission } from "../../src/domain/Permissions.ts"
-import { HttpAppLive } from "../../src/http/Server.ts"
 import { Provider } from "../../src/provider/Provider.ts"
 import { ProviderLive } from "../../src/provider/ProviderLayer.ts"
-import { servicesWith } from "../../src/Services.ts"
 import { scratchDatabaseLayer, testDatabaseLayer } from "./ScratchDatabase.ts"
 
 export const adminToken = "test-operator-token-0123456789"
@@ -186,12 +184,9 @@ export const makeTestApp = (options: TestAppOptions = {}) => {
   const database = options.label === undefined
     ? testDatabaseLayer(config)
     : scratchDatabaseLayer(options.label, config)
-  const app = Layer.merge(HttpAppLive, Capture).pipe(
-    Layer.provideMerge(WorkersLive),
-    Layer.provideMerge(AdminToken.layer),
-    Layer.provideMerge(servicesWith(countingProvider(calls))),
-    Layer.provideMerge(database),
-    Layer.provideMerge(clockLayer(config.clock)),
+  // the service as main.ts composes it (AppLayer.ts), over the test's database, counted provider and clock
+  const app = Capture.pipe(
+    Layer.provideMerge(appLayer({ config, database, provider: countingProvider(calls), clock: clockLayer(config.clock) })),
     Layer.provide(HttpServer.layerServices)
   )
   const { handler, dispose } = HttpRouter.toWebHandler(app, { disableLogger: true })

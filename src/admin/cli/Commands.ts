@@ -138,7 +138,7 @@ const creditsGrant = Command.make("grant", {
       }),
     (r) =>
       Format.table([
-        ["organization", orgId],
+        ["organisation", orgId],
         ["granted", `${amount} credits, valid until ${Option.getOrElse(validUntil, () => "-")}`],
         ["balance", Format.balanceLine(r.balance)]
       ])
@@ -153,7 +153,7 @@ const senderSet = Command.make("set", {
 }, ({ orgId, name, active }) =>
   respond(
     (operator) => operator.admin.setSender({ params: { org_id: orgId, name }, payload: { active } }),
-    (s) => Format.table([["organization", orgId], ["sender", s.name], ["active", Format.show(s.active)]])
+    (s) => Format.table([["organisation", orgId], ["sender", s.name], ["active", Format.show(s.active)]])
   )).pipe(Command.withDescription("Register a sender name, or activate or deactivate it."))
 
 const senderList = Command.make("list", { orgId }, ({ orgId }) =>
@@ -173,7 +173,15 @@ const messageErase = Command.make("erase", { orgId, messageId }, ({ orgId, messa
     Command.withDescription("Erase the personal data (recipient, sender, text) of a message whose processing is finished.")
   )
 
-const message = Command.make("message").pipe(Command.withDescription("Messages"), Command.withSubcommands([messageShow, messageErase]))
+const messageVerify = Command.make("verify", { orgId, messageId }, ({ orgId, messageId }) =>
+  respond((operator) => operator.admin.verifyMessage({ params: { org_id: orgId, message_id: messageId } }), Format.messageWithTimeline)).pipe(
+    Command.withDescription("Ask the provider again now about an unknown message, and start its verification schedule again.")
+  )
+
+const message = Command.make("message").pipe(
+  Command.withDescription("Messages"),
+  Command.withSubcommands([messageShow, messageErase, messageVerify])
+)
 
 const clockShow = Command.make("show", {}, () =>
   respond((operator) => operator.clock.get(), (c) => Format.table([["now", c.now], ["mode", c.mode]]))).pipe(

@@ -5,7 +5,7 @@
  */
 import type { Balance, Message } from "../../api/Schemas.ts"
 import type { ErrorDetail } from "../../domain/Errors.ts"
-import type { ApiKeySummary, OperatorMessage, OrganisationBody, OrganisationPage, SenderBody, TimelineEntry } from "../AdminApi.ts"
+import type { ApiKeySummary, MessageWithTimeline, OperatorMessage, OrganisationBody, OrganisationPage, SenderBody, TimelineEntry } from "../AdminApi.ts"
 
 type Row = readonly [label: string, value: string]
 
@@ -63,7 +63,7 @@ export const issuedKey = (orgId: string, k: { readonly key_id: string; readonly 
     "  This key is shown only once: store it now. It cannot be read again;",
     "  if it is lost, revoke it and create a new one.",
     "",
-    table([["key id", k.key_id], ["organization", orgId], ["permissions", show(k.permissions)]])
+    table([["key id", k.key_id], ["organisation", orgId], ["permissions", show(k.permissions)]])
   ].join("\n")
 
 /** An organisation's keys: ids, permissions, when created and revoked (never a secret). */
@@ -94,9 +94,16 @@ const timelineLines = (timeline: ReadonlyArray<typeof TimelineEntry.Type>): Arra
     .split("\n")
     .map((line) => `  ${line}`)
 
+/** Rows, then the timeline under its heading. */
+const withTimeline = (rows: ReadonlyArray<Row>, timeline: ReadonlyArray<typeof TimelineEntry.Type>): string =>
+  [table(rows), "", "timeline", ...timelineLines(timeline)].join("\n")
+
 /** A message as the operator finds it: its organisation, its fields and its timeline. */
 export const operatorMessage = (m: typeof OperatorMessage.Type): string =>
-  [table([["organization", m.org_id], ...messageRows(m)]), "", "timeline", ...timelineLines(m.timeline)].join("\n")
+  withTimeline([["organisation", m.org_id], ...messageRows(m)], m.timeline)
+
+/** A message with its timeline (after a verification asked again). */
+export const messageWithTimeline = (m: typeof MessageWithTimeline.Type): string => withTimeline(messageRows(m), m.timeline)
 
 /** A message (spec 2.2), e.g. once its personal data is erased. */
 export const message = (m: typeof Message.Type): string => table(messageRows(m))

@@ -5,7 +5,16 @@
  * number in decimal without leading zeros (an id that is not a number in the expected base is
  * kept as written, so it still matches itself).
  */
-import type { MsgIdType } from "./SmppSettings.ts"
+import type { MsgIdType } from "../../config/SmppSettings.ts"
+
+/** SMPP 3.4 writes a message_id as a C-string of at most 65 octets: here 1 to 65 visible ASCII characters. */
+const messageIdPattern = /^[\x21-\x7e]{1,65}$/
+
+/** Whether an SMSC's message id may be kept (and reach the database): 1 to 65 visible ASCII characters. */
+export const isValidMessageId = (id: string | undefined): id is string => id !== undefined && messageIdPattern.test(id)
+
+/** A field from the SMSC quoted for a log line: its first 40 characters, control characters escaped. */
+export const printable = (value: string): string => JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)
 
 const hexDigits = /^[0-9a-f]+$/i
 const decimalDigits = /^[0-9]+$/

@@ -1,16 +1,17 @@
 /**
- * One route: the bind to one SMSC, kept up (reconnection with capped, jittered backoff,
- * `enquire_link` every 30 s; each change of its state logged once), and the gates every `submit_sm` passes on it: a bound connection
- * (waited for, up to the submission's deadline, during a short outage), the window (at most
- * `window` awaiting their response) and the MPS cap (at most `mps` in any 1 s window).
+ * One route: the bind to one SMSC, kept up (`enquire_link` every 30 s; after a loss, binding again
+ * on the reconnection schedule of RetrySchedules.ts; an outage logged once at WARN when it starts
+ * and once at INFO when a bind ends it), and the gates every `submit_sm` passes on it: a bound
+ * connection (waited for up to the submission's own deadline), the window (at most `window`
+ * awaiting their response) and the MPS cap (at most `mps` in any 1 s window).
  */
-import { type Clock, Deferred, Effect, Fiber, Option, Random, Semaphore } from "effect"
+import { type Clock, Deferred, Effect, Fiber, Option, Semaphore } from "effect"
 import smpp from "smpp"
 import type { RouteHealth } from "../Provider.ts"
-import { backoffMs } from "./Backoff.ts"
-import { type Answer, type Link, type LinkHandlers, openLink } from "./Link.ts"
+import { type Answer, type Link, type LinkHandlers, openLink, type Response } from "./Link.ts"
+import { reconnectSchedule, stepper } from "./RetrySchedules.ts"
 import { SlidingRate } from "./SlidingRate.ts"
-import type { RouteSettings, SmppTiming } from "./SmppSettings.ts"
+import type { RouteSettings, SmppTiming } from "../../config/SmppSettings.ts"
 
 /** What a `submit_sm` was sent for, kept with it so that a late answer can be reported. */
 export interface PartContext {
@@ -25,7 +26,7 @@ export interface PartContext {
 
 /** How one `submit_sm` ended for its caller. */
 export type PartOutcome =
-  | { readonly _tag: "Answered"; readonly status: number; readonly messageId: string }
+  | { readonly _tag: "Answered"; readonly status: number; readonly messageId: string | undefined }
   /** Nothing was written before the deadline. */
   | { readonly _tag: "NotWritten"; readonly reason: string }
   /** Written, and no answer came in time or the connection closed before it. */
@@ -34,7 +35,9 @@ export type PartOutcome =
 /** What the provider does with what arrives on a route's connection. */
 export interface RouteEvents {
   readonly onDeliver: (route: Route, link: Link<PartContext>, pdu: smpp.PDU) => void
-  readonly onLateAnswer: (route: Route, late: PartContext, pdu: smpp.PDU) => void
+  readonly onLateAnswer: (route: Route, late: PartContext, response: Response) => void
+  /** The SMSC sent something the link refused or left unanswered. */
+  readonly onUnexpected: (route: Route, what: string) => void
 }
 
 const unbindTimeoutMs = 1000
@@ -45,7 +48,6 @@ export class Route {
   private link: Link<PartContext> | undefined
   /** Completed when a connection is bound (or the route closes); replaced when it is lost. */
   private bound = Deferred.makeUnsafe<void>()
-  private downSinceMs: number
   private detail: string
   private closing = false
   private concatRef = 0
@@ -65,17 +67,16 @@ export class Route {
     this.clock = clock
     this.label = `${settings.endpoint.host}:${settings.endpoint.port}`
     this.detail = `connecting to ${this.label}`
-    this.downSinceMs = clock.currentTimeMillisUnsafe()
     this.window = Semaphore.makeUnsafe(settings.window)
     this.rate = settings.mps > 0 ? new SlidingRate(settings.mps) : undefined
     this.handlers = {
       onDeliver: (link, pdu) => events.onDeliver(this, link, pdu),
-      onLateAnswer: (late, pdu) => events.onLateAnswer(this, late, pdu),
+      onLateAnswer: (late, response) => events.onLateAnswer(this, late, response),
+      onUnexpected: (_link, what) => events.onUnexpected(this, what),
       onClosed: (link) => {
         if (this.link !== link) return
         this.link = undefined
         this.bound = Deferred.makeUnsafe<void>()
-        this.downSinceMs = this.clock.currentTimeMillisUnsafe()
       }
     }
   }
@@ -99,13 +100,15 @@ export class Route {
     return this.concatRef
   }
 
-  /** Keeps the route bound until the route closes: connect, bind, keep alive, and after a loss or a refusal back off and again. */
+  /**
+   * Keeps the route bound until the route closes: connect, bind, keep alive; after a loss or a
+   * failed attempt, wait as the outage's reconnection schedule says and try again.
+   */
   get run(): Effect.Effect<void> {
     const self = this
     return Effect.gen(function*() {
-      let attempt = 0
-      // the problem last logged at WARN: an attempt failing the same way again is no news
-      let logged: string | undefined
+      // the delays of the outage under way, if any: a bind ends it
+      let outage: ((nowMs: number, problem: string) => Effect.Effect<number>) | undefined
       while (!self.closing) {
         self.detail = `connecting to ${self.label}`
         const opened = yield* Effect.result(openLink(self.settings.endpoint, self.handlers, self.responseTimeoutMs))
@@ -115,27 +118,27 @@ export class Route {
           problem = `connection to ${self.label} lost right after the bind`
         } else if (opened._tag === "Success") {
           const link = opened.success
-          const boundAtMs = self.clock.currentTimeMillisUnsafe()
           self.link = link
           self.detail = `bound to ${self.label} as ${self.settings.endpoint.systemId}`
           Deferred.doneUnsafe(self.bound, Effect.void)
-          logged = undefined
+          outage = undefined
           yield* Effect.logInfo("SMPP bound").pipe(Effect.annotateLogs({ route: self.name, detail: self.detail }))
           const keepAlive = yield* Effect.forkChild(self.keepAlive(link))
           const reason = yield* link.awaitClosed
           yield* Fiber.interrupt(keepAlive)
           if (self.closing) return
-          // a bind that did not last is no recovery: keep backing off
-          if (self.clock.currentTimeMillisUnsafe() - boundAtMs >= self.timing.enquireLinkIntervalMs) attempt = 0
           problem = `connection to ${self.label} lost (${reason})`
         } else {
           problem = opened.failure
         }
-        const delayMs = backoffMs(attempt++, self.timing.reconnectInitialMs, self.timing.reconnectMaxMs, yield* Random.next)
+        const starts = outage === undefined
+        outage ??= yield* stepper(reconnectSchedule(self.timing))
+        const delayMs = yield* outage(self.clock.currentTimeMillisUnsafe(), problem)
         self.detail = `${problem}; retrying in ${seconds(delayMs)}`
-        const log = problem === logged ? Effect.logDebug : Effect.logWarning
-        logged = problem
-        yield* log("SMPP route not bound").pipe(Effect.annotateLogs({ route: self.name, detail: self.detail }))
+        // an outage is news once: the attempts after its first failure are logged at DEBUG only
+        yield* (starts ? Effect.logWarning : Effect.logDebug)("SMPP route not bound").pipe(
+          Effect.annotateLogs({ route: self.name, detail: self.detail })
+        )
         yield* Effect.sleep(delayMs)
       }
     })
@@ -151,7 +154,7 @@ export class Route {
     })
   }
 
-  /** A bound connection, waited for up to the deadline unless the route has already been down longer than a deadline; else why not. */
+  /** A bound connection, waited for up to the deadline; else why not. */
   awaitBound(deadlineMs: number): Effect.Effect<Link<PartContext> | string> {
     const self = this
     return Effect.gen(function*() {
@@ -160,14 +163,11 @@ export class Route {
         const link = self.link
         if (link?.isOpen === true) return link
         const nowMs = self.clock.currentTimeMillisUnsafe()
-        // a long outage answers at once rather than holding every submission for its whole deadline
-        if (nowMs - self.downSinceMs > self.responseTimeoutMs) return `${self.name}: ${self.detail}`
         const woke = nowMs >= deadlineMs ? Option.none() : yield* Deferred.await(self.bound).pipe(Effect.timeoutOption(deadlineMs - nowMs))
         if (Option.isNone(woke)) return `${self.name}: not bound before the deadline (${self.detail})`
       }
     })
   }
-
   /**
    * Sends one `submit_sm` through the gates (bound connection, window, MPS cap) and waits for its
    * answer, all before `deadlineMs`. Never written twice: a write whose answer does not come in
@@ -210,7 +210,7 @@ export class Route {
         case "Lost":
           return { _tag: "Unknown", reason: `${self.name}: connection lost after the write (${answer.value.reason})` } as const
         case "Answered":
-          return { _tag: "Answered", status: answer.value.pdu.command_status, messageId: answer.value.pdu.message_id ?? "" } as const
+          return { _tag: "Answered", status: answer.value.status, messageId: answer.value.messageId } as const
       }
     })
   }

@@ -4,6 +4,7 @@ import smpp from "smpp"
 export const Status = {
   ok: 0x00,
   invalidCommand: 0x03,
+  systemError: 0x08,
   queueFull: 0x14,
   throttled: 0x58,
   /** ESME_RX_T_APPN: the ESME cannot take it now; the SMSC sends it again later. */

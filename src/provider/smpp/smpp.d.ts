@@ -8,21 +8,41 @@ declare module "smpp" {
   import type { Server as NetServer, Socket } from "node:net"
 
   namespace smpp {
-    /** A command this project sends or answers. */
+    /** A command of SMPP 3.4 (and broadcast_* of 5.0): the project sends and answers a few; its tests send them all. */
     type CommandName =
+      | "bind_receiver"
+      | "bind_receiver_resp"
+      | "bind_transmitter"
+      | "bind_transmitter_resp"
       | "bind_transceiver"
       | "bind_transceiver_resp"
       | "submit_sm"
       | "submit_sm_resp"
+      | "submit_multi"
+      | "submit_multi_resp"
       | "deliver_sm"
       | "deliver_sm_resp"
       | "query_sm"
       | "query_sm_resp"
+      | "cancel_sm"
+      | "cancel_sm_resp"
+      | "replace_sm"
+      | "replace_sm_resp"
+      | "broadcast_sm"
+      | "broadcast_sm_resp"
+      | "query_broadcast_sm"
+      | "query_broadcast_sm_resp"
+      | "cancel_broadcast_sm"
+      | "cancel_broadcast_sm_resp"
       | "enquire_link"
       | "enquire_link_resp"
       | "unbind"
       | "unbind_resp"
       | "generic_nack"
+      | "data_sm"
+      | "data_sm_resp"
+      | "alert_notification"
+      | "outbind"
 
     /**
      * `short_message` as the package decodes it on reading: the user data header split into its
@@ -45,6 +65,8 @@ declare module "smpp" {
       dest_addr_ton?: number
       dest_addr_npi?: number
       destination_addr?: string
+      /** alert_notification's ESME address. */
+      esme_addr?: string
       esm_class?: number
       registered_delivery?: number
       data_coding?: number
@@ -54,8 +76,12 @@ declare module "smpp" {
       message_state?: number
       final_date?: string
       error_code?: number
+      /** alert_notification: the ESME the alert is for. */
+      esme_addr?: string
       /** TLV 0x001E. */
       receipted_message_id?: string
+      /** TLV 0x0424: the text of a `data_sm`, or of a `deliver_sm` whose short_message is empty; read as decoded. */
+      message_payload?: Buffer | DecodedShortMessage
     }
 
     interface PduOptions extends PduFields {
@@ -67,6 +93,8 @@ declare module "smpp" {
     interface PDU extends PduFields {}
     class PDU {
       constructor(command: CommandName, options?: PduOptions)
+      /** Decodes a whole PDU (header included); throws on a body it cannot read. */
+      constructor(octets: Buffer)
       /** The command's name, `"unknown"` for an id the package does not know. */
       readonly command: string
       readonly command_id: number
@@ -74,8 +102,10 @@ declare module "smpp" {
       /** Set by `Session.send` for a request that has none. */
       sequence_number: number
       isResponse(): boolean
-      /** The response PDU to this request, with its sequence number. */
+      /** The response PDU to this request, with its sequence number; throws for a command that has none. */
       response(options?: PduOptions): PDU
+      /** The PDU's octets; throws on a field it cannot encode. */
+      toBuffer(): Buffer
     }
 
     class Session extends EventEmitter {
@@ -105,4 +135,13 @@ declare module "smpp" {
   }
 
   export = smpp
+}
+
+/** The package's field codecs, of which the adapter replaces one (PduSocket.ts). */
+declare module "smpp/lib/defs.js" {
+  export const types: {
+    readonly cstring: {
+      read: (buffer: Buffer, offset: number) => string
+    }
+  }
 }

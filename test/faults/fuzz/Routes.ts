@@ -9,8 +9,8 @@ import { HttpApi, type HttpApiGroup, type HttpApiMiddleware, HttpApiSchema } fro
 import { AdminApi, AdminAuth } from "../../../src/admin/AdminApi.ts"
 import { Api } from "../../../src/api/Api.ts"
 import { ApiKeyAuth } from "../../../src/api/Security.ts"
-import { MetricsApi } from "../../../src/http/MetricsRoute.ts"
-import { declaredRoutes } from "../../../src/http/Server.ts"
+import { MetricsApi } from "../../../src/admin/MetricsRoute.ts"
+import { declaredRoutes } from "../../../src/app/Routes.ts"
 
 /** Which credential a route wants. */
 export type Auth = "apiKey" | "operator" | "none"

@@ -49,6 +49,7 @@ export const problemsOf = (
   const head = method === "HEAD"
   if (status === 500) problems.push("500")
   if (!/^[!-~]{1,64}$/.test(headers["x-request-id"] ?? "")) problems.push(`X-Request-Id is ${JSON.stringify(headers["x-request-id"])}`)
+  if (headers["x-content-type-options"] !== "nosniff") problems.push(`X-Content-Type-Options is ${JSON.stringify(headers["x-content-type-options"])}`)
   // what Node's parser refused was never routed (README: answered by the server before any route)
   const refused = ["bad_request", "headers_too_large", "request_timeout"].includes(errorCodeOf(body) ?? "")
   const reached = refused ? [] : routesReached(routes, method, path.split("?")[0]!).filter((r) => r.answers !== undefined)

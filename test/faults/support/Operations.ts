@@ -5,7 +5,7 @@
  * (its answer, or the connection closing without one) with when it was sent and answered, so
  * that a test can replay each key identically and compare.
  */
-import { testNumbers } from "../../../simulator/Simulator.ts"
+import { testNumbers } from "../../../src/provider/simulator/Simulator.ts"
 import type { Served } from "../../support/ServedProcess.ts"
 import type { CallOptions } from "../../support/TestApp.ts"
 
@@ -102,7 +102,7 @@ export const perform = async (served: Served, apiKey: string, op: Operation): Pr
 export const codeOf = (r: Exchange): string | undefined => r.body?.error?.code
 
 /** The message or batch (or contact) the answer names. */
-export const resourceOf = (r: Result): string | undefined => {
+export const resourceOf = (r: Exchange): string | undefined => {
   const id = r.body?.id ?? r.body?.message_id
   return id === undefined ? undefined : String(id)
 }

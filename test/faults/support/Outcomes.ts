@@ -9,7 +9,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
 import * as Str from "effect/String"
 import { SqlClient } from "effect/sql"
-import { testNumbers } from "../../../simulator/Simulator.ts"
+import { testNumbers } from "../../../src/provider/simulator/Simulator.ts"
 import { eventually } from "../../support/Eventually.ts"
 import { finalStatuses, type MessageStatus } from "../../../src/domain/MessageStatus.ts"
 
@@ -99,7 +99,7 @@ export const isAtRest = (m: MessageFact): boolean =>
   (m.status === "unknown" && m.toNumber === testNumbers.unknownForGood)
 
 /** How many messages are in each status. */
-export const statusCounts = (messages: ReadonlyArray<MessageFact>): Record<string, number> => {
+export const statusCounts = (messages: ReadonlyArray<{ readonly status: string }>): Record<string, number> => {
   const counts: Record<string, number> = {}
   for (const m of messages) counts[m.status] = (counts[m.status] ?? 0) + 1
   return counts

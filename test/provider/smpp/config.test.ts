@@ -1,9 +1,9 @@
 /** The SMPP variables: one SMSC by URL, several by the routing file, each problem one line naming its variable, passwords never echoed. */
 import { Redacted } from "effect"
 import { describe, expect, it } from "vitest"
-import { decodeConfig } from "../../../src/Config.ts"
-import { decodeSmppSettings } from "../../../src/provider/smpp/SmppConfig.ts"
-import type { SmppSettings } from "../../../src/provider/smpp/SmppSettings.ts"
+import { decodeSmppSettings } from "../../../src/config/SmppConfig.ts"
+import type { SmppSettings } from "../../../src/config/SmppSettings.ts"
+import { decodeEnv, readEnv } from "../../support/ConfigEnv.ts"
 
 const noFile = (path: string): string => {
   throw Object.assign(new Error(`ENOENT: ${path}`), { code: "ENOENT" })
@@ -12,7 +12,9 @@ const file = (json: unknown) => (path: string): string => {
   expect(path).toBe("/etc/sms/providers.json")
   return typeof json === "string" ? json : JSON.stringify(json)
 }
-const smpp = (env: Record<string, string>, readText: (path: string) => string = noFile) => decodeSmppSettings(env, "smpp", readText)
+const settings = (env: Record<string, string>, provider: "simulator" | "smpp", readText: (path: string) => string) =>
+  readEnv(decodeSmppSettings(provider, readText), env)
+const smpp = (env: Record<string, string>, readText: (path: string) => string = noFile) => settings(env, "smpp", readText)
 const errorsOf = (decoded: ReturnType<typeof smpp>): ReadonlyArray<string> => (decoded.ok ? expect.fail("decoded") : decoded.errors)
 const settingsOf = (decoded: ReturnType<typeof smpp>): SmppSettings => (decoded.ok && decoded.value !== undefined ? decoded.value : expect.fail(JSON.stringify(decoded)))
 
@@ -125,12 +127,12 @@ describe("combinations", () => {
   })
 
   it("refuses a URL or a file with the simulator, and checks the tuning variables whatever the provider", () => {
-    expect(decodeSmppSettings({}, "simulator", noFile)).toEqual({ ok: true, value: undefined })
-    expect(decodeSmppSettings({ SMS_SMPP_WINDOW: "20" }, "simulator", noFile)).toEqual({ ok: true, value: undefined })
-    expect(errorsOf(decodeSmppSettings({ SMS_SMPP_URL: "smpp://a:b@c" }, "simulator", noFile))).toEqual([
+    expect(settings({}, "simulator", noFile)).toEqual({ ok: true, value: undefined })
+    expect(settings({ SMS_SMPP_WINDOW: "20" }, "simulator", noFile)).toEqual({ ok: true, value: undefined })
+    expect(errorsOf(settings({ SMS_SMPP_URL: "smpp://a:b@c" }, "simulator", noFile))).toEqual([
       "SMS_SMPP_URL is set but SMS_PROVIDER is simulator: set SMS_PROVIDER=smpp to send through SMPP, or unset SMS_SMPP_URL"
     ])
-    expect(errorsOf(decodeSmppSettings({ SMS_PROVIDERS_FILE: "/x", SMS_SMPP_MPS: "-1" }, "simulator", noFile))).toEqual([
+    expect(errorsOf(settings({ SMS_PROVIDERS_FILE: "/x", SMS_SMPP_MPS: "-1" }, "simulator", noFile))).toEqual([
       "SMS_SMPP_MPS must be an integer from 0 to 100000 (got \"-1\")",
       "SMS_PROVIDERS_FILE is set but SMS_PROVIDER is simulator: set SMS_PROVIDER=smpp to send through SMPP, or unset SMS_PROVIDERS_FILE"
     ])
@@ -149,7 +151,7 @@ describe("combinations", () => {
 
 describe("the service's configuration", () => {
   it("carries the SMPP settings with SMS_PROVIDER=smpp", () => {
-    const decoded = decodeConfig({ SMS_PROVIDER: "smpp", SMS_SMPP_URL: "smpp://sim:sim@smsc:2775" })
+    const decoded = decodeEnv({ SMS_PROVIDER: "smpp", SMS_SMPP_URL: "smpp://sim:sim@smsc:2775" })
     expect(decoded.ok).toBe(true)
     if (!decoded.ok) return
     expect(decoded.config.provider).toBe("smpp")
@@ -157,12 +159,12 @@ describe("the service's configuration", () => {
   })
 
   it("has no SMPP settings with the simulator", () => {
-    const decoded = decodeConfig({})
+    const decoded = decodeEnv({})
     expect(decoded.ok && decoded.config.smpp).toBeUndefined()
   })
 
   it("stops the start with one line per problem, beside the other variables' lines", () => {
-    const decoded = decodeConfig({ PORT: "x", SMS_PROVIDER: "smpp" }, noFile)
+    const decoded = decodeEnv({ PORT: "x", SMS_PROVIDER: "smpp" }, noFile)
     expect(decoded.ok).toBe(false)
     if (decoded.ok) return
     expect(decoded.errors).toEqual([
@@ -172,7 +174,7 @@ describe("the service's configuration", () => {
   })
 
   it("reads the routing file from disk by default", () => {
-    const decoded = decodeConfig({ SMS_PROVIDER: "smpp", SMS_PROVIDERS_FILE: "/definitely/not/here.json" })
+    const decoded = decodeEnv({ SMS_PROVIDER: "smpp", SMS_PROVIDERS_FILE: "/definitely/not/here.json" })
     expect(decoded.ok ? [] : decoded.errors).toEqual(["SMS_PROVIDERS_FILE cannot be read (/definitely/not/here.json): ENOENT"])
   })
 })

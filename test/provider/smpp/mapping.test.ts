@@ -6,11 +6,11 @@
  */
 import { Effect } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
-import { testNumbers } from "../../../simulator/Simulator.ts"
+import { testNumbers } from "../../../src/provider/simulator/Simulator.ts"
 import type { Smsc } from "../../../simulator/smsc/Smsc.ts"
 import { countSegments } from "../../../src/domain/Segments.ts"
 import type { SubmitResult } from "../../../src/provider/Provider.ts"
-import type { MsgIdType } from "../../../src/provider/smpp/SmppSettings.ts"
+import type { MsgIdType } from "../../../src/config/SmppSettings.ts"
 import { FakeInbox, routeTo, startSmsc, submission, testSettings, until, withProvider } from "./support.ts"
 
 const started: Array<Smsc> = []

@@ -1,10 +1,11 @@
-/** The SMPP adapter's pure parts: receipt reading, id normalisation, the sliding MPS window, routing, backoff, statuses. */
+/** The SMPP adapter's pure parts: receipt reading, id normalisation and checks, the sliding MPS window, routing, retry schedules, statuses. */
+import { Effect } from "effect"
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { makeRouter } from "../../../src/provider/Routing.ts"
-import { backoffMs } from "../../../src/provider/smpp/Backoff.ts"
-import { parseDoneDate, readDeliverSm } from "../../../src/provider/smpp/DeliverSm.ts"
-import { idForQuery, idFromReceipt, idFromResponse, parseProviderRef } from "../../../src/provider/smpp/MessageIds.ts"
+import { occurredAt, parseReceiptDate, readDeliverSm, recipientOf } from "../../../src/provider/smpp/DeliverSm.ts"
+import { idForQuery, idFromReceipt, idFromResponse, isValidMessageId, parseProviderRef } from "../../../src/provider/smpp/MessageIds.ts"
+import { reconnectSchedule, stepper, throttleSchedule, youngOutageMs } from "../../../src/provider/smpp/RetrySchedules.ts"
 import { rateGuardMs, SlidingRate } from "../../../src/provider/smpp/SlidingRate.ts"
 import { describeStatus, isThrottling } from "../../../src/provider/smpp/Statuses.ts"
 
@@ -14,7 +15,15 @@ const receiptText = (id: string, stat: string, done = "2611230615") =>
 describe("readDeliverSm", () => {
   it("prefers the TLVs to the text", () => {
     expect(readDeliverSm({ esm_class: 0x04, receipted_message_id: "77", message_state: 5, short_message: receiptText("12", "DELIVRD") }))
-      .toEqual({ _tag: "Receipt", id: "77", outcome: "undeliverable", doneAt: new Date(Date.UTC(2026, 10, 23, 6, 15)) })
+      .toEqual({
+        _tag: "Receipt",
+        id: "77",
+        outcome: "undeliverable",
+        recipient: null,
+        submittedAt: new Date(Date.UTC(2026, 10, 23, 6, 10)),
+        doneAt: new Date(Date.UTC(2026, 10, 23, 6, 15)),
+        donePrecisionMs: 60_000
+      })
   })
 
   it.each([
@@ -31,7 +40,7 @@ describe("readDeliverSm", () => {
     "reads message_state %i as %s",
     (state, outcome) => {
       expect(readDeliverSm({ esm_class: 0x04, receipted_message_id: "9", message_state: state, short_message: { message: "" } }))
-        .toEqual({ _tag: "Receipt", id: "9", outcome, doneAt: undefined })
+        .toEqual({ _tag: "Receipt", id: "9", outcome, recipient: null, submittedAt: undefined, doneAt: undefined, donePrecisionMs: 60_000 })
     }
   )
 
@@ -51,12 +60,52 @@ describe("readDeliverSm", () => {
     expect(readDeliverSm({ esm_class: 0x00, short_message: { message: "id:1 stat:DELIVRD" } })).toEqual({ _tag: "MobileOriginated" })
   })
 
-  it("reads done dates of 10 or 12 digits in UTC and refuses impossible ones", () => {
-    expect(parseDoneDate("2602281259")).toEqual(new Date(Date.UTC(2026, 1, 28, 12, 59)))
-    expect(parseDoneDate("260228125930")).toEqual(new Date(Date.UTC(2026, 1, 28, 12, 59, 30)))
-    expect(parseDoneDate("2602301200")).toBeUndefined()
-    expect(parseDoneDate("2601012400")).toBeUndefined()
-    expect(parseDoneDate("26010112")).toBeUndefined()
+  it("reads dates of 10 or 12 digits in UTC and refuses impossible ones", () => {
+    expect(parseReceiptDate("2602281259")).toEqual(new Date(Date.UTC(2026, 1, 28, 12, 59)))
+    expect(parseReceiptDate("260228125930")).toEqual(new Date(Date.UTC(2026, 1, 28, 12, 59, 30)))
+    expect(parseReceiptDate("2602301200")).toBeUndefined()
+    expect(parseReceiptDate("2601012400")).toBeUndefined()
+    expect(parseReceiptDate("26010112")).toBeUndefined()
+  })
+
+  it("reads the text from message_payload when short_message is empty (deliver_sm and data_sm)", () => {
+    const payload = { message: "id:A1 sub:001 dlvrd:001 submit date:2611230610 done date:261123061530 stat:DELIVRD err:000 text:" }
+    expect(readDeliverSm({ esm_class: 0x04, short_message: { message: "" }, message_payload: payload }))
+      .toMatchObject({ _tag: "Receipt", id: "A1", outcome: "delivered", doneAt: new Date(Date.UTC(2026, 10, 23, 6, 15, 30)), donePrecisionMs: 1000 })
+    expect(readDeliverSm({ esm_class: 0x04, message_payload: payload })).toMatchObject({ _tag: "Receipt", id: "A1" })
+  })
+
+  it("reads the number a receipt is about from source_addr, international or national, else none", () => {
+    expect(recipientOf("261340000001")).toBe("+261340000001")
+    expect(recipientOf("+261340000001")).toBe("+261340000001")
+    expect(recipientOf("0340000001")).toBe("+261340000001")
+    expect(recipientOf("DEMO")).toBeNull()
+    expect(recipientOf("33612345678")).toBeNull()
+    expect(recipientOf(undefined)).toBeNull()
+    expect(readDeliverSm({ esm_class: 0x04, source_addr: "261341234567", short_message: receiptText("5", "DELIVRD") }))
+      .toMatchObject({ recipient: "+261341234567" })
+  })
+
+  it("refuses a message id that is empty, too long, or holds a control or non-ASCII character (never reaches the database)", () => {
+    for (const id of ["", "x".repeat(66), "ab\u0000cd", "ab cd", "é1", "a\u007f"]) expect(isValidMessageId(id), JSON.stringify(id)).toBe(false)
+    for (const id of ["1", "x".repeat(65), "0A1b-_:.~!"]) expect(isValidMessageId(id), id).toBe(true)
+    expect(readDeliverSm({ esm_class: 0x04, data_coding: 8, short_message: { message: "id:12\u000034 stat:DELIVRD" } }))
+      .toEqual({ _tag: "Unreadable", why: "receipt with an invalid message id \"12\\u000034\"" })
+    expect(readDeliverSm({ esm_class: 0x04, receipted_message_id: "9".repeat(5000), message_state: 2 }))
+      .toMatchObject({ _tag: "Unreadable", why: expect.stringMatching(/^receipt with an invalid message id "9{40}…"$/) })
+  })
+
+  it("dates a delivery at its arrival when the done date is no finer than the arrival, else at the done date", () => {
+    const minute = new Date(Date.UTC(2026, 10, 23, 0, 37))
+    const arrived = new Date(Date.UTC(2026, 10, 23, 0, 37, 52, 750))
+    expect(occurredAt({ doneAt: minute, donePrecisionMs: 60_000 }, arrived)).toEqual(arrived)
+    expect(occurredAt({ doneAt: undefined, donePrecisionMs: 60_000 }, arrived)).toEqual(arrived)
+    expect(occurredAt({ doneAt: new Date(Date.UTC(2026, 10, 23, 0, 35)), donePrecisionMs: 60_000 }, arrived))
+      .toEqual(new Date(Date.UTC(2026, 10, 23, 0, 35)))
+    expect(occurredAt({ doneAt: new Date(Date.UTC(2026, 10, 23, 0, 37, 50)), donePrecisionMs: 1000 }, arrived))
+      .toEqual(new Date(Date.UTC(2026, 10, 23, 0, 37, 50)))
+    // a done date after the arrival (the SMSC's clock is ahead) is not believed
+    expect(occurredAt({ doneAt: new Date(Date.UTC(2026, 10, 23, 0, 40)), donePrecisionMs: 60_000 }, arrived)).toEqual(arrived)
   })
 })
 
@@ -124,11 +173,42 @@ describe("routing", () => {
   })
 })
 
-describe("backoff and statuses", () => {
-  it("doubles from the initial delay up to the cap, jittered between half and all of it", () => {
-    expect([0, 1, 2, 3, 10].map((a) => backoffMs(a, 100, 1000, 0.999999))).toEqual([100, 200, 400, 800, 1000])
-    expect([0, 1, 2, 3, 10].map((a) => backoffMs(a, 100, 1000, 0))).toEqual([50, 100, 200, 400, 500])
-    expect(backoffMs(5000, 100, 1000, 0.5)).toBe(750)
+/** The delays a schedule gives for failures at the given instants (ms since the first). */
+const delaysAt = <I>(schedule: Parameters<typeof stepper<I>>[0], input: I, instants: ReadonlyArray<number>): ReadonlyArray<number> =>
+  Effect.runSync(Effect.gen(function*() {
+    const next = yield* stepper(schedule)
+    const delays: Array<number> = []
+    for (const at of instants) delays.push(yield* next(1_000_000 + at, input))
+    return delays
+  }))
+
+describe("retry schedules and statuses", () => {
+  it("binds again 0.5 s after a loss, then doubling with jitter, at most 2 s while the outage is young, then up to the cap", () => {
+    const timing = { reconnectInitialMs: 500, reconnectMaxMs: 30_000 }
+    for (let run = 0; run < 50; run++) {
+      const young = delaysAt(reconnectSchedule(timing), "lost", [0, 500, 1500, 3500, 5500, 7500])
+      expect(young[0]).toBe(500)
+      expect(young[1]).toBeGreaterThanOrEqual(800)
+      expect(young[1]).toBeLessThanOrEqual(1200)
+      for (const d of young.slice(2)) {
+        expect(d).toBeGreaterThanOrEqual(1600)
+        expect(d).toBeLessThanOrEqual(2400)
+      }
+      // past the young part of the outage the doubling resumes: 2^7 * 0.5 s capped at 30 s, jittered
+      const old = delaysAt(reconnectSchedule(timing), "lost", [0, 1, 2, 3, 4, 5, 6, youngOutageMs + 1, youngOutageMs + 2])
+      expect(old[7]).toBeGreaterThanOrEqual(24_000)
+      expect(old[7]).toBeLessThanOrEqual(36_000)
+      expect(old[8]).toBeGreaterThanOrEqual(24_000)
+    }
+  })
+
+  it("submits a throttled part again after a doubling, jittered delay up to its cap", () => {
+    const delays = delaysAt(throttleSchedule({ throttleInitialMs: 100, throttleMaxMs: 1000 }), 0x58, [0, 1, 2, 3, 4, 5])
+    const bases = [100, 200, 400, 800, 1000, 1000]
+    delays.forEach((d, i) => {
+      expect(d).toBeGreaterThanOrEqual(bases[i]! * 0.8)
+      expect(d).toBeLessThanOrEqual(bases[i]! * 1.2)
+    })
   })
 
   it("names statuses and knows which ones ask to slow down", () => {

@@ -6,7 +6,7 @@
  */
 import { Effect } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { testNumbers } from "../../../simulator/Simulator.ts"
+import { testNumbers } from "../../../src/provider/simulator/Simulator.ts"
 import type { Smsc } from "../../../simulator/smsc/Smsc.ts"
 import type { SubmitResult } from "../../../src/provider/Provider.ts"
 import { FakeInbox, routeTo, startSmsc, submission, testSettings, until, withProvider } from "./support.ts"
@@ -21,7 +21,7 @@ const refOf = (r: SubmitResult): string => (r._tag === "Accepted" ? r.providerRe
 const idOf = (ref: string): string => ref.slice("smsc:".length)
 
 describe("receipts", () => {
-  it("reads the id, state and done date from the text when the SMSC sends no TLVs", async () => {
+  it("reads the id, state and dates from the text when the SMSC sends no TLVs; a done date to the minute gives way to the arrival", async () => {
     smsc.receiptTlvs = false
     const inbox = new FakeInbox()
     const before = Date.now()
@@ -34,11 +34,14 @@ describe("receipts", () => {
     const outcome = (ref: string) => inbox.receipts.find((r) => r.providerRef === ref)
     expect(outcome(refOf(delivered!))?.outcome).toBe("delivered")
     expect(outcome(refOf(undeliverable!))?.outcome).toBe("undeliverable")
-    // done date is YYMMDDhhmm in UTC: the receipt's minute
+    // the done date is YYMMDDhhmm in UTC, the receipt's minute: coarser than its arrival, which
+    // is when it happened as far as anyone can tell (never before the submission)
     for (const r of inbox.receipts) {
-      expect(r.occurredAt.getTime() % 60_000).toBe(0)
-      expect(r.occurredAt.getTime()).toBeGreaterThan(before - 60_000)
+      expect(r.occurredAt.getTime()).toBeGreaterThanOrEqual(before)
       expect(r.occurredAt.getTime()).toBeLessThanOrEqual(Date.now())
+      expect(r.submittedAt!.getTime() % 60_000).toBe(0)
+      expect(r.submittedAt!.getTime()).toBeGreaterThan(before - 60_000)
+      expect(r.recipient).toMatch(/^\+2613400000/)
     }
   })
 

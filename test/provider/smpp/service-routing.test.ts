@@ -12,7 +12,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Smsc } from "../../../simulator/smsc/Smsc.ts"
-import { decodeConfig } from "../../../src/Config.ts"
+import { decodeEnv } from "../../support/ConfigEnv.ts"
 import { eventually } from "../../support/Eventually.ts"
 import { create } from "../../support/Messages.ts"
 import { backend, type TestApp } from "../../support/TestApp.ts"
@@ -32,7 +32,7 @@ beforeAll(async () => {
     { name: "telma", smpp_url: telma.url(), prefixes: ["+26134", "+26138"] },
     { name: "airtel", smpp_url: airtel.url(), prefixes: ["+26133"], window: 5 }
   ]))
-  const decoded = decodeConfig({ SMS_PROVIDER: "smpp", SMS_PROVIDERS_FILE: file })
+  const decoded = decodeEnv({ SMS_PROVIDER: "smpp", SMS_PROVIDERS_FILE: file })
   if (!decoded.ok) throw new Error(decoded.errors.join("\n"))
   // the file's routes, with the tests' short timings
   app = makeSmppApp("smpp_routing", decoded.config.smpp!.routes)

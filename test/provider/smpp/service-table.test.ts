@@ -8,7 +8,7 @@
  */
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { testNumbers } from "../../../simulator/Simulator.ts"
+import { testNumbers } from "../../../src/provider/simulator/Simulator.ts"
 import type { Smsc } from "../../../simulator/smsc/Smsc.ts"
 import { Ledger } from "../../../src/ledger/Ledger.ts"
 import { getBatch, postBatch, withOffset } from "../../batches/support.ts"

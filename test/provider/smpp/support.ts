@@ -6,7 +6,7 @@
 import { Effect, Layer, Logger, Redacted } from "effect"
 import { type IncomingReceipt, InboxUnavailable, type LateResult, Provider, ProviderInbox } from "../../../src/provider/Provider.ts"
 import { SmppProviderLive } from "../../../src/provider/smpp/SmppProvider.ts"
-import type { RouteSettings, SmppSettings } from "../../../src/provider/smpp/SmppSettings.ts"
+import type { RouteSettings, SmppSettings } from "../../../src/config/SmppSettings.ts"
 import { Smsc, type SmscOptions } from "../../../simulator/smsc/Smsc.ts"
 
 /** An inbox that keeps what it is told, and can be made unavailable. */

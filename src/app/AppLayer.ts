@@ -1,0 +1,121 @@
+/**
+ * The composition root: the whole service as one layer, built from its configuration, and the
+ * one place that says which implementation each port gets. What a test swaps is a layer of its
+ * own: the database (the SqlClient, with its migrations), the provider (over the inbox it reports
+ * to) and the clock (the service's, system or test).
+ *
+ * `AppLayer` is what `npm start` runs (main.ts): listening first (a busy port stops the start
+ * before anything is written), then the database, the services, the background workers, the
+ * demo seed of a first start, the routes. `appLayer` is the same service without a listening
+ * server, over parts a test chooses; it is what every in-process test calls (`serviceLayer`, its
+ * services without the routes, for the tests of the services).
+ */
+import { Layer } from "effect"
+import { HttpRouter } from "effect/http"
+import type { SqlClient } from "effect/sql"
+import { AdminToken } from "../admin/AdminToken.ts"
+import { Batches } from "../batches/Batches.ts"
+import { clockLayer, type ServiceClock } from "../clock/ServiceClock.ts"
+import { type AppConfig, type AppConfigShape, layerConfig } from "../config/Config.ts"
+import { ContactStore } from "../contacts/ContactStore.ts"
+import { DatabaseLive } from "../db/Database.ts"
+import { DatabaseHealth } from "../db/DatabaseHealth.ts"
+import { Transactions } from "../db/Transactions.ts"
+import { DueWork } from "../dispatch/DueWork.ts"
+import { InboxLive } from "../dispatch/Inbox.ts"
+import { Receipts } from "../dispatch/Receipts.ts"
+import { WorkersLive } from "../dispatch/Workers.ts"
+import { WorkSteps } from "../dispatch/WorkSteps.ts"
+import { CreationAnswersLive } from "../http/CreationAnswers.ts"
+import { NodeServerLive } from "../http/NodeServer.ts"
+import { Idempotency } from "../idempotency/Idempotency.ts"
+import { Ids } from "../platform/Ids.ts"
+import { Ledger } from "../ledger/Ledger.ts"
+import { LoggingLive } from "../observability/Logging.ts"
+import { Messages } from "../messages/Messages.ts"
+import { MessageQueueStore } from "../messages/MessageQueueStore.ts"
+import { MessageStore } from "../messages/MessageStore.ts"
+import { QuickAdmission } from "../messages/QuickAdmission.ts"
+import { Recovery } from "../messages/Recovery.ts"
+import { Settlement } from "../messages/Settlement.ts"
+import { Submitter } from "../messages/Submitter.ts"
+import { TracingLive } from "../observability/Tracing.ts"
+import { ApiKeys } from "../organisations/ApiKeys.ts"
+import { Organisations } from "../organisations/Organisations.ts"
+import type { Provider, ProviderInbox } from "../provider/Provider.ts"
+import { ProviderLive } from "../provider/ProviderLayer.ts"
+import { SecretStore } from "../secrets/SecretStore.ts"
+import { ServiceSecret } from "../secrets/ServiceSecret.ts"
+import { WorkerLease } from "../workers/WorkerLease.ts"
+import { HttpAppLive, routes } from "./Routes.ts"
+import { SeedLive } from "./Seed.ts"
+
+/** The stores and the services that only need them, over the database. */
+const Base = Layer.mergeAll(
+  Ledger.layer,
+  Organisations.layer,
+  ApiKeys.layer,
+  ContactStore.layer,
+  MessageStore.layer,
+  MessageQueueStore.layer,
+  Idempotency.layer,
+  WorkerLease.layer,
+  QuickAdmission.layer,
+  DatabaseHealth.layer,
+  CreationAnswersLive
+).pipe(
+  Layer.provideMerge(Layer.mergeAll(Ids.layer, ServiceSecret.layer.pipe(Layer.provideMerge(SecretStore.layer)), Transactions.layer))
+)
+
+/** Every service, with `provider` between the inbox it reports to and the services that submit through it. */
+const servicesWith = <E, R>(provider: Layer.Layer<Provider, E, R>) =>
+  DueWork.layer.pipe(
+    Layer.provideMerge(WorkSteps.layer),
+    Layer.provideMerge(Layer.merge(Messages.layer, Batches.layer)),
+    Layer.provideMerge(Layer.merge(Submitter.layer, Recovery.layer)),
+    Layer.provideMerge(Settlement.layer),
+    Layer.provideMerge(provider),
+    Layer.provideMerge(InboxLive.pipe(Layer.provideMerge(Receipts.layer))),
+    Layer.provideMerge(Base)
+  )
+
+/** The parts of the service a test may choose: each is a layer. */
+export interface AppParts<ED, EP, RP> {
+  readonly config: AppConfigShape
+  /** The SqlClient, migrated: DatabaseLive (DATABASE_URL, else the embedded PGlite), or a test's database. */
+  readonly database: Layer.Layer<SqlClient.SqlClient, ED, AppConfig>
+  /** The provider over the inbox: ProviderLive (SMS_PROVIDER), or a test's wrapping of it. */
+  readonly provider: Layer.Layer<Provider, EP, RP>
+  /** The service's clock (SMS_CLOCK). */
+  readonly clock: Layer.Layer<ServiceClock>
+}
+
+/** Services, background workers and the operator token, over the database. */
+const coreWith = <ED, EP, RP>(parts: Pick<AppParts<ED, EP, RP>, "database" | "provider">) =>
+  WorkersLive.pipe(
+    Layer.provideMerge(AdminToken.layer),
+    Layer.provideMerge(servicesWith(parts.provider)),
+    Layer.provideMerge(parts.database)
+  )
+
+/** Every service and background worker over `parts`, without routes: what a test of the services runs on. */
+export const serviceLayer = <ED, EP, RP extends ProviderInbox | SqlClient.SqlClient | AppConfig>(parts: AppParts<ED, EP, RP>) =>
+  coreWith(parts).pipe(Layer.provideMerge(parts.clock), Layer.provideMerge(layerConfig(parts.config)))
+
+/** The service over `parts`, without a listening server: every route and the edge over `serviceLayer`. */
+export const appLayer = <ED, EP, RP extends ProviderInbox | SqlClient.SqlClient | AppConfig>(parts: AppParts<ED, EP, RP>) =>
+  HttpAppLive.pipe(Layer.provideMerge(serviceLayer(parts)))
+
+/** The service as `npm start` runs it, from its configuration. */
+export const AppLayer = (config: AppConfigShape) =>
+  HttpRouter.serve(HttpAppLive, { disableLogger: true }).pipe(
+    Layer.provideMerge(SeedLive),
+    Layer.provideMerge(coreWith({ database: DatabaseLive, provider: ProviderLive })),
+    // listening comes first: a busy port stops the start before anything is written (the data
+    // directory, the database, the demo organisation); until the routes are served, requests get 503
+    Layer.provideMerge(NodeServerLive(routes, { port: config.port, host: config.host })),
+    Layer.provide(layerConfig(config)),
+    Layer.provide(LoggingLive(config.logLevel)),
+    Layer.provide(clockLayer(config.clock)),
+    Layer.provide(TracingLive(config))
+  )

@@ -1,0 +1,44 @@
+/**
+ * The service's values as the public API shows them (spec 2.2, 2.5, 2.7): the `Type` side of the
+ * schemas of api/Schemas.ts, which HttpApi then encodes, and the `Location` of created resources.
+ */
+import { apiPrefix } from "../api/Api.ts"
+import type { Balance, Batch, Message } from "../api/Schemas.ts"
+import type { BatchView } from "../batches/Batch.ts"
+import type { BalanceView } from "../ledger/Ledger.ts"
+import type { MessageRow } from "../messages/MessageRow.ts"
+
+/** The Message resource, spec 2.2. */
+export const messageOf = (m: MessageRow): typeof Message.Type => ({
+  id: m.id,
+  to: m.toNumber,
+  sender_name: m.senderName,
+  status: m.status,
+  segments: m.segments,
+  send_at: m.sendAt === null ? null : m.sendAt.toISOString(),
+  delivery_time: m.deliveryTime === null ? null : m.deliveryTime.toISOString()
+})
+
+/** The Batch resource, spec 2.5. */
+export const batchOf = (b: BatchView): typeof Batch.Type => ({
+  id: b.id,
+  recipient_count: b.recipientCount,
+  credits_reserved: b.creditsReserved,
+  send_at: b.sendAt.toISOString(),
+  created_at: b.createdAt.toISOString(),
+  counts: b.counts
+})
+
+/** The Balance resource, spec 2.7. */
+export const balanceOf = (b: BalanceView): typeof Balance.Type => ({
+  total: b.total,
+  reserved: b.reserved,
+  available: b.available,
+  valid_until: b.validUntil
+})
+
+/** Where a message is read. */
+export const messageLocation = (id: string) => `${apiPrefix}/messages/${id}/`
+
+/** Where a batch is read. */
+export const batchLocation = (id: string) => `${apiPrefix}/message-batches/${id}/`

@@ -1,0 +1,245 @@
+/**
+ * The work the background fibers take from `messages`, and the provider's late answers about
+ * messages whose result was unknown (`provider_evidence`, owned here). Claims use `FOR UPDATE
+ * SKIP LOCKED`, so any number of processes can run them at once.
+ *
+ * A due scheduled message is first claimed (leased to one process for `claimLeaseMs`, still
+ * `scheduled`), then started just before its submission: the move to `processing` is the one
+ * exclusive step, so a message is started, and sent, by one process only, even if its claim ran
+ * out. A claim that dies with its process simply expires and the message is claimed again.
+ */
+import { Context, Effect, Layer } from "effect"
+import { SqlClient, type Statement } from "effect/sql"
+import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
+import { fromDatabase } from "../db/Store.ts"
+import { organisationFragments } from "../organisations/OrganisationStore.ts"
+import type { ProviderRef } from "../provider/Provider.ts"
+import { workerFragments } from "../workers/WorkerStore.ts"
+import type { MessageRow } from "./MessageRow.ts"
+import { messageColumns } from "./MessageStore.ts"
+
+/** How long a dispatcher's claim on a scheduled message lasts before another process may claim it. */
+export const claimLeaseMs = 10_000
+
+/**
+ * When an `unknown` message is asked about again: SMS_VERIFY_INTERVAL_MS after it became unknown,
+ * then after a gap doubling at each check, at most hourly once it has been unknown for an hour,
+ * daily once for a day; the last check is 30 days after it became unknown, and it then stays
+ * `unknown` (credits reserved) until the operator asks again (POST .../verification).
+ */
+export const verifySchedule = {
+  hourlyAfterMs: 3_600_000,
+  dailyAfterMs: 86_400_000,
+  stopAfterMs: 30 * 86_400_000
+} as const
+
+/** Why a claimed message was not started. */
+export type StartRefusal = "sms_unavailable" | "sender_unavailable" | "gone"
+
+/** What a late answer from the provider said about an unknown message. */
+export interface Evidence {
+  readonly result: "accepted" | "rejected"
+  readonly providerRef: string | null
+  readonly reason: string | null
+}
+
+/** A late answer to store, about one message. */
+export interface LateEvidence {
+  readonly organisationId: string
+  readonly messageId: string
+  readonly result: { readonly _tag: "Accepted"; readonly providerRef: ProviderRef } | { readonly _tag: "Rejected"; readonly reason: string }
+}
+
+export interface VerificationDue extends MessageRow {
+  readonly providerRef: string | null
+  /** When it was marked as handed over to the provider. */
+  readonly submittedAt: Date | null
+  readonly evidence: Evidence | null
+}
+
+export interface AbandonedMessage extends MessageRow {
+  /** The provider may have been called: settled as unknown, not failed. */
+  readonly maybeSent: boolean
+  /** Left by this process (not a dead one). */
+  readonly own: boolean
+}
+
+const returned = messageColumns("m")
+
+type Fails<A> = Effect.Effect<A, DatabaseUnavailable>
+
+export class MessageQueueStore extends Context.Service<MessageQueueStore, {
+  /**
+   * Claims up to `limit` scheduled messages due at `at` for `workerId` (earliest due first, then
+   * in admission order, batch members in their order); they stay `scheduled` until started.
+   */
+  readonly claimDue: (at: Date, limit: number, workerId: string) => Fails<ReadonlyArray<MessageRow>>
+  /**
+   * Starts claimed messages, in one statement: each one still scheduled whose organisation has
+   * SMS enabled and whose sender is active becomes `processing`, marked as handed over at `at`
+   * and owned by `workerId`. Returns, per message, undefined when started or why not.
+   */
+  readonly start: (
+    messages: ReadonlyArray<{ readonly organisationId: string; readonly id: string }>,
+    at: Date,
+    workerId: string
+  ) => Fails<ReadonlyArray<StartRefusal | undefined>>
+  /** Gives back the claims `workerId` still holds on messages it has not started (it is stopping). */
+  readonly releaseClaims: (workerId: string) => Fails<void>
+  /** When the next scheduled message falls due, if any. */
+  readonly nextDue: Fails<Date | undefined>
+  /**
+   * Claims up to `limit` unknown messages whose verification is due, pushing their next check
+   * back on the schedule of `verifySchedule`, with the late answer the provider gave about each, if any.
+   */
+  readonly claimVerification: (at: Date, limit: number, intervalMs: number) => Fails<ReadonlyArray<VerificationDue>>
+  /**
+   * The operator asks again: claims this message for a check now if it is `unknown` (waiting for a
+   * concurrent claim of it), its schedule started again as if it had just become unknown.
+   */
+  readonly claimVerificationAgain: (organisationId: string, id: string, at: Date, intervalMs: number) => Fails<VerificationDue | undefined>
+  /** When the next verification falls due, if any. */
+  readonly nextVerification: Fails<Date | undefined>
+  /** Stores late answers as evidence (one per message, the first kept) and makes their unknown messages due for verification at `at`. */
+  readonly storeEvidence: (evidence: ReadonlyArray<LateEvidence>, at: Date) => Fails<void>
+  /**
+   * Up to `limit` messages left `processing` by work that ended without settling them: those of
+   * processes whose lease ran out by `at`, and this process's (`workerId`) that are not among
+   * `workingOn`; of one message when `only` says which.
+   */
+  readonly abandoned: (
+    at: Date,
+    workerId: string,
+    workingOn: ReadonlyArray<string>,
+    limit: number,
+    only: { readonly organisationId: string; readonly messageId: string } | undefined
+  ) => Fails<ReadonlyArray<AbandonedMessage>>
+  /** A predicate on a process row `w` of the workers' table: whether it still owns a message in flight (it must not be forgotten). */
+  readonly ownsMessagesInFlight: Statement.Fragment
+}>()("sms/MessageQueueStore") {
+  static readonly layer = Layer.effect(MessageQueueStore, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const organisations = organisationFragments(sql)
+    const workers = workerFragments(sql)
+
+    /**
+     * Claims the unknown messages `chosen` (a query of `organisation_id, id, since, attempts`:
+     * since when each counts as unknown, its checks so far) and sets each one's next check on the
+     * schedule; `updated_at` keeps `since`, the start of the schedule.
+     */
+    const claimForVerification = (at: Date, intervalMs: number, chosen: Statement.Fragment) => {
+      const { hourlyAfterMs, dailyAfterMs, stopAfterMs } = verifySchedule
+      const after = (ms: number) => sql`v.since + make_interval(secs => ${ms / 1000})`
+      const gap = sql`CASE
+          WHEN ${at}::timestamptz < ${after(hourlyAfterMs)}
+            THEN least(make_interval(secs => ${intervalMs / 1000}::float8 * power(2, least(v.attempts + 1, 30))),
+              make_interval(secs => ${hourlyAfterMs / 1000}))
+          WHEN ${at}::timestamptz < ${after(dailyAfterMs)} THEN make_interval(secs => ${hourlyAfterMs / 1000})
+          ELSE make_interval(secs => ${dailyAfterMs / 1000}) END`
+      return fromDatabase(sql<VerificationDue & { evidenceResult: "accepted" | "rejected" | null; evidenceRef: string | null; evidenceReason: string | null }>`
+        WITH v AS (${chosen})
+        UPDATE messages AS m SET verify_attempts = v.attempts + 1, updated_at = v.since,
+          verify_at = CASE WHEN ${at}::timestamptz >= ${after(stopAfterMs)} THEN NULL
+            ELSE least(${at}::timestamptz + ${gap}, ${after(stopAfterMs)}) END
+        FROM v LEFT JOIN provider_evidence AS ev ON ev.organisation_id = v.organisation_id AND ev.message_id = v.id
+        WHERE m.organisation_id = v.organisation_id AND m.id = v.id
+        RETURNING ${sql.literal(returned)}, m.provider_message_id AS provider_ref, m.submitted_at,
+          ev.result AS evidence_result, ev.provider_ref AS evidence_ref, ev.reason AS evidence_reason`.pipe(
+        Effect.map((rows) =>
+          rows.map(({ evidenceResult, evidenceRef, evidenceReason, ...m }) => ({
+            ...m,
+            evidence: evidenceResult === null ? null : { result: evidenceResult, providerRef: evidenceRef, reason: evidenceReason }
+          })))
+      ))
+    }
+
+    return MessageQueueStore.of({
+      claimDue: (at, limit, workerId) =>
+        fromDatabase(sql<MessageRow>`WITH due AS (
+            SELECT organisation_id, id FROM messages
+            WHERE status = 'scheduled' AND due_at <= ${at} AND (claim_until IS NULL OR claim_until < ${at})
+            ORDER BY due_at, created_at, batch_position
+            LIMIT ${limit}
+            FOR UPDATE SKIP LOCKED)
+          UPDATE messages AS m SET worker_id = ${workerId}, claim_until = ${new Date(at.getTime() + claimLeaseMs)}
+          FROM due WHERE m.organisation_id = due.organisation_id AND m.id = due.id
+          RETURNING ${sql.literal(returned)}`),
+      start: (messages, at, workerId) =>
+        Effect.gen(function*() {
+          if (messages.length === 0) return []
+          const rows = messages.map((m) => ({ organisation_id: m.organisationId, id: m.id }))
+          const found = yield* fromDatabase(sql<{ organisationId: string; id: string; smsEnabled: boolean; senderActive: boolean }>`WITH x AS (
+              SELECT * FROM json_to_recordset(${JSON.stringify(rows)}::json) AS x(organisation_id uuid, id uuid)),
+            c AS (
+              SELECT m.organisation_id, m.id, o.sms_enabled, coalesce(s.active, false) AS sender_active
+              FROM messages AS m
+              JOIN x ON x.organisation_id = m.organisation_id AND x.id = m.id
+              ${organisations.sendability("m")}
+              WHERE m.status = 'scheduled'
+              ORDER BY m.organisation_id, m.id
+              FOR UPDATE OF m),
+            u AS (
+              UPDATE messages AS m SET status = 'processing', submitted_at = ${at}, updated_at = ${at},
+                worker_id = ${workerId}, claim_until = NULL
+              FROM c WHERE m.organisation_id = c.organisation_id AND m.id = c.id AND c.sms_enabled AND c.sender_active
+              RETURNING m.organisation_id, m.id),
+            e AS (
+              INSERT INTO message_events (organisation_id, message_id, from_status, to_status, source, at)
+              SELECT organisation_id, id, 'scheduled', 'processing', 'dispatch', ${at} FROM u)
+            SELECT organisation_id::text, id::text, sms_enabled, sender_active FROM c`)
+          const byKey = new Map(found.map((f) => [`${f.organisationId}/${f.id}`, f]))
+          return messages.map((m): StartRefusal | undefined => {
+            const f = byKey.get(`${m.organisationId}/${m.id}`)
+            return f === undefined ? "gone" : !f.smsEnabled ? "sms_unavailable" : !f.senderActive ? "sender_unavailable" : undefined
+          })
+        }),
+      releaseClaims: (workerId) =>
+        fromDatabase(sql`UPDATE messages SET worker_id = NULL, claim_until = NULL
+          WHERE worker_id = ${workerId} AND status = 'scheduled'`.pipe(Effect.asVoid)),
+      nextDue: fromDatabase(sql<{ at: Date | null }>`SELECT min(due_at) AS at FROM messages WHERE status = 'scheduled'`.pipe(
+        Effect.map(([row]) => row?.at ?? undefined)
+      )),
+      claimVerification: (at, limit, intervalMs) =>
+        claimForVerification(at, intervalMs, sql`SELECT organisation_id, id, updated_at AS since, verify_attempts AS attempts FROM messages
+          WHERE status = 'unknown' AND verify_at <= ${at}
+          ORDER BY verify_at LIMIT ${limit}
+          FOR UPDATE SKIP LOCKED`),
+      claimVerificationAgain: (organisationId, id, at, intervalMs) =>
+        claimForVerification(at, intervalMs, sql`SELECT organisation_id, id, ${at}::timestamptz AS since, 0 AS attempts FROM messages
+          WHERE organisation_id = ${organisationId} AND id = ${id} AND status = 'unknown'
+          FOR UPDATE`).pipe(Effect.map((rows) => rows[0])),
+      nextVerification: fromDatabase(sql<{ at: Date | null }>`SELECT min(verify_at) AS at FROM messages WHERE status = 'unknown'`.pipe(
+        Effect.map(([row]) => row?.at ?? undefined)
+      )),
+      storeEvidence: (evidence, at) => {
+        const rows = evidence.map((r) => ({
+          organisation_id: r.organisationId,
+          message_id: r.messageId,
+          result: r.result._tag === "Accepted" ? "accepted" : "rejected",
+          provider_ref: r.result._tag === "Accepted" ? r.result.providerRef : null,
+          reason: r.result._tag === "Rejected" ? r.result.reason : null
+        }))
+        return fromDatabase(sql`WITH x AS (
+            SELECT * FROM json_to_recordset(${JSON.stringify(rows)}::json)
+              AS x(organisation_id uuid, message_id uuid, result text, provider_ref text, reason text)),
+          stored AS (
+            INSERT INTO provider_evidence (organisation_id, message_id, result, provider_ref, reason, received_at)
+            SELECT organisation_id, message_id, result, provider_ref, reason, ${at} FROM x
+            ON CONFLICT DO NOTHING)
+          UPDATE messages AS m SET verify_at = ${at}
+          FROM x WHERE m.organisation_id = x.organisation_id AND m.id = x.message_id AND m.status = 'unknown'`.pipe(Effect.asVoid))
+      },
+      abandoned: (at, workerId, workingOn, limit, only) =>
+        fromDatabase(sql<AbandonedMessage>`SELECT ${sql.literal(returned)},
+            (m.submitted_at IS NOT NULL) AS maybe_sent, (m.worker_id = ${workerId}::uuid) AS own
+          FROM messages AS m ${workers.leaseOf("m")}
+          WHERE m.status = 'processing'
+            AND CASE WHEN m.worker_id = ${workerId}::uuid
+              THEN m.id::text NOT IN (SELECT json_array_elements_text(${JSON.stringify(workingOn)}::json))
+              ELSE ${workers.isDead(at)} END
+            ${only === undefined ? sql`` : sql`AND m.organisation_id = ${only.organisationId} AND m.id = ${only.messageId}`}
+          ORDER BY m.updated_at LIMIT ${limit}`),
+      ownsMessagesInFlight: sql`EXISTS (SELECT 1 FROM messages AS m WHERE m.status = 'processing' AND m.worker_id = w.id)`
+    })
+  }))
+}

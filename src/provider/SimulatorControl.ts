@@ -1,0 +1,24 @@
+/**
+ * What only the in-process simulator can do besides being a provider: send the receipts it owes
+ * when the test clock says they are due, and send a receipt on the operator's demand. An optional
+ * port: the test clock's `advance` and the operator's receipt route ask for it, and do without
+ * it when the provider is a real one.
+ */
+import { Context, type Effect } from "effect"
+import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
+
+export class SimulatorControl extends Context.Service<SimulatorControl, {
+  /** Sends every receipt due by the clock's now; returns how many it sent. */
+  readonly runDue: Effect.Effect<number, DatabaseUnavailable>
+  /** When the next receipt is due, if any. */
+  readonly nextDue: Effect.Effect<Date | undefined, DatabaseUnavailable>
+  /**
+   * Makes the simulated provider send a receipt now for a message it accepted, whatever its test
+   * number said; false when the simulator never accepted that message.
+   */
+  readonly sendReceipt: (
+    organisationId: string,
+    messageId: string,
+    outcome: "delivered" | "undeliverable"
+  ) => Effect.Effect<boolean, DatabaseUnavailable>
+}>()("sms/SimulatorControl") {}

@@ -1,0 +1,99 @@
+/**
+ * The in-process simulator's own memory (`simulator_messages`), owned here: what it received and
+ * how many times, which receipt it owes and when, so that its outcomes hold across restarts and
+ * processes, as a real provider's would.
+ */
+import { Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import type { DatabaseUnavailable } from "../../db/DatabaseUnavailable.ts"
+import { fromDatabase } from "../../db/Store.ts"
+
+export type ReceiptKind = "delivered" | "undeliverable" | "none"
+
+/** One submission as the simulator records it. */
+export interface ReceivedRow {
+  readonly organisationId: string
+  readonly messageId: string
+  readonly providerRef: string
+  readonly receipt: ReceiptKind
+  /** When the receipt is owed; null when none is owed yet. */
+  readonly receiptAt: Date | null
+}
+
+/** A receipt owed and due. */
+export interface DueReceipt {
+  readonly providerRef: string
+  readonly receipt: "delivered" | "undeliverable"
+  readonly receiptAt: Date
+}
+
+type Fails<A> = Effect.Effect<A, DatabaseUnavailable>
+
+export class SimulatorStore extends Context.Service<SimulatorStore, {
+  /** Records submissions (a message handed over again keeps its first receipt; only its count of submissions grows). */
+  readonly receive: (rows: ReadonlyArray<ReceivedRow>, at: Date) => Fails<void>
+  /** The provider ref of each message asked about, by `organisationId/messageId` (absent: never received). */
+  readonly refsOf: (keys: ReadonlyArray<{ readonly organisationId: string; readonly messageId: string }>) => Fails<ReadonlyMap<string, string>>
+  /** Owes the message's receipt at `at` unless it owes none or already owes it; whether it does now. */
+  readonly oweReceipt: (organisationId: string, messageId: string, at: Date) => Fails<boolean>
+  /** Claims up to `limit` receipts due at `at` until `resendAt` (sent again then unless confirmed). */
+  readonly claimDue: (at: Date, resendAt: Date, limit: number) => Fails<ReadonlyArray<DueReceipt>>
+  /** The receipts of these refs were stored by the service: owed no more. */
+  readonly sent: (providerRefs: ReadonlyArray<string>) => Fails<void>
+  readonly nextDue: Fails<Date | undefined>
+  /** Owes `outcome` now for a message it received, whatever it owed; false when it never received it. */
+  readonly forceReceipt: (organisationId: string, messageId: string, outcome: "delivered" | "undeliverable", at: Date) => Fails<boolean>
+}>()("sms/SimulatorStore") {
+  static readonly layer = Layer.effect(SimulatorStore, Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return SimulatorStore.of({
+      receive: (received, at) => {
+        const rows = received.map((r) => ({
+          organisation_id: r.organisationId,
+          message_id: r.messageId,
+          provider_ref: r.providerRef,
+          receipt: r.receipt,
+          receipt_at: r.receiptAt?.toISOString() ?? null
+        }))
+        return fromDatabase(sql`INSERT INTO simulator_messages (organisation_id, message_id, provider_ref, receipt, receipt_at, receipt_due_at,
+            received_at, submissions)
+          SELECT organisation_id, message_id, min(provider_ref), min(receipt), min(receipt_at), min(receipt_at), ${at}, count(*)
+          FROM json_to_recordset(${JSON.stringify(rows)}::json)
+            AS x(organisation_id uuid, message_id uuid, provider_ref text, receipt text, receipt_at timestamptz)
+          GROUP BY organisation_id, message_id
+          ON CONFLICT (organisation_id, message_id) DO UPDATE SET submissions = simulator_messages.submissions + EXCLUDED.submissions`
+          .pipe(Effect.asVoid))
+      },
+      refsOf: (keys) =>
+        fromDatabase(sql<{ organisationId: string; messageId: string; providerRef: string }>`SELECT
+            s.organisation_id::text, s.message_id::text, s.provider_ref
+          FROM simulator_messages AS s
+          JOIN json_to_recordset(${JSON.stringify(keys.map((k) => ({ organisation_id: k.organisationId, message_id: k.messageId })))}::json)
+            AS x(organisation_id uuid, message_id uuid)
+            ON s.organisation_id = x.organisation_id AND s.message_id = x.message_id`.pipe(
+          Effect.map((found) => new Map(found.map((f) => [`${f.organisationId}/${f.messageId}`, f.providerRef])))
+        )),
+      oweReceipt: (organisationId, messageId, at) =>
+        fromDatabase(sql`UPDATE simulator_messages SET receipt_at = ${at}, receipt_due_at = ${at}
+          WHERE organisation_id = ${organisationId} AND message_id = ${messageId}
+            AND receipt <> 'none' AND receipt_at IS NULL RETURNING message_id`.pipe(Effect.map((rows) => rows.length > 0))),
+      claimDue: (at, resendAt, limit) =>
+        fromDatabase(sql<DueReceipt>`UPDATE simulator_messages AS s SET receipt_due_at = ${resendAt}
+          FROM (SELECT provider_ref FROM simulator_messages
+            WHERE receipt_due_at <= ${at} ORDER BY receipt_due_at LIMIT ${limit}
+            FOR UPDATE SKIP LOCKED) AS d
+          WHERE s.provider_ref = d.provider_ref
+          RETURNING s.provider_ref, s.receipt, s.receipt_at`),
+      sent: (providerRefs) =>
+        providerRefs.length === 0
+          ? Effect.void
+          : fromDatabase(sql`UPDATE simulator_messages SET receipt_due_at = NULL WHERE provider_ref = ANY(${providerRefs}::text[])`.pipe(Effect.asVoid)),
+      nextDue: fromDatabase(sql<{ at: Date | null }>`SELECT min(receipt_due_at) AS at FROM simulator_messages`.pipe(
+        Effect.map(([row]) => row?.at ?? undefined)
+      )),
+      forceReceipt: (organisationId, messageId, outcome, at) =>
+        fromDatabase(sql`UPDATE simulator_messages SET receipt = ${outcome}, receipt_at = ${at}, receipt_due_at = ${at}
+          WHERE organisation_id = ${organisationId} AND message_id = ${messageId} RETURNING message_id`.pipe(Effect.map((rows) => rows.length > 0)))
+    })
+  }))
+}

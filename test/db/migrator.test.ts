@@ -1,0 +1,149 @@
+/**
+ * The migrations on effect/sql's Migrator, on the embedded database and, with DATABASE_URL, on
+ * PostgreSQL (each case on a database of its own): a fresh database gets every migration once,
+ * with one log line each; a database created by the previous migrator (its `schema_migrations`
+ * rows) upgrades in place, applying nothing again, to the same schema as a fresh one; and
+ * processes starting at once apply each migration exactly once (PostgreSQL only: the embedded
+ * database serves one connection at a time).
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Logger } from "effect"
+import { SqlClient } from "effect/sql"
+import { layerConfig } from "../../src/config/Config.ts"
+import { DatabaseClient } from "../../src/db/Database.ts"
+import { migrate } from "../../src/db/Migrator.ts"
+import { migrations } from "../../src/db/migrations.ts"
+import { decodeEnv } from "../support/ConfigEnv.ts"
+import { scratchDatabaseUrl } from "../support/ScratchDatabase.ts"
+
+const onPostgres = process.env.DATABASE_URL !== undefined && process.env.DATABASE_URL !== ""
+const backend = onPostgres ? "PostgreSQL" : "embedded PGlite"
+const allVersions = migrations.map((m) => m.version)
+const legacyAppliedAt = new Date("2025-03-01T08:00:00.000Z")
+const demoOrganisation = "0b0f6c1e-4c55-4d1c-9a35-2f6c1f3b9a10"
+
+/** A database of its own (a scratch PostgreSQL database, or an embedded one in memory) and a way to open clients on it. */
+const freshDatabase = (label: string) =>
+  Effect.gen(function*() {
+    const url = yield* scratchDatabaseUrl(`migr_${label}`)
+    const decoded = decodeEnv(url === undefined ? { SMS_DATA_DIR: "memory://" } : { DATABASE_URL: url })
+    if (!decoded.ok) return yield* Effect.die(decoded.errors.join("; "))
+    /** A client with a pool of its own, as a process has, open until the test's scope closes. */
+    return Layer.build(DatabaseClient.pipe(Layer.provide(layerConfig(decoded.config))))
+  })
+
+type Client = Effect.Success<Effect.Success<ReturnType<typeof freshDatabase>>>
+
+/** What the previous migrator left: its table, the statements of versions 1 to `upTo` and their rows, a customer's row. */
+const legacyMigrate = (upTo: number) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* Effect.gen(function*() {
+      yield* sql`CREATE TABLE IF NOT EXISTS schema_migrations (
+        version integer PRIMARY KEY,
+        name text NOT NULL,
+        applied_at timestamptz NOT NULL DEFAULT now()
+      )`
+      for (const m of migrations.filter((m) => m.version <= upTo)) {
+        for (const statement of m.statements) yield* sql.unsafe(statement)
+        yield* sql`INSERT INTO schema_migrations (version, name, applied_at) VALUES (${m.version}, ${m.name}, ${legacyAppliedAt})`
+      }
+      yield* sql`INSERT INTO organisations (id, name, default_sender_name, created_at)
+        VALUES (${demoOrganisation}, 'Kept', 'KEPT', now())`
+    }).pipe(sql.withTransaction)
+  })
+
+/** Runs the service's migrations; the versions it logged as applied. */
+const migrateLogged = Effect.gen(function*() {
+  const applied: Array<unknown> = []
+  const capture = Logger.layer([Logger.map(Logger.formatStructured, (entry) => {
+    if (entry.message === "migration applied") applied.push(entry.annotations.version)
+  })])
+  yield* migrate.pipe(Effect.provide(capture))
+  return applied
+})
+
+const recorded = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  return yield* sql<{ readonly migrationId: number; readonly createdAt: Date }>`
+    SELECT migration_id, created_at FROM effect_sql_migrations ORDER BY migration_id`
+})
+
+/** The schema the migrations built: columns, indexes, constraints and functions, outside the migrators' own tables. */
+const schemaOf = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const own = ["schema_migrations", "effect_sql_migrations"]
+  return {
+    columns: yield* sql`SELECT table_name, column_name, data_type, is_nullable, column_default FROM information_schema.columns
+      WHERE table_schema = 'public' AND table_name NOT IN ${sql.in(own)} ORDER BY table_name, column_name`,
+    indexes: yield* sql`SELECT indexname, indexdef FROM pg_indexes
+      WHERE schemaname = 'public' AND tablename NOT IN ${sql.in(own)} ORDER BY indexname`,
+    constraints: yield* sql`SELECT conrelid::regclass::text AS on_table, conname, pg_get_constraintdef(oid) AS definition FROM pg_constraint
+      WHERE connamespace = 'public'::regnamespace AND conrelid::regclass::text NOT IN ${sql.in(own)} ORDER BY on_table, conname`,
+    functions: yield* sql`SELECT proname, pg_get_functiondef(oid) AS definition FROM pg_proc
+      WHERE pronamespace = 'public'::regnamespace ORDER BY proname`
+  }
+})
+
+const on = (client: Client) => <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.provideContext(effect, client)
+
+describe(`migrations on effect/sql's Migrator (${backend})`, { timeout: 120_000 }, () => {
+  it.live("a fresh database gets every migration once, a log line each; a second start applies nothing", () =>
+    Effect.gen(function*() {
+      const db = on(yield* (yield* freshDatabase("fresh")))
+      expect(yield* db(migrateLogged)).toEqual(allVersions)
+      expect((yield* db(recorded)).map((r) => r.migrationId)).toEqual(allVersions)
+      expect(yield* db(migrateLogged)).toEqual([])
+      const schema = yield* db(schemaOf)
+      // the last migrations' work is there
+      expect(schema.columns).toContainEqual(expect.objectContaining({ tableName: "provider_receipts", columnName: "recipient" }))
+      expect(schema.indexes).toContainEqual(expect.objectContaining({ indexname: "messages_in_flight_to" }))
+      expect(schema.functions.map((f) => f.proname)).toContain("sms_abort")
+    }))
+
+  it.live("a database of the previous migrator upgrades in place: its versions count as applied, nothing runs again, the schema is a fresh one's", () =>
+    Effect.gen(function*() {
+      const fresh = on(yield* (yield* freshDatabase("reference")))
+      expect(yield* fresh(migrateLogged)).toEqual(allVersions)
+      const legacy = on(yield* (yield* freshDatabase("legacy")))
+      yield* legacy(legacyMigrate(allVersions.length))
+
+      expect(yield* legacy(migrateLogged)).toEqual([])
+      expect(yield* legacy(recorded)).toEqual(allVersions.map((migrationId) => ({ migrationId, createdAt: legacyAppliedAt })))
+      expect(yield* legacy(schemaOf)).toEqual(yield* fresh(schemaOf))
+      // the data stays, and the previous migrator's table with it (for a previous release started on the database)
+      const kept = yield* legacy(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        Effect.all([
+          sql`SELECT name FROM organisations WHERE id = ${demoOrganisation}`,
+          sql<{ readonly version: number }>`SELECT version FROM schema_migrations ORDER BY version`
+        ])))
+      expect(kept[0]).toEqual([{ name: "Kept" }])
+      expect(kept[1].map((r) => r.version)).toEqual(allVersions)
+      expect(yield* legacy(migrateLogged)).toEqual([])
+    }))
+
+  it.live("a database the previous migrator left halfway gets only the versions it lacks", () =>
+    Effect.gen(function*() {
+      const fresh = on(yield* (yield* freshDatabase("reference2")))
+      expect(yield* fresh(migrateLogged)).toEqual(allVersions)
+      const legacy = on(yield* (yield* freshDatabase("halfway")))
+      yield* legacy(legacyMigrate(5))
+
+      expect(yield* legacy(migrateLogged)).toEqual(allVersions.filter((v) => v > 5))
+      expect((yield* legacy(recorded)).map((r) => r.migrationId)).toEqual(allVersions)
+      expect(yield* legacy(schemaOf)).toEqual(yield* fresh(schemaOf))
+    }))
+
+  it.live.skipIf(!onPostgres)("processes starting at once apply each migration exactly once, on a fresh database and on the previous migrator's", () =>
+    Effect.gen(function*() {
+      for (const [label, before] of [["race", 0], ["race_legacy", allVersions.length]] as const) {
+        const database = yield* freshDatabase(label)
+        const first = on(yield* database)
+        if (before > 0) yield* first(legacyMigrate(before))
+        const others = yield* Effect.all([database, database, database])
+        const logged = yield* Effect.all([first, ...others.map(on)].map((db) => db(migrateLogged)), { concurrency: "unbounded" })
+        expect(logged.flat().sort((a, b) => Number(a) - Number(b))).toEqual(before > 0 ? [] : allVersions)
+        expect((yield* first(recorded)).map((r) => r.migrationId)).toEqual(allVersions)
+      }
+    }))
+})

@@ -1,0 +1,31 @@
+/** The service's values as the public API shows them (src/http/Representations.ts): field names and formats of spec 2.2, 2.5, 2.7. */
+import { describe, expect, it } from "vitest"
+import { balanceOf, batchLocation, batchOf, messageLocation, messageOf } from "../../src/http/Representations.ts"
+
+describe("representations", () => {
+  it("a balance names each field as the spec does", () => {
+    expect(balanceOf({ total: 10, reserved: 3, available: 7, validUntil: "2026-02-01" }))
+      .toEqual({ total: 10, reserved: 3, available: 7, valid_until: "2026-02-01" })
+    expect(balanceOf({ total: 0, reserved: 0, available: 0, validUntil: null }))
+      .toEqual({ total: 0, reserved: 0, available: 0, valid_until: null })
+  })
+
+  it("a message shows its recipient as `to`, its times in RFC 3339 UTC or null, nothing of its organisation", () => {
+    const id = "5d1f4b3a-0c9e-4f8e-9a7b-2c3d4e5f6a7b"
+    expect(messageOf({
+      organisationId: "org", id, batchId: null, toNumber: "+261340000001", senderName: "INFO", text: "Salama", segments: 1,
+      status: "delivered", sendAt: new Date(Date.UTC(2026, 0, 2, 3, 4, 5)), deliveryTime: null, erasedAt: null
+    })).toEqual({
+      id, to: "+261340000001", sender_name: "INFO", status: "delivered", segments: 1, send_at: "2026-01-02T03:04:05.000Z", delivery_time: null
+    })
+    expect(messageLocation(id)).toBe(`/api/sms/v2/messages/${id}/`)
+  })
+
+  it("a batch shows its counts and its times in UTC", () => {
+    const counts = { scheduled: 1, processing: 0, accepted: 0, delivered: 1, undeliverable: 0, blocked: 0, failed: 0, unknown: 0 }
+    expect(batchOf({
+      id: "b", recipientCount: 2, creditsReserved: 4, sendAt: new Date(Date.UTC(2026, 0, 2)), createdAt: new Date(Date.UTC(2026, 0, 1)), counts
+    })).toEqual({ id: "b", recipient_count: 2, credits_reserved: 4, send_at: "2026-01-02T00:00:00.000Z", created_at: "2026-01-01T00:00:00.000Z", counts })
+    expect(batchLocation("b")).toBe("/api/sms/v2/message-batches/b/")
+  })
+})
