@@ -310,5 +310,15 @@ export const migrations: ReadonlyArray<Migration> = [
       `ALTER TABLE message_events ADD CONSTRAINT message_events_source_check CHECK (source IN ('admission', 'provider',
         'receipt', 'verification', 'recovery', 'dispatch', 'erasure', 'matched_receipt'))`
     ]
+  },
+  {
+    version: 13,
+    name: "due messages by organisation, for the fair-share claim",
+    statements: [
+      // the claim walks the organisations holding scheduled messages and takes each one's earliest
+      // due messages (MessageQueueStore.claimDue)
+      `CREATE INDEX messages_due_by_organisation ON messages (organisation_id, due_at, created_at, batch_position)
+        WHERE status = 'scheduled'`
+    ]
   }
 ]

@@ -70,8 +70,9 @@ type Fails<A> = Effect.Effect<A, DatabaseUnavailable>
 
 export class MessageQueueStore extends Context.Service<MessageQueueStore, {
   /**
-   * Claims up to `limit` scheduled messages due at `at` for `workerId` (earliest due first, then
-   * in admission order, batch members in their order); they stay `scheduled` until started.
+   * Claims up to `limit` scheduled messages due at `at` for `workerId`, organisations in turn
+   * (each one's earliest due first, then in admission order, batch members in their order); they
+   * stay `scheduled` until started.
    */
   readonly claimDue: (at: Date, limit: number, workerId: string) => Fails<ReadonlyArray<MessageRow>>
   /**
@@ -154,13 +155,37 @@ export class MessageQueueStore extends Context.Service<MessageQueueStore, {
     }
 
     return MessageQueueStore.of({
+      // Fair share: every organisation with unclaimed due work gets a turn in each claim. The
+      // organisations holding scheduled messages are walked one index probe each (a loose index
+      // scan of messages_due_by_organisation), each gives its earliest due messages, and the
+      // claim takes them round robin (the first of each organisation, then the second...), so
+      // one organisation's backlog never pushes another's message behind it.
       claimDue: (at, limit, workerId) =>
-        fromDatabase(sql<MessageRow>`WITH due AS (
-            SELECT organisation_id, id FROM messages
-            WHERE status = 'scheduled' AND due_at <= ${at} AND (claim_until IS NULL OR claim_until < ${at})
-            ORDER BY due_at, created_at, batch_position
-            LIMIT ${limit}
-            FOR UPDATE SKIP LOCKED)
+        fromDatabase(sql<MessageRow>`WITH RECURSIVE orgs AS (
+            (SELECT organisation_id FROM messages WHERE status = 'scheduled' ORDER BY organisation_id LIMIT 1)
+            UNION ALL
+            SELECT (SELECT m.organisation_id FROM messages AS m
+                WHERE m.status = 'scheduled' AND m.organisation_id > orgs.organisation_id
+                ORDER BY m.organisation_id LIMIT 1)
+            FROM orgs WHERE orgs.organisation_id IS NOT NULL),
+          candidates AS (
+            SELECT c.organisation_id, c.id, c.due_at, c.turn FROM orgs
+            CROSS JOIN LATERAL (
+              SELECT m.organisation_id, m.id, m.due_at,
+                row_number() OVER (ORDER BY m.due_at, m.created_at, m.batch_position) AS turn
+              FROM messages AS m
+              WHERE m.organisation_id = orgs.organisation_id AND m.status = 'scheduled' AND m.due_at <= ${at}
+                AND (m.claim_until IS NULL OR m.claim_until < ${at})
+              ORDER BY m.due_at, m.created_at, m.batch_position
+              LIMIT ${limit}) AS c
+            WHERE orgs.organisation_id IS NOT NULL
+            ORDER BY c.turn, c.due_at
+            LIMIT ${limit}),
+          due AS (
+            SELECT m.organisation_id, m.id FROM messages AS m
+            JOIN candidates AS c ON c.organisation_id = m.organisation_id AND c.id = m.id
+            WHERE m.status = 'scheduled' AND (m.claim_until IS NULL OR m.claim_until < ${at})
+            FOR UPDATE OF m SKIP LOCKED)
           UPDATE messages AS m SET worker_id = ${workerId}, claim_until = ${new Date(at.getTime() + claimLeaseMs)}
           FROM due WHERE m.organisation_id = due.organisation_id AND m.id = due.id
           RETURNING ${sql.literal(returned)}`),
