@@ -5,6 +5,7 @@ import { absolute, compare, type Row } from "./report.ts"
 import type { BatchResult } from "./scenarios/batch.ts"
 import type { ClosedLoopResult, OpenLoopResult } from "./scenarios/admission.ts"
 import type { ClaimResult, DrainFacts } from "./scenarios/drain.ts"
+import { type FairShareFacts, fairShareMps } from "./scenarios/fairshare.ts"
 import type { FlowFacts } from "./scenarios/flow.ts"
 import type { ObservabilityResult } from "./scenarios/observability.ts"
 import { round } from "./stats.ts"
@@ -19,6 +20,9 @@ export interface Results {
   s8?: FlowFacts
   s9?: DrainFacts
   s10?: ObservabilityResult
+  s11?: FairShareFacts
+  s12?: FairShareFacts
+  s13?: LoadResult
   /** HTTP-created messages still `processing` (with their key in progress) 2 s after the HTTP scenarios. */
   leftProcessing?: number
   /** Peak RSS (MB) of the service per scenario. */
@@ -91,6 +95,22 @@ export const rowsOf = (r: Results, connections: number, batchConnections: number
   }
   if (r.s10 !== undefined && s1 !== undefined) {
     rows.push(compare(`10 scheduled admission with OTLP traces exported and /metrics scraped: req/s`, r.s10.service.reqPerSec, s1.service.reqPerSec, "scenario 1", { kind: "report" }))
+  }
+  const fair = (n: string, f: FairShareFacts, where: string, lagS: number) => {
+    const name = `${n} A: ${f.backlog} due at once, B: one a second for ${f.windowS} s, ${where}`
+    rows.push(absolute(`${name}: B's due->handed-over lag p99 s`, f.bLagP99S, { kind: "atMost", value: lagS, unit: "s" }))
+    rows.push(absolute(`${name}: B's messages handed over in the window, of ${f.bDue}`, f.bHandedOver, { kind: "min", value: f.bDue }))
+  }
+  if (r.s11 !== undefined) {
+    fair("11", r.s11, "in-process simulator", 1)
+    rows.push(absolute(`11 A's messages/s while B is served`, r.s11.aPerSec, { kind: "report" }))
+  }
+  if (r.s12 !== undefined) {
+    fair("12", r.s12, `SMPP, mps ${fairShareMps}`, 2)
+    rows.push(compare(`12 A's messages/s while B is served, against the cap`, r.s12.aPerSec, fairShareMps, `mps ${fairShareMps}`, { kind: "min", value: 0.9 }))
+  }
+  if (r.s13 !== undefined) {
+    rows.push(absolute(`13 immediate sends at 20/s while a backlog drains: p99 ms`, r.s13.p99Ms, { kind: "atMost", value: 250, unit: "ms" }))
   }
   for (const [scenario, mb] of Object.entries(r.memory)) {
     rows.push(absolute(`7 peak RSS during ${scenario}, MB`, mb, { kind: "below", value: 256, unit: "MB" }))

@@ -16,6 +16,7 @@ import { type Results, rowsOf } from "./rows.ts"
 import { openLoop, scheduledAdmission } from "./scenarios/admission.ts"
 import { batchAdmission } from "./scenarios/batch.ts"
 import { claimBaseline, serviceDrain } from "./scenarios/drain.ts"
+import { fairShareInProcess, fairShareSmpp, immediateUnderBacklog } from "./scenarios/fairshare.ts"
 import { steadyFlow } from "./scenarios/flow.ts"
 import { immediateSend } from "./scenarios/immediate.ts"
 import { observedAdmission } from "./scenarios/observability.ts"
@@ -99,6 +100,8 @@ try {
   }
   const flowOrg = await withLot("bench flow", settings.flowRate * settings.flowDurationS + 10)
   const smppOrg = await withLot("bench smpp", settings.drainCount + 10)
+  const fairA = await withLot("bench fair A", 3 * settings.fairBacklog + 10)
+  const fairB = await withLot("bench fair B", 2 * settings.fairWindowS + 10)
   const mem = results.memory
   await tidy()
   if (wanted("1")) results.s1 = await phase("scheduled admission", () => scheduledAdmission(ctx), running, mem)
@@ -125,11 +128,23 @@ try {
     await tidy()
     results.s8 = await phase("steady flow", () => steadyFlow(ctx, flowOrg), running, mem)
   }
+  if (wanted("11")) {
+    await tidy()
+    results.s11 = await phase("fair share, in-process", () => fairShareInProcess(ctx, fairA, fairB), running, mem)
+  }
+  if (wanted("13")) {
+    await tidy()
+    results.s13 = await phase("immediate sends under a backlog", () => immediateUnderBacklog(ctx, fairA), running, mem)
+  }
   await phase("stop service", () => running.stop())
   service = undefined
   if (wanted("9")) {
     await tidy()
     results.s9 = await phase("SMPP drain", () => smppDrain(ctx, smppOrg, logDir, mem))
+  }
+  if (wanted("12")) {
+    await tidy()
+    results.s12 = await phase("fair share through SMPP", () => fairShareSmpp(ctx, fairA, fairB, logDir, mem))
   }
   if (wanted("10") && results.s1 !== undefined) {
     await tidy()
@@ -168,7 +183,7 @@ const command = `DATABASE_URL=${shownUrl.toString()} npm run bench${args.length 
 const file = writeResults(startedAt, smoke, { startedAt: startedAt.toISOString(), command, machine, settings, durations, totalS, rows, results })
 // The harness itself must have worked (targets missed are results, not failures): every load
 // phase got expected answers and the drain finished.
-const loads = [results.s1?.service, results.s2?.service, results.s3, results.s4, results.s5?.service]
+const loads = [results.s1?.service, results.s2?.service, results.s3, results.s4, results.s5?.service, results.s13]
 const broken = [
   ...loads.flatMap((l) => (l !== undefined && l.ok === 0 ? [`a ${l.tool} phase got no expected answer: ${JSON.stringify(l.statusCounts)}`] : [])),
   ...(results.s6 !== undefined && !results.s6.service.complete ? ["the dispatcher drain did not finish in time"] : []),

@@ -21,6 +21,10 @@ export interface Settings {
   readonly flowRate: number
   /** Seconds the steady flow lasts. */
   readonly flowDurationS: number
+  /** Organisation A's backlog due at once in the fair-share scenarios (11-13). */
+  readonly fairBacklog: number
+  /** Seconds over which scenarios 11 and 12 measure (B has one message due each second of it). */
+  readonly fairWindowS: number
 }
 
 export const fullSettings: Settings = {
@@ -34,7 +38,9 @@ export const fullSettings: Settings = {
   drainDueInS: 8,
   drainTimeoutS: 600,
   flowRate: 500,
-  flowDurationS: 60
+  flowDurationS: 60,
+  fairBacklog: 100_000,
+  fairWindowS: 30
 }
 
 export const smokeSettings: Settings = {
@@ -48,5 +54,7 @@ export const smokeSettings: Settings = {
   drainDueInS: 1,
   drainTimeoutS: 30,
   flowRate: 100,
-  flowDurationS: 5
+  flowDurationS: 5,
+  fairBacklog: 2000,
+  fairWindowS: 6
 }

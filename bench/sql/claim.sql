@@ -1,16 +1,35 @@
 -- The dispatcher taking up to 100 due messages into processing, statement for statement as
--- src/dispatch/WorkQueue.ts issues it: claimDue leases the earliest due scheduled rows (they stay
--- scheduled), then start moves them to processing with their timeline rows, checking the
--- organisation and the sender. The service starts the messages it claimed by their ids (a JSON
--- list); pgbench cannot carry the claimed ids over, so start finds them by their lease (the same
--- earliest due rows, first in the index). The provider call and settlement are not part of it.
+-- src/messages/MessageQueueStore.ts issues it: claimDue leases due scheduled rows, organisations in
+-- turn (they stay scheduled), then start moves them to processing with their timeline rows,
+-- checking the organisation and the sender. The service starts the messages it claimed by their
+-- ids (a JSON list); pgbench cannot carry the claimed ids over, so start finds them by their lease
+-- (the same earliest due rows, first in the index). The provider call and settlement are not part of it.
 -- Variables (-D): worker (a worker id).
-WITH due AS (
-    SELECT organisation_id, id FROM messages
-    WHERE status = 'scheduled' AND due_at <= now() AND (claim_until IS NULL OR claim_until < now())
-    ORDER BY due_at, created_at, batch_position
-    LIMIT 100
-    FOR UPDATE SKIP LOCKED)
+WITH RECURSIVE orgs AS (
+    (SELECT organisation_id FROM messages WHERE status = 'scheduled' ORDER BY organisation_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT m.organisation_id FROM messages AS m
+        WHERE m.status = 'scheduled' AND m.organisation_id > orgs.organisation_id
+        ORDER BY m.organisation_id LIMIT 1)
+    FROM orgs WHERE orgs.organisation_id IS NOT NULL),
+  candidates AS (
+    SELECT c.organisation_id, c.id, c.due_at, c.turn FROM orgs
+    CROSS JOIN LATERAL (
+      SELECT m.organisation_id, m.id, m.due_at,
+        row_number() OVER (ORDER BY m.due_at, m.created_at, m.batch_position) AS turn
+      FROM messages AS m
+      WHERE m.organisation_id = orgs.organisation_id AND m.status = 'scheduled' AND m.due_at <= now()
+        AND (m.claim_until IS NULL OR m.claim_until < now())
+      ORDER BY m.due_at, m.created_at, m.batch_position
+      LIMIT 100) AS c
+    WHERE orgs.organisation_id IS NOT NULL
+    ORDER BY c.turn, c.due_at
+    LIMIT 100),
+  due AS (
+    SELECT m.organisation_id, m.id FROM messages AS m
+    JOIN candidates AS c ON c.organisation_id = m.organisation_id AND c.id = m.id
+    WHERE m.status = 'scheduled' AND (m.claim_until IS NULL OR m.claim_until < now())
+    FOR UPDATE OF m SKIP LOCKED)
   UPDATE messages AS m SET worker_id = :worker::uuid, claim_until = now() + interval '10 seconds'
   FROM due WHERE m.organisation_id = due.organisation_id AND m.id = due.id
   RETURNING m.organisation_id::text, m.id::text, m.batch_id::text, m.to_number, m.sender_name, m.text,

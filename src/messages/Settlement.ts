@@ -161,13 +161,15 @@ export class Settlement extends Context.Service<Settlement, {
         return results
       })
 
-    const settleInSet = yield* makeGroupCommit({
-      // Stryker disable next-line StringLiteral: the group commit's name, a label of logs
-      name: "settlement",
-      maxSize: settlementSetSizeMax,
-      runSet,
-      retryWhile: isDatabaseUnavailable
-    })
+    const lane = (name: string) => makeGroupCommit({ name, maxSize: settlementSetSizeMax, runSet, retryWhile: isDatabaseUnavailable })
+    // Stryker disable next-line StringLiteral: the group commit's name, a label of logs
+    const scheduledLane = yield* lane("settlement")
+    // an immediate send, whose caller waits, settles in sets of its own: never behind a full set
+    // of dispatched messages (contract section 11); a message always takes the same lane, so its
+    // outcomes still apply in order
+    // Stryker disable next-line StringLiteral: the group commit's name, a label of logs
+    const immediateLane = yield* lane("settlement of immediate sends")
+    const settleInSet = (item: Item) => (item.message.sendAt === null ? immediateLane : scheduledLane)(item)
 
     return Settlement.of({
       // Stryker disable next-line StringLiteral: a span name, a label of traces, not behaviour

@@ -20,7 +20,8 @@ export const submissionOf = (m: MessageRow): Submission => ({
   to: m.toNumber,
   senderName: m.senderName,
   text: m.text,
-  segments: m.segments
+  segments: m.segments,
+  immediate: m.sendAt === null
 })
 
 /** The settlement outcome of a provider's answer. */

@@ -18,6 +18,11 @@ export interface Submission {
   readonly text: string
   /** As contract section 6 counts them (1 or 2); an adapter splits the text exactly there. */
   readonly segments: number
+  /**
+   * An immediate send, whose caller waits for the answer: it goes ahead of dispatched scheduled
+   * messages wherever submissions queue (contract section 11). Absent: a scheduled message.
+   */
+  readonly immediate?: boolean
 }
 
 /**

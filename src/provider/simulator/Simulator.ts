@@ -85,22 +85,27 @@ export const SimulatorLive = (options: SimulatorOptions) =>
     const inbox = yield* ProviderInbox
     const wake = yield* Queue.sliding<true>(1)
 
-    // what the simulated provider received, stored in sets as submissions arrive
-    const receive = yield* makeGroupCommit({
-      name: "simulator",
-      maxSize: 500,
-      runSet: (items: ReadonlyArray<Received>) =>
-        Effect.gen(function*() {
-          yield* store.receive(items.map((r) => ({
-            organisationId: r.submission.organisationId,
-            messageId: r.submission.messageId,
-            providerRef: refOf(r.submission.messageId),
-            receipt: r.receipt,
-            receiptAt: r.receiptAt
-          })), yield* now)
-          return items.map(() => undefined)
-        })
-    })
+    // what the simulated provider received, stored in sets as submissions arrive; immediate sends
+    // in sets of their own, never behind a full set of dispatched messages (contract section 11)
+    const lane = (name: string) =>
+      makeGroupCommit({
+        name,
+        maxSize: 500,
+        runSet: (items: ReadonlyArray<Received>) =>
+          Effect.gen(function*() {
+            yield* store.receive(items.map((r) => ({
+              organisationId: r.submission.organisationId,
+              messageId: r.submission.messageId,
+              providerRef: refOf(r.submission.messageId),
+              receipt: r.receipt,
+              receiptAt: r.receiptAt
+            })), yield* now)
+            return items.map(() => undefined)
+          })
+      })
+    const scheduledLane = yield* lane("simulator")
+    const immediateLane = yield* lane("simulator, immediate sends")
+    const receive = (r: Received) => (r.submission.immediate === true ? immediateLane : scheduledLane)(r)
 
     // the provider reference of each message asked about (undefined: never received), looked up
     // in sets as the verifier's concurrent queries arrive
