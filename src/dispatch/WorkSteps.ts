@@ -19,8 +19,17 @@ import { type Orphan, Receipts } from "./Receipts.ts"
 
 /** Most provider submissions in flight per process (the dispatcher's window). */
 export const dispatchConcurrencyMax = 256
-/** Most messages one dispatch claim takes. */
-export const claimSizeMax = dispatchConcurrencyMax
+/** Seconds of the provider's rate the dispatcher keeps in flight, when the provider has a rate. */
+const windowSeconds = 0.4
+
+/**
+ * The dispatcher's window for a provider taking `ratePerSecond` submissions a second: at most
+ * what it hands over in `windowSeconds` (a claim of as many waits behind it, so a message of
+ * another organisation falling due waits about a second at most: contract section 11), at most
+ * `dispatchConcurrencyMax`.
+ */
+export const dispatchWindow = (ratePerSecond: number | undefined) =>
+  ratePerSecond === undefined ? dispatchConcurrencyMax : Math.min(dispatchConcurrencyMax, Math.max(1, Math.ceil(ratePerSecond * windowSeconds)))
 /** Most unknown messages one verification round takes. */
 export const verifyRoundMax = 100
 /** Most provider queries in flight per process. */
@@ -37,6 +46,8 @@ const verificationOutcome = (m: VerificationDue, queried: QueryResult | undefine
 }
 
 export class WorkSteps extends Context.Service<WorkSteps, {
+  /** How many messages the dispatcher keeps in flight, and takes in one claim (dispatchWindow of the provider's rate). */
+  readonly window: number
   /** Claims up to `limit` due scheduled messages for this process. */
   readonly claimDue: (limit: number) => Effect.Effect<ReadonlyArray<MessageRow>, DatabaseUnavailable>
   /**
@@ -45,7 +56,7 @@ export class WorkSteps extends Context.Service<WorkSteps, {
    * Uninterruptible: once started, a message always reaches the provider and its settlement.
    */
   readonly dispatch: (message: MessageRow) => Effect.Effect<void, DatabaseUnavailable>
-  /** Dispatches every message due now, `dispatchConcurrencyMax` at a time; returns how many it claimed. */
+  /** Dispatches every message due now, `window` at a time; returns how many it claimed. */
   readonly dispatchDue: Effect.Effect<number, DatabaseUnavailable>
   /**
    * Settles up to `verifyRoundMax` unknown messages whose check is due, by the provider's late
@@ -74,11 +85,12 @@ export class WorkSteps extends Context.Service<WorkSteps, {
     const provider = yield* Provider
     const lease = yield* WorkerLease
     const { workerId } = lease
+    const window = dispatchWindow(provider.ratePerSecond)
 
     // messages are started in sets as their submission slots free up
     const start = yield* makeGroupCommit({
       name: "dispatch start",
-      maxSize: dispatchConcurrencyMax,
+      maxSize: window,
       runSet: (messages: ReadonlyArray<MessageRow>) => Effect.flatMap(now, (at) => queue.start(messages, at, workerId))
     })
 
@@ -98,10 +110,10 @@ export class WorkSteps extends Context.Service<WorkSteps, {
     const dispatchDue = Effect.gen(function*() {
       let claimed = 0
       while (true) {
-        const batch = yield* claimDue(claimSizeMax)
+        const batch = yield* claimDue(window)
         if (batch.length === 0) return claimed
         claimed += batch.length
-        yield* Effect.forEach(batch, dispatch, { concurrency: dispatchConcurrencyMax, discard: true })
+        yield* Effect.forEach(batch, dispatch, { concurrency: window, discard: true })
       }
     }).pipe(Effect.withSpan("WorkSteps.dispatchDue"))
 
@@ -146,6 +158,7 @@ export class WorkSteps extends Context.Service<WorkSteps, {
       }).pipe(Effect.withSpan("WorkSteps.verifyAgain"))
 
     return WorkSteps.of({
+      window,
       claimDue,
       dispatch,
       dispatchDue,

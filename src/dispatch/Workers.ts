@@ -19,7 +19,7 @@ import { now } from "../clock/Time.ts"
 import { WorkerLease } from "../workers/WorkerLease.ts"
 import { Receipts, receiptSetSizeMax } from "./Receipts.ts"
 import { MessageQueueStore } from "../messages/MessageQueueStore.ts"
-import { claimSizeMax, dispatchConcurrencyMax, verifyRoundMax, WorkSteps } from "./WorkSteps.ts"
+import { verifyRoundMax, WorkSteps } from "./WorkSteps.ts"
 
 /** Longest a loop sleeps before looking again (new work may come from other processes). */
 export const pollIntervalMs = 1000
@@ -67,14 +67,14 @@ export const WorkersLive = Layer.effectDiscard(Effect.gen(function*() {
   const dispatcherOutage = makeOutageLog()
   const nextClaim = Effect.gen(function*() {
     while (true) {
-      const claimed = yield* steps.claimDue(claimSizeMax)
+      const claimed = yield* steps.claimDue(steps.window)
       yield* dispatcherOutage.succeeded("dispatcher works again")
       if (claimed.length > 0) return claimed
       yield* sleepMs(yield* untilMs(yield* queue.nextDue, busyRetryMs))
     }
   })
   const dispatcher = Stream.fromIterableEffectRepeat(nextClaim).pipe(
-    Stream.mapEffect(steps.dispatch, { concurrency: dispatchConcurrencyMax, unordered: true }),
+    Stream.mapEffect(steps.dispatch, { concurrency: steps.window, unordered: true }),
     Stream.runDrain
   )
   const verifier = Effect.gen(function*() {

@@ -37,7 +37,7 @@ import { afterAll, describe, expect, it } from "vitest"
 import { SimulatorControl } from "../../src/provider/SimulatorControl.ts"
 import { testNumbers } from "../../src/provider/simulator/Simulator.ts"
 import { DueWork } from "../../src/dispatch/DueWork.ts"
-import { claimSizeMax, WorkSteps } from "../../src/dispatch/WorkSteps.ts"
+import { WorkSteps } from "../../src/dispatch/WorkSteps.ts"
 import { utcDay } from "../../src/domain/Dates.ts"
 import { canTransition, type MessageStatus } from "../../src/domain/MessageStatus.ts"
 import type { Answer } from "../../src/idempotency/Answer.ts"
@@ -331,7 +331,7 @@ const dispatchStep = (model: Model, crash: DispatchCrash) =>
     }
     const queue = yield* MessageQueueStore
     const provider = yield* Provider
-    const claimed = yield* steps.claimDue(claimSizeMax)
+    const claimed = yield* steps.claimDue(steps.window)
     if (crash.at === "afterClaim") {
       yield* abandon(claimed.map((m) => m.id))
       return claimed.length

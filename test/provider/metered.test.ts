@@ -28,7 +28,8 @@ const FakeAdapter = Layer.succeed(Provider, Provider.of({
   query: () => Effect.succeed<QueryResult>({ _tag: "NotReceived", reason: "test" }),
   health: Effect.succeed([]),
   routeOf: () => undefined,
-  submitDeadlineMs: 1000
+  submitDeadlineMs: 1000,
+  ratePerSecond: undefined
 }))
 
 const bucket = (state: Metric.HistogramState, le: number) => state.buckets.find(([bound]) => bound === le)?.[1]

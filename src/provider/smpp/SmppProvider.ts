@@ -96,6 +96,9 @@ export const SmppProviderLive = (settings: SmppSettings): Layer.Layer<Provider, 
       query,
       health: Effect.sync(() => routes.map((route) => route.health)),
       routeOf: (to) => routeFor(to)?.name,
-      submitDeadlineMs: settings.responseTimeoutMs
+      submitDeadlineMs: settings.responseTimeoutMs,
+      ratePerSecond: routes.every((route) => route.settings.mps > 0)
+        ? routes.reduce((sum, route) => sum + route.settings.mps, 0)
+        : undefined
     })
   }))
