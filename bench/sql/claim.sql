@@ -12,24 +12,29 @@ WITH RECURSIVE orgs AS (
         WHERE m.status = 'scheduled' AND m.organisation_id > orgs.organisation_id
         ORDER BY m.organisation_id LIMIT 1)
     FROM orgs WHERE orgs.organisation_id IS NOT NULL),
-  candidates AS (
-    SELECT c.organisation_id, c.id, c.due_at, c.turn FROM orgs
-    CROSS JOIN LATERAL (
-      SELECT m.organisation_id, m.id, m.due_at,
-        row_number() OVER (ORDER BY m.due_at, m.created_at, m.batch_position) AS turn
-      FROM messages AS m
-      WHERE m.organisation_id = orgs.organisation_id AND m.status = 'scheduled' AND m.due_at <= now()
-        AND (m.claim_until IS NULL OR m.claim_until < now())
-      ORDER BY m.due_at, m.created_at, m.batch_position
-      LIMIT 100) AS c
+  due_orgs AS (
+    SELECT orgs.organisation_id FROM orgs
     WHERE orgs.organisation_id IS NOT NULL
-    ORDER BY c.turn, c.due_at
-    LIMIT 100),
+      AND EXISTS (SELECT 1 FROM messages AS m WHERE m.organisation_id = orgs.organisation_id AND m.status = 'scheduled' AND m.due_at <= now() AND (m.claim_until IS NULL OR m.claim_until < now()))),
+  share AS (SELECT ceil(100::numeric / greatest(count(*), 1))::integer AS per FROM due_orgs),
+  shares AS (SELECT c.* FROM due_orgs CROSS JOIN LATERAL (
+      SELECT m.organisation_id, m.id, m.due_at, m.created_at, m.batch_position FROM messages AS m
+      WHERE m.organisation_id = due_orgs.organisation_id AND m.status = 'scheduled' AND m.due_at <= now() AND (m.claim_until IS NULL OR m.claim_until < now())
+      ORDER BY m.due_at, m.created_at, m.batch_position
+      LIMIT (SELECT per FROM share)
+      FOR UPDATE OF m SKIP LOCKED) AS c),
+  rest AS (SELECT c.* FROM due_orgs CROSS JOIN LATERAL (
+      SELECT m.organisation_id, m.id, m.due_at, m.created_at, m.batch_position FROM messages AS m
+      WHERE m.organisation_id = due_orgs.organisation_id AND m.status = 'scheduled' AND m.due_at <= now() AND (m.claim_until IS NULL OR m.claim_until < now()) AND m.id NOT IN (SELECT id FROM shares)
+      ORDER BY m.due_at, m.created_at, m.batch_position
+      LIMIT greatest(100 - (SELECT count(*) FROM shares), 0)
+      FOR UPDATE OF m SKIP LOCKED) AS c),
   due AS (
-    SELECT m.organisation_id, m.id FROM messages AS m
-    JOIN candidates AS c ON c.organisation_id = m.organisation_id AND c.id = m.id
-    WHERE m.status = 'scheduled' AND (m.claim_until IS NULL OR m.claim_until < now())
-    FOR UPDATE OF m SKIP LOCKED)
+    SELECT organisation_id, id FROM (
+      SELECT organisation_id, id, due_at,
+        row_number() OVER (PARTITION BY organisation_id ORDER BY due_at, created_at, batch_position) AS turn
+      FROM (SELECT * FROM shares UNION ALL SELECT * FROM rest) AS locked) AS t
+    ORDER BY turn, due_at LIMIT 100)
   UPDATE messages AS m SET worker_id = :worker::uuid, claim_until = now() + interval '10 seconds'
   FROM due WHERE m.organisation_id = due.organisation_id AND m.id = due.id
   RETURNING m.organisation_id::text, m.id::text, m.batch_id::text, m.to_number, m.sender_name, m.text,

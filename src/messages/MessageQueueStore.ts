@@ -157,38 +157,46 @@ export class MessageQueueStore extends Context.Service<MessageQueueStore, {
     return MessageQueueStore.of({
       // Fair share: every organisation with unclaimed due work gets a turn in each claim. The
       // organisations holding scheduled messages are walked one index probe each (a loose index
-      // scan of messages_due_by_organisation), each gives its earliest due messages, and the
-      // claim takes them round robin (the first of each organisation, then the second...), so
-      // one organisation's backlog never pushes another's message behind it.
-      claimDue: (at, limit, workerId) =>
-        fromDatabase(sql<MessageRow>`WITH RECURSIVE orgs AS (
+      // scan of messages_due_by_organisation); each one with due work gives its earliest due
+      // messages, an equal share of the claim, then those with more fill what the others left;
+      // rows are locked with SKIP LOCKED (another process's claim takes the next ones) and the
+      // claim takes them round robin (the first of each organisation, then the second...): one
+      // organisation's backlog never pushes another's message behind it.
+      claimDue: (at, limit, workerId) => {
+        const unclaimedDue = sql`m.status = 'scheduled' AND m.due_at <= ${at} AND (m.claim_until IS NULL OR m.claim_until < ${at})`
+        const earliest = (n: Statement.Fragment, except: Statement.Fragment) => sql`CROSS JOIN LATERAL (
+            SELECT m.organisation_id, m.id, m.due_at, m.created_at, m.batch_position FROM messages AS m
+            WHERE m.organisation_id = due_orgs.organisation_id AND ${unclaimedDue} ${except}
+            ORDER BY m.due_at, m.created_at, m.batch_position
+            LIMIT ${n}
+            FOR UPDATE OF m SKIP LOCKED) AS c`
+        return fromDatabase(sql<MessageRow>`WITH RECURSIVE orgs AS (
             (SELECT organisation_id FROM messages WHERE status = 'scheduled' ORDER BY organisation_id LIMIT 1)
             UNION ALL
             SELECT (SELECT m.organisation_id FROM messages AS m
                 WHERE m.status = 'scheduled' AND m.organisation_id > orgs.organisation_id
                 ORDER BY m.organisation_id LIMIT 1)
             FROM orgs WHERE orgs.organisation_id IS NOT NULL),
-          candidates AS (
-            SELECT c.organisation_id, c.id, c.due_at, c.turn FROM orgs
-            CROSS JOIN LATERAL (
-              SELECT m.organisation_id, m.id, m.due_at,
-                row_number() OVER (ORDER BY m.due_at, m.created_at, m.batch_position) AS turn
-              FROM messages AS m
-              WHERE m.organisation_id = orgs.organisation_id AND m.status = 'scheduled' AND m.due_at <= ${at}
-                AND (m.claim_until IS NULL OR m.claim_until < ${at})
-              ORDER BY m.due_at, m.created_at, m.batch_position
-              LIMIT ${limit}) AS c
+          due_orgs AS (
+            SELECT orgs.organisation_id FROM orgs
             WHERE orgs.organisation_id IS NOT NULL
-            ORDER BY c.turn, c.due_at
-            LIMIT ${limit}),
+              AND EXISTS (SELECT 1 FROM messages AS m WHERE m.organisation_id = orgs.organisation_id AND ${unclaimedDue})),
+          share AS (SELECT ceil(${limit}::numeric / greatest(count(*), 1))::integer AS per FROM due_orgs),
+          shares AS (SELECT c.* FROM due_orgs ${earliest(sql`(SELECT per FROM share)`, sql``)}),
+          rest AS (SELECT c.* FROM due_orgs ${earliest(
+          sql`greatest(${limit} - (SELECT count(*) FROM shares), 0)`,
+          sql`AND m.id NOT IN (SELECT id FROM shares)`
+        )}),
           due AS (
-            SELECT m.organisation_id, m.id FROM messages AS m
-            JOIN candidates AS c ON c.organisation_id = m.organisation_id AND c.id = m.id
-            WHERE m.status = 'scheduled' AND (m.claim_until IS NULL OR m.claim_until < ${at})
-            FOR UPDATE OF m SKIP LOCKED)
+            SELECT organisation_id, id FROM (
+              SELECT organisation_id, id, due_at,
+                row_number() OVER (PARTITION BY organisation_id ORDER BY due_at, created_at, batch_position) AS turn
+              FROM (SELECT * FROM shares UNION ALL SELECT * FROM rest) AS locked) AS t
+            ORDER BY turn, due_at LIMIT ${limit})
           UPDATE messages AS m SET worker_id = ${workerId}, claim_until = ${new Date(at.getTime() + claimLeaseMs)}
           FROM due WHERE m.organisation_id = due.organisation_id AND m.id = due.id
-          RETURNING ${sql.literal(returned)}`),
+          RETURNING ${sql.literal(returned)}`)
+      },
       start: (messages, at, workerId) =>
         Effect.gen(function*() {
           if (messages.length === 0) return []
