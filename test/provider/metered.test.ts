@@ -28,6 +28,7 @@ const FakeAdapter = Layer.succeed(Provider, Provider.of({
   query: () => Effect.succeed<QueryResult>({ _tag: "NotReceived", reason: "test" }),
   health: Effect.succeed([]),
   routeOf: () => undefined,
+  sendable: () => ({ _tag: "All" }),
   submitDeadlineMs: 1000
 }))
 

@@ -208,6 +208,7 @@ export const SimulatorLive = (options: SimulatorOptions) =>
       query,
       health: Effect.succeed([{ route: simulatorRoute, connected: true, detail: "in-process simulator" }]),
       routeOf: () => simulatorRoute,
+      sendable: () => ({ _tag: "All" }),
       submitDeadlineMs: options.slowMs + 1_000
     })).pipe(Context.add(SimulatorControl, SimulatorControl.of({ runDue, nextDue: store.nextDue, sendReceipt })))
   })).pipe(Layer.provide(SimulatorStore.layer))
