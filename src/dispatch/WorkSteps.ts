@@ -82,7 +82,8 @@ export class WorkSteps extends Context.Service<WorkSteps, {
       runSet: (messages: ReadonlyArray<MessageRow>) => Effect.flatMap(now, (at) => queue.start(messages, at, workerId))
     })
 
-    const claimDue = (limit: number) => Effect.flatMap(now, (at) => queue.claimDue(at, limit, workerId))
+    // only the messages this process can submit: a route whose binds other processes hold is theirs
+    const claimDue = (limit: number) => Effect.flatMap(now, (at) => queue.claimDue(at, limit, workerId, provider.sendable()))
 
     // this process's work on the message from its start on (WorkerLease.working): a start whose
     // commit answer is lost leaves the message `processing`, then recovered as never sent
