@@ -9,6 +9,9 @@
  * shares, so that no two processes' clocks need agree. The holder judges its own lease by real
  * elapsed time since it asked for the renewal that the database confirmed: it drops its bind
  * `slotSafetyMs` before the lease can have run out, so the next holder binds only after it.
+ *
+ * Only on PostgreSQL (ProviderLayer.ts): the embedded PGlite serves one process, which holds
+ * every bind (`openGate`).
  */
 import { Context, Effect, Layer, Schedule, Semaphore } from "effect"
 import { SqlClient } from "effect/sql"
@@ -18,13 +21,14 @@ import { makeOutageLog } from "../../observability/RecurringLogs.ts"
 import { Ids } from "../../platform/Ids.ts"
 
 /** How long a slot's lease lasts without renewal (database time). */
-export const slotLeaseTtlMs = 8_000
+export const slotLeaseTtlMs = 10_000
 /** How often a holder renews its lease, and a process without a slot looks for a free one. */
 export const slotRenewMs = 2_000
 /**
  * How long before its lease can have run out a holder drops its bind when no renewal was
- * confirmed. With the TTL and the renewal interval, a dead holder's slot is taken within
- * `slotLeaseTtlMs + slotRenewMs` (10 s), and its bind replaced within 15 s.
+ * confirmed (8 s without one, a loaded pool included). With the TTL and the renewal interval, a
+ * dead holder's slot is taken within `slotLeaseTtlMs + slotRenewMs` (12 s), and its bind
+ * replaced within 15 s.
  */
 export const slotSafetyMs = 2_000
 
