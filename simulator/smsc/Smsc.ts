@@ -383,10 +383,8 @@ export class Smsc {
     while (this.arrivals[this.arrivalsHead]! <= now - 1000) this.arrivalsHead++
     this.submits++
     const inLastSecond = this.arrivals.length - this.arrivalsHead
-    if (inLastSecond > this.maxPerSecond) {
-      this.maxPerSecond = inLastSecond
-      this.stats.changed(false)
-    }
+    this.maxPerSecond = Math.max(this.maxPerSecond, inLastSecond)
+    this.stats.changed(false)
     if (this.arrivalsHead > 4096) {
       this.arrivals.splice(0, this.arrivalsHead)
       this.arrivalsHead = 0

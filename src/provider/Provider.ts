@@ -91,6 +91,13 @@ export class Provider extends Context.Service<Provider, {
   readonly routeOf: (to: string) => string | undefined
   /** Which numbers this process can submit now: a route whose binds other processes hold is theirs. */
   readonly sendable: () => Sendable
+  /**
+   * Waits for the turn of a dispatched message to `to` in its route's rate, evenly spaced
+   * (SMPP `mps`), before the dispatcher marks it as handed over: a message waiting for the rate
+   * is still only claimed, so a crash leaves it to be sent by another process rather than
+   * `unknown`. Immediate sends do not wait here (their submission does).
+   */
+  readonly pace: (to: string) => Effect.Effect<void>
   /** Longest `submit` may take before it answers (its own response deadline): the caller's guard waits a little longer. */
   readonly submitDeadlineMs: number
 }>()("sms/Provider") {}

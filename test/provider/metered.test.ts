@@ -29,6 +29,7 @@ const FakeAdapter = Layer.succeed(Provider, Provider.of({
   health: Effect.succeed([]),
   routeOf: () => undefined,
   sendable: () => ({ _tag: "All" }),
+  pace: () => Effect.void,
   submitDeadlineMs: 1000
 }))
 

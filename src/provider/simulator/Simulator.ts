@@ -209,6 +209,7 @@ export const SimulatorLive = (options: SimulatorOptions) =>
       health: Effect.succeed([{ route: simulatorRoute, connected: true, detail: "in-process simulator" }]),
       routeOf: () => simulatorRoute,
       sendable: () => ({ _tag: "All" }),
+      pace: () => Effect.void,
       submitDeadlineMs: options.slowMs + 1_000
     })).pipe(Context.add(SimulatorControl, SimulatorControl.of({ runDue, nextDue: store.nextDue, sendReceipt })))
   })).pipe(Layer.provide(SimulatorStore.layer))

@@ -11,7 +11,7 @@ import type { RouteHealth } from "../Provider.ts"
 import { type BindGate, openGate } from "./BindSlots.ts"
 import { type Answer, type Link, type LinkHandlers, openLink, type Response } from "./Link.ts"
 import { reconnectSchedule, stepper } from "./RetrySchedules.ts"
-import { SlidingRate } from "./SlidingRate.ts"
+import { rateGuardMs, SlidingRate } from "./SlidingRate.ts"
 import type { RouteSettings, SmppTiming } from "../../config/SmppSettings.ts"
 
 /** What a `submit_sm` was sent for, kept with it so that a late answer can be reported. */
@@ -59,6 +59,10 @@ export class Route {
   private concatRef = 0
   private readonly window: Semaphore.Semaphore
   private readonly rate: SlidingRate | undefined
+  /** Dispatched messages' turns, evenly spaced at the route's share of the cap (with its guard), one waiter at a time. */
+  private readonly spacingMs: number
+  private nextTurnMs = 0
+  private readonly turns = Semaphore.makeUnsafe(1)
   private readonly label: string
   private readonly handlers: LinkHandlers<PartContext>
   readonly settings: RouteSettings
@@ -85,6 +89,7 @@ export class Route {
     this.window = Semaphore.makeUnsafe(settings.window)
     const share = mpsShare(settings.mps, settings.binds)
     this.rate = share > 0 ? new SlidingRate(share) : undefined
+    this.spacingMs = share > 0 ? (1000 + rateGuardMs) / share : 0
     this.handlers = {
       onDeliver: (link, pdu) => events.onDeliver(this, link, pdu),
       onLateAnswer: (late, response) => events.onLateAnswer(this, late, response),
@@ -118,6 +123,22 @@ export class Route {
   /** Whether this process holds one of the fleet's bind slots of the route (it may bind). */
   get holdsSlot(): boolean {
     return this.gate.slot() !== undefined
+  }
+
+  /**
+   * Waits for a dispatched message's turn: turns come evenly spaced at the route's share of the
+   * cap, so that dispatched messages reach the SMSC evenly rather than a second's worth at once
+   * (a burst delayed on the way would crowd the next second at the SMSC).
+   */
+  get pace(): Effect.Effect<void> {
+    if (this.spacingMs === 0) return Effect.void
+    const self = this
+    return Effect.gen(function*() {
+      const nowMs = self.clock.currentTimeMillisUnsafe()
+      const turnMs = Math.max(nowMs, self.nextTurnMs)
+      self.nextTurnMs = turnMs + self.spacingMs
+      if (turnMs > nowMs) yield* Effect.sleep(turnMs - nowMs)
+    }).pipe(self.turns.withPermits(1))
   }
 
   /** A new reference (0 to 255) for the parts of one concatenated message. */

@@ -113,6 +113,7 @@ export const SmppProviderLive = (settings: SmppSettings): Layer.Layer<Provider, 
     return Provider.of({
       submit,
       sendable,
+      pace: (to) => routeFor(to)?.pace ?? Effect.void,
       query,
       health: Effect.sync(() => routes.map((route) => route.health)),
       routeOf: (to) => routeFor(to)?.name,
