@@ -1,7 +1,8 @@
 /**
  * SMSC limits hold for the fleet (contract section 11, issue 20): three service processes on one
- * database send through one SMSC entry with `"binds": 1` and `"mps": 100`, the SMSC simulator
- * running as a process of its own. Immediate sends go to all three (the two without the bind
+ * database send through one SMSC entry with `"binds": 1` and `"mps": 100` (and a window of 50,
+ * so that the cap, not the window, bounds the drain), the SMSC simulator running as a process of
+ * its own. Immediate sends go to all three (the two without the bind
  * hand theirs over through the database), then 1200 scheduled messages fall due; once the SMSC
  * has taken 300 of them, the process holding the bind is killed (kill -9). What must hold:
  *
@@ -77,7 +78,7 @@ describe("three service processes sharing one SMSC entry with binds 1 and mps 10
     try {
       const providersFile = join(dataDir, "providers.json")
       writeFileSync(providersFile, JSON.stringify([
-        { name: "smsc", smpp_url: `smpp://sim:sim@127.0.0.1:${smscPort}`, prefixes: ["*"], mps, binds: 1 }
+        { name: "smsc", smpp_url: `smpp://sim:sim@127.0.0.1:${smscPort}`, prefixes: ["*"], window: 50, mps, binds: 1 }
       ]))
       const env = {
         DATABASE_URL: postgres().url,
