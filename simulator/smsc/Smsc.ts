@@ -19,6 +19,7 @@ import { behaviourOf, type Behaviour, ESME_ROK, ESME_RTHROTTLED } from "./Behavi
 import { Book, type OwedReceipt } from "./Book.ts"
 import type { KnownMessage, Owed } from "./Journal.ts"
 import { type Concatenation, concatenationOf, Reassembly } from "./Reassembly.ts"
+import { type SmscCounts, StatsFile } from "./Stats.ts"
 import { Timeline } from "./Timeline.ts"
 
 export interface SmscOptions {
@@ -88,6 +89,8 @@ export interface ReceiptAnswer {
 interface Connection {
   readonly session: smpp.Session
   bound: boolean
+  /** The account it is bound as, once bound. */
+  systemId: string | undefined
   closed: boolean
   /** `submit_sm` received and not answered yet. */
   outstanding: number
@@ -175,12 +178,18 @@ export class Smsc {
   maxOutstanding = 0
   /** Most `submit_sm` received in any 1 s window, over all connections. */
   maxPerSecond = 0
+  /** Every `submit_sm` received. */
+  submits = 0
+  /** Binds per account (system_id): bound now, and the most ever bound at once. */
+  private readonly accounts = new Map<string, { now: number; max: number }>()
+  private readonly stats: StatsFile
 
   private constructor(options: SmscOptions, book: Book) {
     this.options = options
     this.book = book
     this.listeningPort = options.port
     this.server = smpp.createServer({}, (session) => this.accept(session))
+    this.stats = new StatsFile(options.dataDir, () => this.counts)
   }
 
   /** Starts a simulator listening on `options.port` (0: a free one), owing the receipts its data directory says it owes. */
@@ -230,6 +239,7 @@ export class Smsc {
   async dispose(): Promise<void> {
     this.timeline.clear()
     await this.stop()
+    this.stats.close()
     this.book.close()
   }
 
@@ -282,12 +292,13 @@ export class Smsc {
 
   private accept(session: smpp.Session): void {
     session.socket.setNoDelay(true)
-    const c: Connection = { session, bound: false, closed: false, outstanding: 0, deliveries: new Map() }
+    const c: Connection = { session, bound: false, systemId: undefined, closed: false, outstanding: 0, deliveries: new Map() }
     this.connections.add(c)
     session.on("pdu", (pdu) => this.receive(c, pdu))
     session.on("error", () => session.destroy())
     session.on("close", () => {
       c.closed = true
+      if (c.bound) this.unbound(c)
       c.bound = false
       c.deliveries.clear()
       this.connections.delete(c)
@@ -337,9 +348,31 @@ export class Smsc {
       return
     }
     c.bound = true
+    c.systemId = pdu.system_id ?? ""
     this.binds++
-    this.options.log?.("bound", { system_id: pdu.system_id ?? "" })
+    const account = this.accounts.get(c.systemId) ?? { now: 0, max: 0 }
+    account.now++
+    account.max = Math.max(account.max, account.now)
+    this.accounts.set(c.systemId, account)
+    this.stats.changed(true)
+    this.options.log?.("bound", { system_id: c.systemId, binds_now: account.now })
     this.drainWaiting()
+  }
+
+  /** A bound connection ends (unbind, close, or the peer gone): one bind fewer for its account. */
+  private unbound(c: Connection): void {
+    const account = this.accounts.get(c.systemId ?? "")
+    if (account !== undefined) account.now--
+    this.stats.changed(true)
+  }
+
+  /** Binds per account (now, and the most ever at once) and the most `submit_sm` in any 1 s window: what `stats.json` holds. */
+  get counts(): SmscCounts {
+    return {
+      binds: Object.fromEntries([...this.accounts].map(([id, a]) => [id, { now: a.now, max: a.max }])),
+      maxSubmitsPerSecond: this.maxPerSecond,
+      submits: this.submits
+    }
   }
 
   private measureArrival(c: Connection): void {
@@ -348,7 +381,10 @@ export class Smsc {
     const now = performance.now()
     this.arrivals.push(now)
     while (this.arrivals[this.arrivalsHead]! <= now - 1000) this.arrivalsHead++
-    this.maxPerSecond = Math.max(this.maxPerSecond, this.arrivals.length - this.arrivalsHead)
+    this.submits++
+    const inLastSecond = this.arrivals.length - this.arrivalsHead
+    this.maxPerSecond = Math.max(this.maxPerSecond, inLastSecond)
+    this.stats.changed(false)
     if (this.arrivalsHead > 4096) {
       this.arrivals.splice(0, this.arrivalsHead)
       this.arrivalsHead = 0

@@ -2,7 +2,8 @@
  * The SMSC simulator as a process: `npm run smsc`, or `node_modules/.bin/node simulator/smsc/main.ts`
  * so that signals reach it. Serves SMPP 3.4 on SMS_SMSC_HOST:SMS_SMSC_PORT (127.0.0.1:2775) for the
  * account SMS_SMSC_SYSTEM_ID / SMS_SMSC_PASSWORD (sim / sim), keeps what it owes in
- * SMS_SMSC_DATA_DIR (./.data/smsc), logs JSON lines on stdout, stops on SIGTERM / SIGINT, and
+ * SMS_SMSC_DATA_DIR (./.data/smsc) with what it counted (stats.json: binds per account at once,
+ * submissions per second; Stats.ts), logs JSON lines on stdout, stops on SIGTERM / SIGINT, and
  * under npm also when npm is gone. A bad variable or a data directory in use stops the start
  * with one line.
  */
@@ -49,7 +50,13 @@ let stopping = false
 const shutdown = (): void => {
   if (stopping) return
   stopping = true
-  log("SMSC simulator stopping", { messages: smsc.messages.length, receipts_sent: smsc.receiptsSent })
+  const { binds, maxSubmitsPerSecond } = smsc.counts
+  log("SMSC simulator stopping", {
+    messages: smsc.messages.length,
+    receipts_sent: smsc.receiptsSent,
+    max_binds_at_once: Math.max(0, ...Object.values(binds).map((b) => b.max)),
+    max_submits_per_second: maxSubmitsPerSecond
+  })
   void smsc.dispose().then(() => process.exit(0))
 }
 process.once("SIGTERM", shutdown)

@@ -6,12 +6,12 @@
 import { Effect, Result, Schema, SchemaIssue, SchemaParser } from "effect"
 import { every, type Field, integer, InvalidConfig, oneOf, present, refuse } from "./EnvFields.ts"
 import { parseSmppUrl } from "./SmppUrl.ts"
-import { defaultTiming, msgIdTypes, type RouteSettings, singleRouteName, type SmppSettings } from "./SmppSettings.ts"
+import { defaultTiming, maxBinds, msgIdTypes, type RouteSettings, singleRouteName, type SmppSettings } from "./SmppSettings.ts"
 
 /** Reads a file's text (the routing file): the disk in a process, a function in tests. */
 export type ReadText = (path: string) => string
 
-type RouteDefaults = Pick<RouteSettings, "window" | "mps" | "msgIdType">
+type RouteDefaults = Pick<RouteSettings, "window" | "mps" | "binds" | "msgIdType">
 
 const RouteEntry = Schema.Struct({
   name: Schema.String.check(
@@ -23,6 +23,7 @@ const RouteEntry = Schema.Struct({
   ).check(Schema.isMinLength(1, { message: "must list at least one prefix" })),
   window: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1000 }))),
   mps: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 100_000 }))),
+  binds: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: maxBinds }))),
   msg_id_type: Schema.optionalKey(Schema.Literals(msgIdTypes))
 })
 type RouteEntry = typeof RouteEntry.Type
@@ -87,6 +88,7 @@ export const decodeRoutes = (json: string, defaults: RouteDefaults): Result.Resu
         prefixes: entry.prefixes,
         window: entry.window ?? defaults.window,
         mps: entry.mps ?? defaults.mps,
+        binds: entry.binds ?? defaults.binds,
         msgIdType: entry.msg_id_type ?? defaults.msgIdType
       })
     }
@@ -148,6 +150,7 @@ export const decodeSmppSettings = (provider: "simulator" | "smpp", readText: Rea
         responseTimeoutMs: integer("SMS_SMPP_RESPONSE_TIMEOUT_MS", 10_000, 100, 600_000),
         window: integer("SMS_SMPP_WINDOW", 10, 1, 1000),
         mps: integer("SMS_SMPP_MPS", 0, 0, 100_000),
+        binds: integer("SMS_SMPP_BINDS", 1, 1, maxBinds),
         msgIdType: oneOf("SMS_SMPP_MSG_ID_TYPE", "exact", msgIdTypes)
       }),
       smscs: source(provider)

@@ -10,6 +10,9 @@ import type { Redacted } from "effect"
  */
 export type MsgIdType = "exact" | "hex_resp_dec_receipt" | "dec_resp_hex_receipt"
 
+/** Most binds one SMSC entry may allow the fleet. */
+export const maxBinds = 100
+
 export const msgIdTypes: ReadonlyArray<MsgIdType> = ["exact", "hex_resp_dec_receipt", "dec_resp_hex_receipt"]
 
 /** Where an SMSC listens and the account the adapter binds with. */
@@ -20,7 +23,10 @@ export interface SmscEndpoint {
   readonly password: Redacted.Redacted<string>
 }
 
-/** One SMSC and the numbers it serves; the adapter keeps one bind (`bind_transceiver`) to it. */
+/**
+ * One SMSC and the numbers it serves; a process keeps one bind (`bind_transceiver`) to it while
+ * it holds one of its `binds` slots (BindSlots.ts).
+ */
 export interface RouteSettings {
   /** Lower-case letters, digits, `-` and `_`: the prefix of every provider ref it gives (`telma:1234`). */
   readonly name: string
@@ -29,8 +35,13 @@ export interface RouteSettings {
   readonly prefixes: ReadonlyArray<string>
   /** Most `submit_sm` awaiting their response on the connection. */
   readonly window: number
-  /** Most `submit_sm` in any 1 s window on the connection; 0 means no cap. */
+  /**
+   * Most `submit_sm` in any 1 s window, for the whole fleet (every process on one database); 0
+   * means no cap. Each of the `binds` connections applies its share, `mps / binds`.
+   */
   readonly mps: number
+  /** Most binds to this SMSC held at once by all the service processes on one database together (1 to 100). */
+  readonly binds: number
   readonly msgIdType: MsgIdType
 }
 

@@ -312,6 +312,23 @@ export const migrations: ReadonlyArray<Migration> = [
     ]
   },
   {
+    version: 12,
+    name: "SMPP bind slots: the fleet's binds to each SMSC, leased to processes",
+    statements: [
+      // An SMSC entry allows the fleet `binds` binds at once: one row per slot, leased by the
+      // process that binds with it until `lease_until` (database time), renewed while it lives; a
+      // slot whose lease ran out is free. `holder` is the process's own id (null when given up).
+      `CREATE TABLE smpp_bind_slots (
+        route text NOT NULL,
+        slot integer NOT NULL CHECK (slot >= 0),
+        holder uuid,
+        holder_pid integer,
+        lease_until timestamptz NOT NULL,
+        PRIMARY KEY (route, slot)
+      )`
+    ]
+  },
+  {
     version: 13,
     name: "due messages by organisation, for the fair-share claim",
     statements: [

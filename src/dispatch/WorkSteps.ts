@@ -51,9 +51,10 @@ export class WorkSteps extends Context.Service<WorkSteps, {
   /** Claims up to `limit` due scheduled messages for this process. */
   readonly claimDue: (limit: number) => Effect.Effect<ReadonlyArray<MessageRow>, DatabaseUnavailable>
   /**
-   * Starts a claimed message and submits it, or settles it as blocked / failed when its sender or
-   * its organisation became unavailable; a message another process started is left alone.
-   * Uninterruptible: once started, a message always reaches the provider and its settlement.
+   * Waits for the message's turn in its route's rate (Provider.pace), then starts it and submits
+   * it, or settles it as blocked / failed when its sender or its organisation became unavailable;
+   * a message another process started is left alone. Uninterruptible from its start: once
+   * started, a message always reaches the provider and its settlement.
    */
   readonly dispatch: (message: MessageRow) => Effect.Effect<void, DatabaseUnavailable>
   /** Dispatches every message due now, `window` at a time; returns how many it claimed. */
@@ -94,18 +95,20 @@ export class WorkSteps extends Context.Service<WorkSteps, {
       runSet: (messages: ReadonlyArray<MessageRow>) => Effect.flatMap(now, (at) => queue.start(messages, at, workerId))
     })
 
-    const claimDue = (limit: number) => Effect.flatMap(now, (at) => queue.claimDue(at, limit, workerId))
+    // only the messages this process can submit: a route whose binds other processes hold is theirs
+    const claimDue = (limit: number) => Effect.flatMap(now, (at) => queue.claimDue(at, limit, workerId, provider.sendable()))
 
     // this process's work on the message from its start on (WorkerLease.working): a start whose
     // commit answer is lost leaves the message `processing`, then recovered as never sent
     const dispatch = (message: MessageRow) =>
-      lease.working(message.id, Effect.gen(function*() {
+      // its turn in the route's rate first, still only claimed (interruptible: a claim is given back)
+      provider.pace(message.toNumber).pipe(Effect.andThen(lease.working(message.id, Effect.gen(function*() {
         const refusal = yield* start(message)
         if (refusal === "gone") return
         if (refusal === "sms_unavailable") yield* settlement.settle(message, { _tag: "SmsUnavailable" }, "dispatch")
         else if (refusal === "sender_unavailable") yield* settlement.settle(message, { _tag: "SenderUnavailable" }, "dispatch")
         else yield* submitter.submitAndSettle({ ...message, status: "processing" })
-      })).pipe(Effect.uninterruptible)
+      }).pipe(Effect.uninterruptible))))
 
     const dispatchDue = Effect.gen(function*() {
       let claimed = 0

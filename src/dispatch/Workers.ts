@@ -19,6 +19,7 @@ import { now } from "../clock/Time.ts"
 import { WorkerLease } from "../workers/WorkerLease.ts"
 import { Receipts, receiptSetSizeMax } from "./Receipts.ts"
 import { MessageQueueStore } from "../messages/MessageQueueStore.ts"
+import { Provider } from "../provider/Provider.ts"
 import { verifyRoundMax, WorkSteps } from "./WorkSteps.ts"
 
 /** Longest a loop sleeps before looking again (new work may come from other processes). */
@@ -27,6 +28,8 @@ export const pollIntervalMs = 1000
 export const recoveryIntervalMs = 2000
 /** Shortest sleep of the dispatcher when due messages exist but other processes hold them. */
 const busyRetryMs = 50
+/** The same when some routes' binds are held by other processes: due messages may be theirs, not to be claimed here. */
+const standbyRetryMs = 250
 /** How often unmatched receipts past their time (or their route's cap) are removed. */
 export const receiptCleanupIntervalMs = 60_000
 
@@ -49,6 +52,7 @@ const resilient = (name: string, loop: Effect.Effect<void, unknown>, outage: Out
 
 export const WorkersLive = Layer.effectDiscard(Effect.gen(function*() {
   const config = yield* AppConfig
+  const provider = yield* Provider
   const steps = yield* WorkSteps
   const queue = yield* MessageQueueStore
   const receipts = yield* Receipts
@@ -70,7 +74,7 @@ export const WorkersLive = Layer.effectDiscard(Effect.gen(function*() {
       const claimed = yield* steps.claimDue(steps.window)
       yield* dispatcherOutage.succeeded("dispatcher works again")
       if (claimed.length > 0) return claimed
-      yield* sleepMs(yield* untilMs(yield* queue.nextDue, busyRetryMs))
+      yield* sleepMs(yield* untilMs(yield* queue.nextDue, provider.sendable()._tag === "All" ? busyRetryMs : standbyRetryMs))
     }
   })
   const dispatcher = Stream.fromIterableEffectRepeat(nextClaim).pipe(

@@ -1,7 +1,9 @@
 /**
  * `GET /health` (the process is up) and `GET /ready` (it can serve: the database answers and at
- * least one provider route is bound), for orchestrators. `/ready` shows every route's state, so
- * an operator sees why a bind fails without reading the logs.
+ * least one provider route is bound, or on standby: its binds are the fleet's and other
+ * processes hold them, and this one hands its messages to them), for orchestrators. `/ready`
+ * shows every route's state and the bind slot this process holds (`slot.held`, null on standby),
+ * so an operator sees why a bind fails, and which process holds it, without reading the logs.
  */
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
@@ -18,7 +20,7 @@ export interface Readiness {
 
 /** The 200 body, or the 503 error body whose details name the database's and each route's state. */
 export const readinessAnswer = ({ database, routes }: Readiness): { readonly status: 200 | 503; readonly body: unknown } => {
-  const bound = routes.some((r) => r.connected)
+  const bound = routes.some((r) => r.connected || r.slot?.held === null)
   if (database && bound) return { status: 200, body: { status: "ready", routes } }
   const problems = [...(database ? [] : ["the database is not reachable"]), ...(bound ? [] : ["no provider route is bound"])]
   const message = problems.join("; ")
@@ -27,7 +29,7 @@ export const readinessAnswer = ({ database, routes }: Readiness): { readonly sta
     body: errorBody("service_unavailable", `${message.charAt(0).toUpperCase()}${message.slice(1)}`, {
       details: [
         { field: "database", message: database ? "answers" : "not reachable" },
-        ...routes.map((r) => ({ field: `routes.${r.route}`, message: `${r.connected ? "bound" : "not bound"}: ${r.detail}` }))
+        ...routes.map((r) => ({ field: `routes.${r.route}`, message: `${r.connected ? "bound" : r.slot?.held === null ? "standby" : "not bound"}: ${r.detail}` }))
       ]
     })
   }

@@ -53,6 +53,8 @@ export class IdempotencyStore extends Context.Service<IdempotencyStore, {
   readonly inProgressMessage: (organisationId: string, route: Route, key: string) => Fails<string | undefined>
   /** The answer stored for the key whose request created this message, when it has one. */
   readonly answerOfMessage: (organisationId: string, messageId: string) => Fails<Answer | undefined>
+  /** The answer stored for this key, once it has one (a read by its primary key, cheap enough to poll). */
+  readonly answerOfKey: (organisationId: string, route: Route, key: string) => Fails<Answer | undefined>
   /** Forgets the stored body of a message's key (erasure); replays then answer 410. */
   readonly eraseForMessage: (organisationId: string, messageId: string) => Fails<void>
 }>()("sms/IdempotencyStore") {
@@ -102,6 +104,14 @@ export class IdempotencyStore extends Context.Service<IdempotencyStore, {
         fromDatabase(sql<{ responseStatus: number; responseBody: string; responseLocation: string | null }>`SELECT response_status,
             response_body, response_location FROM idempotency_keys
           WHERE organisation_id = ${organisationId} AND message_id = ${messageId} AND state = 'done'
+            AND response_body IS NOT NULL`.pipe(
+          Effect.map(([row]) =>
+            row === undefined ? undefined : { status: row.responseStatus, body: JSON.parse(row.responseBody), location: row.responseLocation })
+        )),
+      answerOfKey: (organisationId, route, key) =>
+        fromDatabase(sql<{ responseStatus: number; responseBody: string; responseLocation: string | null }>`SELECT response_status,
+            response_body, response_location FROM idempotency_keys
+          WHERE organisation_id = ${organisationId} AND route = ${route} AND key = ${key} AND state = 'done'
             AND response_body IS NOT NULL`.pipe(
           Effect.map(([row]) =>
             row === undefined ? undefined : { status: row.responseStatus, body: JSON.parse(row.responseBody), location: row.responseLocation })

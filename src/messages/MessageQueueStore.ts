@@ -13,7 +13,7 @@ import { SqlClient, type Statement } from "effect/sql"
 import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
 import { fromDatabase } from "../db/Store.ts"
 import { organisationFragments } from "../organisations/OrganisationStore.ts"
-import type { ProviderRef } from "../provider/Provider.ts"
+import type { ProviderRef, Sendable } from "../provider/Provider.ts"
 import { workerFragments } from "../workers/WorkerStore.ts"
 import type { MessageRow } from "./MessageRow.ts"
 import { messageColumns } from "./MessageStore.ts"
@@ -66,15 +66,26 @@ export interface AbandonedMessage extends MessageRow {
 
 const returned = messageColumns("m")
 
+/**
+ * Whether a message's `to_number` is one this process can submit: the longest prefix matching
+ * it says whether its route's bind is held here; a number no prefix serves, by anyone.
+ */
+const sendableNumber = (sql: SqlClient.SqlClient, sendable: Sendable): Statement.Fragment =>
+  sendable._tag === "All"
+    ? sql`true`
+    : sql`coalesce((SELECT p.held FROM json_to_recordset(${JSON.stringify(sendable.prefixes)}::json) AS p(prefix text, held boolean)
+        WHERE left(to_number, length(p.prefix)) = p.prefix ORDER BY length(p.prefix) DESC LIMIT 1), true)`
+
 type Fails<A> = Effect.Effect<A, DatabaseUnavailable>
 
 export class MessageQueueStore extends Context.Service<MessageQueueStore, {
   /**
    * Claims up to `limit` scheduled messages due at `at` for `workerId`, organisations in turn
-   * (each one's earliest due first, then in admission order, batch members in their order); they
-   * stay `scheduled` until started.
+   * (each one's earliest due first, then in admission order, batch members in their order), among
+   * those it can submit (`sendable`: a route whose binds other processes hold is left to them);
+   * they stay `scheduled` until started.
    */
-  readonly claimDue: (at: Date, limit: number, workerId: string) => Fails<ReadonlyArray<MessageRow>>
+  readonly claimDue: (at: Date, limit: number, workerId: string, sendable: Sendable) => Fails<ReadonlyArray<MessageRow>>
   /**
    * Starts claimed messages, in one statement: each one still scheduled whose organisation has
    * SMS enabled and whose sender is active becomes `processing`, marked as handed over at `at`
@@ -162,8 +173,9 @@ export class MessageQueueStore extends Context.Service<MessageQueueStore, {
       // rows are locked with SKIP LOCKED (another process's claim takes the next ones) and the
       // claim takes them round robin (the first of each organisation, then the second...): one
       // organisation's backlog never pushes another's message behind it.
-      claimDue: (at, limit, workerId) => {
-        const unclaimedDue = sql`m.status = 'scheduled' AND m.due_at <= ${at} AND (m.claim_until IS NULL OR m.claim_until < ${at})`
+      claimDue: (at, limit, workerId, sendable) => {
+        const unclaimedDue = sql`m.status = 'scheduled' AND m.due_at <= ${at} AND (m.claim_until IS NULL OR m.claim_until < ${at})
+          AND ${sendableNumber(sql, sendable)}`
         const earliest = (n: Statement.Fragment, except: Statement.Fragment) => sql`CROSS JOIN LATERAL (
             SELECT m.organisation_id, m.id, m.due_at, m.created_at, m.batch_position FROM messages AS m
             WHERE m.organisation_id = due_orgs.organisation_id AND ${unclaimedDue} ${except}

@@ -146,7 +146,7 @@ export class MessageStore extends Context.Service<MessageStore, {
           INSERT INTO messages (organisation_id, id, batch_id, batch_position, to_number, sender_name, text, segments,
             status, send_at, due_at, worker_id, created_at, updated_at)
           SELECT ${organisationId}, x.id, x.batch_id, x.batch_position, x.to_number, x.sender_name, x.text, x.segments,
-            x.status, x.send_at, CASE WHEN x.status = 'scheduled' THEN x.send_at END, x.worker_id, ${at}, ${at}
+            x.status, x.send_at, CASE WHEN x.status = 'scheduled' THEN coalesce(x.send_at, ${at}::timestamptz) END, x.worker_id, ${at}, ${at}
           FROM json_to_recordset(${JSON.stringify(rows)}::json) AS x(id uuid, batch_id uuid, batch_position integer,
             to_number text, sender_name text, text text, segments smallint, status text, send_at timestamptz, worker_id uuid)
           RETURNING organisation_id, id, status)
@@ -277,7 +277,7 @@ export const messageFragments = (sql: SqlClient.SqlClient) => ({
         INSERT INTO messages (organisation_id, id, batch_id, batch_position, to_number, sender_name, text, segments, status,
           send_at, due_at, worker_id, created_at, updated_at)
         SELECT ${organisationId}, s.id, s.batch_id, s.batch_position, s.to_number, s.sender_name, ${text}, ${segments}, s.status,
-          s.send_at, CASE WHEN s.status = 'scheduled' THEN s.send_at END, s.worker_id, ${at}, ${at}
+          s.send_at, CASE WHEN s.status = 'scheduled' THEN coalesce(s.send_at, ${at}::timestamptz) END, s.worker_id, ${at}, ${at}
         FROM (${source}) AS s
         RETURNING organisation_id, id, status),
       ev AS (

@@ -3,6 +3,11 @@
  * idempotency claim, the message row and its credit reservation. An immediate send then waits
  * for the provider outside any transaction and settles in a second one; that part cannot be
  * interrupted by a client that hangs up, so a claimed key always ends with a stored answer.
+ *
+ * An immediate send this process cannot submit (other processes hold the binds of its route,
+ * contract section 11) is handed to them through the database: stored `scheduled` and due now,
+ * claimed by a holder's dispatcher, which settles it and stores its key's answer; this process
+ * answers with that answer once it is stored (HandOver.ts).
  */
 import { Context, Duration, Effect, Layer, Schedule } from "effect"
 import { type DatabaseUnavailable, isDatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
@@ -37,6 +42,8 @@ import { Recovery } from "./Recovery.ts"
 import { requireSendable } from "./Sendability.ts"
 import { Settlement } from "./Settlement.ts"
 import { Submitter } from "./Submitter.ts"
+import { canSend, Provider } from "../provider/Provider.ts"
+import { HandOver } from "./HandOver.ts"
 
 export interface MessageRequest {
   readonly to: string
@@ -93,6 +100,11 @@ export class Messages extends Context.Service<Messages, {
     const { workerId } = lease
     const ids = yield* Ids
     const quickAdmission = yield* QuickAdmission
+    const provider = yield* Provider
+    const handOver = yield* HandOver
+
+    /** Whether an immediate send goes to the processes holding its route's binds (this one holds none). */
+    const isHandedOver = (request: MessageRequest): boolean => request.sendAt === null && !canSend(provider.sendable(), request.to)
 
     /** A scheduled creation's answer, known before anything is written: 202 with the message. */
     const scheduledAnswer = (message: MessageRow): Answer => answers.answer("Scheduled", message)
@@ -113,7 +125,8 @@ export class Messages extends Context.Service<Messages, {
     const admit = (organisationId: string, key: string, fingerprint: string, request: MessageRequest, id: string, at: Date) =>
       Effect.gen(function*() {
         const profile = yield* organisations.sendingProfile(organisationId, request.senderName)
-        const status = request.sendAt === null ? "processing" as const : "scheduled" as const
+        const handedOver = isHandedOver(request)
+        const status = request.sendAt === null && !handedOver ? "processing" as const : "scheduled" as const
         const message: MessageRow = {
           organisationId,
           id,
@@ -140,9 +153,11 @@ export class Messages extends Context.Service<Messages, {
           workerId: status === "processing" ? workerId : null
         }], at)
         yield* ledger.reserve(organisationId, [{ messageId: id, credits: request.segments }])
-        return scheduled === undefined
-          ? { _tag: "Immediate" as const, message }
-          : { _tag: "Answered" as const, answer: scheduled, replayed: false }
+        return scheduled !== undefined
+          ? { _tag: "Answered" as const, answer: scheduled, replayed: false }
+          : handedOver
+          ? { _tag: "HandedOver" as const, message }
+          : { _tag: "Immediate" as const, message }
       }).pipe(transaction)
 
     /**
@@ -153,6 +168,7 @@ export class Messages extends Context.Service<Messages, {
     const admitQuickly = (organisationId: string, key: string, fingerprint: string, request: MessageRequest, id: string, at: Date) =>
       Effect.gen(function*() {
         if (request.sendAt !== null && !isFuture(request.sendAt, at.getTime())) return yield* admit(organisationId, key, fingerprint, request, id, at)
+        const handedOver = isHandedOver(request)
         const message = (senderName: string): MessageRow => ({
           organisationId,
           id,
@@ -161,7 +177,7 @@ export class Messages extends Context.Service<Messages, {
           senderName,
           text: request.text,
           segments: request.segments,
-          status: request.sendAt === null ? "processing" : "scheduled",
+          status: request.sendAt === null && !handedOver ? "processing" : "scheduled",
           sendAt: request.sendAt,
           deliveryTime: null,
           erasedAt: null
@@ -176,16 +192,19 @@ export class Messages extends Context.Service<Messages, {
           text: request.text,
           segments: request.segments,
           sendAt: request.sendAt,
-          workerId: request.sendAt === null ? workerId : null,
+          handOver: handedOver,
+          workerId: request.sendAt === null && !handedOver ? workerId : null,
           at,
           today: utcDay(at.getTime()),
           answer: request.sendAt === null ? undefined : scheduledAnswer(message(request.senderName ?? unresolvedSender))
         })
         if (quick._tag === "Admitted") {
           const admitted = message(quick.senderName)
-          return request.sendAt === null
-            ? { _tag: "Immediate" as const, message: admitted }
-            : { _tag: "Answered" as const, answer: scheduledAnswer(admitted), replayed: false }
+          return request.sendAt !== null
+            ? { _tag: "Answered" as const, answer: scheduledAnswer(admitted), replayed: false }
+            : handedOver
+            ? { _tag: "HandedOver" as const, message: admitted }
+            : { _tag: "Immediate" as const, message: admitted }
         }
         if (quick._tag === "Existing") {
           const claim = yield* judgeStoredKey(quick.row, fingerprint)
@@ -210,6 +229,7 @@ export class Messages extends Context.Service<Messages, {
             }))
         )
         if (admitted._tag === "Answered") return { answer: admitted.answer, replayed: admitted.replayed }
+        if (admitted._tag === "HandedOver") return { answer: yield* handOver.awaitAnswer(admitted.message, key), replayed: false }
         // unmarked, it must not reach the provider: the database still failing, it is settled as
         // never sent now, rather than left `processing` for recovery
         const marked = yield* store.markSubmitted(organisationId, [id], yield* now).pipe(

@@ -51,6 +51,11 @@ export interface QuickMessage extends Common {
   readonly id: string
   readonly to: string
   readonly sendAt: Date | null
+  /**
+   * An immediate send this process cannot submit (another holds its route's binds): stored
+   * `scheduled`, due now, for a holder's dispatcher; its key stays in progress until settled.
+   */
+  readonly handOver: boolean
   /** Immediate sends: the process that goes on to submit it. */
   readonly workerId: string | null
   /**
@@ -123,7 +128,7 @@ export class QuickAdmission extends Context.Service<QuickAdmission, {
         : sql`replace(${body}::text, ${JSON.stringify(unresolvedSender)}, to_json((SELECT sender_name FROM org))::text)`
 
     const message = (m: QuickMessage) => {
-      const status = m.sendAt === null ? "processing" : "scheduled"
+      const status = m.sendAt === null && !m.handOver ? "processing" : "scheduled"
       const key = { organisationId: m.organisationId, route: "messages" as const, key: m.key, fingerprint: m.fingerprint, messageId: m.id, ...(m.answer === undefined ? {} : { answer: m.answer }) }
       const member = sql`SELECT k.message_id AS id, NULL::uuid AS batch_id, NULL::integer AS batch_position, ${m.to}::text AS to_number,
         org.sender_name, ${status}::text AS status, ${m.sendAt}::timestamptz AS send_at, ${m.workerId}::uuid AS worker_id FROM k, org`

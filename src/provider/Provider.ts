@@ -64,7 +64,26 @@ export interface RouteHealth {
   readonly connected: boolean
   /** One line an operator can act on: `bound to host:port`, `bind refused: 0x0e`, `reconnecting in 4 s`. */
   readonly detail: string
+  /**
+   * The fleet's bind slots of the route (SMPP `binds`): the one this process holds (from 0), or
+   * null when other processes hold them all and this one leaves the route's messages to them.
+   */
+  readonly slot?: { readonly held: number | null; readonly of: number }
 }
+
+/**
+ * Which numbers this process can hand to the provider now (contract section 11): every one, or,
+ * when it holds the fleet's binds of only some routes, per number prefix (longest first, `""` for
+ * `*`) whether it holds a bind of the route serving it. A number no prefix serves fails at
+ * once whoever submits it, so any process may take it.
+ */
+export type Sendable =
+  | { readonly _tag: "All" }
+  | { readonly _tag: "ByPrefix"; readonly prefixes: ReadonlyArray<{ readonly prefix: string; readonly held: boolean }> }
+
+/** Whether `sendable` lets this process submit to `to`. */
+export const canSend = (sendable: Sendable, to: string): boolean =>
+  sendable._tag === "All" || (sendable.prefixes.find((p) => to.startsWith(p.prefix))?.held ?? true)
 
 export class Provider extends Context.Service<Provider, {
   /** Hands one message to the provider; never fails: every outcome is a SubmitResult. Safe to call concurrently. */
@@ -75,6 +94,15 @@ export class Provider extends Context.Service<Provider, {
   readonly health: Effect.Effect<ReadonlyArray<RouteHealth>>
   /** The route that serves a number (the prefix of the provider refs it gives), if any. */
   readonly routeOf: (to: string) => string | undefined
+  /** Which numbers this process can submit now: a route whose binds other processes hold is theirs. */
+  readonly sendable: () => Sendable
+  /**
+   * Waits for the turn of a dispatched message to `to` in its route's rate, evenly spaced
+   * (SMPP `mps`), before the dispatcher marks it as handed over: a message waiting for the rate
+   * is still only claimed, so a crash leaves it to be sent by another process rather than
+   * `unknown`. Immediate sends do not wait here (their submission does).
+   */
+  readonly pace: (to: string) => Effect.Effect<void>
   /** Longest `submit` may take before it answers (its own response deadline): the caller's guard waits a little longer. */
   readonly submitDeadlineMs: number
   /**

@@ -1,17 +1,20 @@
 /**
  * The provider SMS_PROVIDER chooses, measured the same way whichever it is (Metered.ts). The
  * simulator also provides `SimulatorControl` (the console's receipt button and the test clock
- * use it); a real adapter does not.
+ * use it); a real adapter does not. On PostgreSQL, SMPP shares each SMSC's binds with the fleet
+ * of processes through the database (BindSlots.ts).
  */
 import { Effect, Layer } from "effect"
 import { SimulatorLive } from "./simulator/Simulator.ts"
 import { AppConfig } from "../config/Config.ts"
 import { MeteredProvider } from "./Metered.ts"
 import { SmppProviderLive } from "./smpp/SmppProvider.ts"
+import { BindSlotStore } from "./smpp/BindSlots.ts"
 
 const Adapter = Layer.unwrap(Effect.map(AppConfig, (c) =>
   c.provider === "smpp" && c.smpp !== undefined
-    ? SmppProviderLive(c.smpp)
+    // the embedded PGlite serves one process only: its binds are the fleet's, no slot to lease
+    ? c.databaseUrl === undefined ? SmppProviderLive(c.smpp) : SmppProviderLive(c.smpp).pipe(Layer.provide(BindSlotStore.layer))
     : SimulatorLive({
       receiptDelayMs: c.simulatorReceiptDelayMs,
       slowMs: c.simulatorSlowMs,

@@ -73,7 +73,7 @@ describe.skipIf(!databaseUrl)("needs PostgreSQL (set DATABASE_URL; the embedded 
   it("two dispatchers claiming due messages at once never wait on each other's rows", async () => {
     const ids = await scheduled(6)
     const at = new Date(Date.now() + 7_200_000)
-    const { first, second } = await twoDispatchers((worker) => Effect.flatMap(MessageQueueStore, (q) => q.claimDue(at, 3, worker)))
+    const { first, second } = await twoDispatchers((worker) => Effect.flatMap(MessageQueueStore, (q) => q.claimDue(at, 3, worker, { _tag: "All" })))
     expect(first).toHaveLength(3)
     expect(second, "the second dispatcher's claim").toEqual(expect.any(Array))
     expect([...first, ...second].sort(), "each due message claimed once, by one of them").toEqual([...ids].sort())

@@ -24,7 +24,7 @@ describe("fair-share claim", () => {
     expectAdmitted(await postBatch(app, token, { recipients, text: oneSegmentText, send_at: sendAt }))
 
   const claim = (at: Date, limit: number) =>
-    app.run(Effect.flatMap(MessageQueueStore, (q) => q.claimDue(at, limit, randomUUID())))
+    app.run(Effect.flatMap(MessageQueueStore, (q) => q.claimDue(at, limit, randomUUID(), { _tag: "All" })))
 
   it("takes a small organisation's due message ahead of a larger backlog due earlier", async () => {
     const a = await app.newOrg({ credits: 400 })

@@ -28,6 +28,8 @@ const FakeAdapter = Layer.succeed(Provider, Provider.of({
   query: () => Effect.succeed<QueryResult>({ _tag: "NotReceived", reason: "test" }),
   health: Effect.succeed([]),
   routeOf: () => undefined,
+  sendable: () => ({ _tag: "All" }),
+  pace: () => Effect.void,
   submitDeadlineMs: 1000,
   ratePerSecond: undefined
 }))

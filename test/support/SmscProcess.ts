@@ -8,6 +8,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import type { Entry, KnownMessage } from "../../simulator/smsc/Journal.ts"
+import { type SmscCounts, statsFile } from "../../simulator/smsc/Stats.ts"
 import { eventually } from "./Eventually.ts"
 import { node, root } from "./ServiceProcess.ts"
 
@@ -42,6 +43,9 @@ export const kill9 = async (smsc: SmscProcess): Promise<void> => {
   if (smsc.child.exitCode === null && smsc.child.signalCode === null) smsc.child.kill("SIGKILL")
   await smsc.exited
 }
+
+/** What the simulator of `dataDir` counted (binds per account at once, submissions per second), as its stats.json says. */
+export const smscCounts = (dataDir: string): SmscCounts => JSON.parse(readFileSync(join(dataDir, statsFile), "utf8")) as SmscCounts
 
 /** Every message the simulator of `dataDir` took, from its journal, oldest first (a line cut by a kill is skipped). */
 export const takenMessages = (dataDir: string): ReadonlyArray<KnownMessage> =>

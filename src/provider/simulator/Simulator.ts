@@ -213,6 +213,8 @@ export const SimulatorLive = (options: SimulatorOptions) =>
       query,
       health: Effect.succeed([{ route: simulatorRoute, connected: true, detail: "in-process simulator" }]),
       routeOf: () => simulatorRoute,
+      sendable: () => ({ _tag: "All" }),
+      pace: () => Effect.void,
       submitDeadlineMs: options.slowMs + 1_000,
       ratePerSecond: undefined
     })).pipe(Context.add(SimulatorControl, SimulatorControl.of({ runDue, nextDue: store.nextDue, sendReceipt })))

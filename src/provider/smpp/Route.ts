@@ -8,9 +8,10 @@
 import { type Clock, Deferred, Effect, Fiber, Option, Semaphore } from "effect"
 import smpp from "smpp"
 import type { RouteHealth } from "../Provider.ts"
+import { type BindGate, openGate } from "./BindSlots.ts"
 import { type Answer, type Link, type LinkHandlers, openLink, type Response } from "./Link.ts"
 import { reconnectSchedule, stepper } from "./RetrySchedules.ts"
-import { SlidingRate } from "./SlidingRate.ts"
+import { rateGuardMs, SlidingRate } from "./SlidingRate.ts"
 import type { RouteSettings, SmppTiming } from "../../config/SmppSettings.ts"
 
 /** What a `submit_sm` was sent for, kept with it so that a late answer can be reported. */
@@ -41,6 +42,11 @@ export interface RouteEvents {
 }
 
 const unbindTimeoutMs = 1000
+/** How often a bound route checks that its bind slot's lease is still safely alive. */
+const slotCheckMs = 200
+
+/** One bind's share of the fleet's cap of `mps` shared by `binds` binds (at least 1 when capped). */
+export const mpsShare = (mps: number, binds: number): number => (mps === 0 ? 0 : Math.max(1, Math.floor(mps / binds)))
 
 const seconds = (ms: number): string => `${Math.round(ms / 100) / 10} s`
 
@@ -53,22 +59,37 @@ export class Route {
   private concatRef = 0
   private readonly window: Semaphore.Semaphore
   private readonly rate: SlidingRate | undefined
+  /** Dispatched messages' turns, evenly spaced at the route's share of the cap (with its guard), one waiter at a time. */
+  private readonly spacingMs: number
+  private nextTurnMs = 0
+  private readonly turns = Semaphore.makeUnsafe(1)
   private readonly label: string
   private readonly handlers: LinkHandlers<PartContext>
   readonly settings: RouteSettings
   private readonly responseTimeoutMs: number
   private readonly timing: SmppTiming
   private readonly clock: Clock.Clock
+  private readonly gate: BindGate
 
-  constructor(settings: RouteSettings, responseTimeoutMs: number, timing: SmppTiming, clock: Clock.Clock, events: RouteEvents) {
+  constructor(
+    settings: RouteSettings,
+    responseTimeoutMs: number,
+    timing: SmppTiming,
+    clock: Clock.Clock,
+    events: RouteEvents,
+    gate: BindGate = openGate(settings.binds)
+  ) {
     this.settings = settings
+    this.gate = gate
     this.responseTimeoutMs = responseTimeoutMs
     this.timing = timing
     this.clock = clock
     this.label = `${settings.endpoint.host}:${settings.endpoint.port}`
     this.detail = `connecting to ${this.label}`
     this.window = Semaphore.makeUnsafe(settings.window)
-    this.rate = settings.mps > 0 ? new SlidingRate(settings.mps) : undefined
+    const share = mpsShare(settings.mps, settings.binds)
+    this.rate = share > 0 ? new SlidingRate(share) : undefined
+    this.spacingMs = share > 0 ? (1000 + rateGuardMs) / share : 0
     this.handlers = {
       onDeliver: (link, pdu) => events.onDeliver(this, link, pdu),
       onLateAnswer: (late, response) => events.onLateAnswer(this, late, response),
@@ -89,9 +110,35 @@ export class Route {
     return this.settings.prefixes
   }
 
-  /** The route's state for /ready and the logs. */
+  /** The route's state for /ready and the logs, with the fleet's bind slot this process holds. */
   get health(): RouteHealth {
-    return { route: this.name, connected: this.link?.isOpen === true, detail: this.detail }
+    return {
+      route: this.name,
+      connected: this.link?.isOpen === true,
+      detail: this.detail,
+      slot: { held: this.gate.slot() ?? null, of: this.gate.slots }
+    }
+  }
+
+  /** Whether this process holds one of the fleet's bind slots of the route (it may bind). */
+  get holdsSlot(): boolean {
+    return this.gate.slot() !== undefined
+  }
+
+  /**
+   * Waits for a dispatched message's turn: turns come evenly spaced at the route's share of the
+   * cap, so that dispatched messages reach the SMSC evenly rather than a second's worth at once
+   * (a burst delayed on the way would crowd the next second at the SMSC).
+   */
+  get pace(): Effect.Effect<void> {
+    if (this.spacingMs === 0) return Effect.void
+    const self = this
+    return Effect.gen(function*() {
+      const nowMs = self.clock.currentTimeMillisUnsafe()
+      const turnMs = Math.max(nowMs, self.nextTurnMs)
+      self.nextTurnMs = turnMs + self.spacingMs
+      if (turnMs > nowMs) yield* Effect.sleep(turnMs - nowMs)
+    }).pipe(self.turns.withPermits(1))
   }
 
   /** A new reference (0 to 255) for the parts of one concatenated message. */
@@ -110,6 +157,12 @@ export class Route {
       // the delays of the outage under way, if any: a bind ends it
       let outage: ((nowMs: number, problem: string) => Effect.Effect<number>) | undefined
       while (!self.closing) {
+        if (self.gate.slot() === undefined) {
+          const slots = self.gate.slots
+          self.detail = `standby: the fleet's ${slots === 1 ? "bind is" : `${slots} binds are`} held by other processes`
+          yield* self.gate.awaitHeld
+          if (self.closing) return
+        }
         self.detail = `connecting to ${self.label}`
         const opened = yield* Effect.result(openLink(self.settings.endpoint, self.handlers, self.responseTimeoutMs))
         let problem: string
@@ -124,8 +177,10 @@ export class Route {
           outage = undefined
           yield* Effect.logInfo("SMPP bound").pipe(Effect.annotateLogs({ route: self.name, detail: self.detail }))
           const keepAlive = yield* Effect.forkChild(self.keepAlive(link))
+          const slotWatch = yield* Effect.forkChild(self.watchSlot(link))
           const reason = yield* link.awaitClosed
           yield* Fiber.interrupt(keepAlive)
+          yield* Fiber.interrupt(slotWatch)
           if (self.closing) return
           problem = `connection to ${self.label} lost (${reason})`
         } else {
@@ -144,14 +199,17 @@ export class Route {
     })
   }
 
-  /** Stops the route: waiting submissions give up, the connection unbinds; requests still waiting end Unknown. */
+  /**
+   * Stops the route: waiting submissions give up, the connection unbinds (requests still waiting
+   * end Unknown), then its bind slot is given up for another process.
+   */
   get close(): Effect.Effect<void> {
     return Effect.suspend(() => {
       this.closing = true
       this.detail = "closed"
       Deferred.doneUnsafe(this.bound, Effect.void)
       return this.link === undefined ? Effect.void : this.link.unbind(unbindTimeoutMs)
-    })
+    }).pipe(Effect.andThen(this.gate.close))
   }
 
   /** A bound connection, waited for up to the deadline; else why not. */
@@ -222,6 +280,19 @@ export class Route {
       const link = yield* self.awaitBound(deadlineMs)
       if (typeof link === "string") return Option.none()
       return yield* link.request(pdu, undefined).pipe(Effect.timeoutOption(Math.max(0, deadlineMs - self.clock.currentTimeMillisUnsafe())))
+    })
+  }
+
+  /**
+   * Drops the bind as soon as this process may no longer hold its slot (its lease not renewed in
+   * time): another process may take the slot once the lease runs out, and must find it unbound.
+   */
+  private watchSlot(link: Link<PartContext>): Effect.Effect<void> {
+    const self = this
+    return Effect.gen(function*() {
+      while (self.gate.slot() !== undefined) yield* Effect.sleep(slotCheckMs)
+      yield* Effect.logWarning("SMPP bind dropped: its bind slot was not renewed in time").pipe(Effect.annotateLogs({ route: self.name }))
+      link.destroy("its bind slot was not renewed in time")
     })
   }
 

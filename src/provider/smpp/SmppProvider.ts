@@ -4,10 +4,11 @@
  * and delivery receipts go to the ProviderInbox (SmppInbound.ts). An answer whose message id the
  * service cannot keep (not 1 to 65 visible ASCII characters) makes only its own message `unknown`.
  */
-import { Clock, Effect, FiberSet, Layer } from "effect"
+import { Clock, Effect, FiberSet, Layer, Option } from "effect"
 import smpp from "smpp"
 import { maskPhone } from "../../domain/Phone.ts"
-import { Provider, ProviderInbox, type Query, type QueryResult, type Submission, type SubmitResult } from "../Provider.ts"
+import { Provider, ProviderInbox, type Query, type QueryResult, type Sendable, type Submission, type SubmitResult } from "../Provider.ts"
+import { BindSlotStore, makeBindGate, openGate } from "./BindSlots.ts"
 import { makeRouter } from "../Routing.ts"
 import { idForQuery, idFromResponse, isValidMessageId, parseProviderRef, printable, providerRef } from "./MessageIds.ts"
 import { throttleSchedule, stepper } from "./RetrySchedules.ts"
@@ -17,7 +18,12 @@ import type { SmppSettings } from "../../config/SmppSettings.ts"
 import { describeStatus, isThrottling, Status } from "./Statuses.ts"
 import { querySmFields, submitSmParts } from "./SubmitPdus.ts"
 
-/** The SMPP provider over the given SMSCs; its connections close (in-flight submissions end Unknown) when its scope closes. */
+/**
+ * The SMPP provider over the given SMSCs; its connections close (in-flight submissions end
+ * Unknown) when its scope closes. With a BindSlotStore (the service), each route binds only
+ * while this process holds one of the fleet's `binds` slots of it; without one (tests of the
+ * adapter alone), every route binds.
+ */
 export const SmppProviderLive = (settings: SmppSettings): Layer.Layer<Provider, never, ProviderInbox> =>
   Layer.effect(Provider, Effect.gen(function*() {
     const inbox = yield* ProviderInbox
@@ -25,7 +31,12 @@ export const SmppProviderLive = (settings: SmppSettings): Layer.Layer<Provider, 
     const runFork = yield* FiberSet.makeRuntime<never>()
     const events = makeRouteEvents(inbox, clock, runFork)
 
-    const routes = settings.routes.map((r) => new Route(r, settings.responseTimeoutMs, settings.timing, clock, events))
+    const slots = yield* Effect.serviceOption(BindSlotStore)
+    const gates = settings.routes.map((r) =>
+      Option.match(slots, { onNone: () => openGate(r.binds), onSome: (store) => makeBindGate(store, r.name, r.binds) })
+    )
+    const routes = settings.routes.map((r, i) => new Route(r, settings.responseTimeoutMs, settings.timing, clock, events, gates[i]))
+    for (const gate of gates) yield* Effect.forkScoped(gate.run)
     for (const route of routes) yield* Effect.forkScoped(route.run)
     // added after the forks, so it runs before they are interrupted: the binds end with an unbind
     yield* Effect.addFinalizer(() => Effect.forEach(routes, (route) => route.close, { concurrency: "unbounded", discard: true }))
@@ -91,8 +102,18 @@ export const SmppProviderLive = (settings: SmppSettings): Layer.Layer<Provider, 
       return unknown
     })
 
+    const byPrefix = routes
+      .flatMap((route) => route.prefixes.map((prefix) => ({ prefix: prefix === "*" ? "" : prefix, route })))
+      .sort((a, b) => b.prefix.length - a.prefix.length)
+    const sendable = (): Sendable =>
+      routes.every((route) => route.holdsSlot)
+        ? { _tag: "All" }
+        : { _tag: "ByPrefix", prefixes: byPrefix.map(({ prefix, route }) => ({ prefix, held: route.holdsSlot })) }
+
     return Provider.of({
       submit,
+      sendable,
+      pace: (to) => routeFor(to)?.pace ?? Effect.void,
       query,
       health: Effect.sync(() => routes.map((route) => route.health)),
       routeOf: (to) => routeFor(to)?.name,

@@ -19,7 +19,7 @@ const errorsOf = (decoded: ReturnType<typeof smpp>): ReadonlyArray<string> => (d
 const settingsOf = (decoded: ReturnType<typeof smpp>): SmppSettings => (decoded.ok && decoded.value !== undefined ? decoded.value : expect.fail(JSON.stringify(decoded)))
 
 const readme = [
-  { name: "telma", smpp_url: "smpp://aggregator:Tl-pass@smsc.telma.example:2775", prefixes: ["+26134", "+26138"], window: 20, mps: 100 },
+  { name: "telma", smpp_url: "smpp://aggregator:Tl-pass@smsc.telma.example:2775", prefixes: ["+26134", "+26138"], window: 20, mps: 100, binds: 2 },
   { name: "orange", smpp_url: "smpp://aggregator:Or-pass@smsc.orange.example:2775", prefixes: ["+26132", "+26137"], msg_id_type: "hex_resp_dec_receipt" },
   { name: "airtel", smpp_url: "smpp://aggregator:Ai-pass@smsc.airtel.example:2776", prefixes: ["+26133"] },
   { name: "blueline", smpp_url: "smpp://aggregator:Bl-pass@smsc.blueline.example", prefixes: ["+26139"] }
@@ -32,7 +32,7 @@ describe("one SMSC by SMS_SMPP_URL", () => {
     expect(s.timing.enquireLinkIntervalMs).toBe(30_000)
     expect(s.routes).toHaveLength(1)
     const { endpoint, ...route } = s.routes[0]!
-    expect(route).toEqual({ name: "smsc", prefixes: ["*"], window: 10, mps: 0, msgIdType: "exact" })
+    expect(route).toEqual({ name: "smsc", prefixes: ["*"], window: 10, mps: 0, binds: 1, msgIdType: "exact" })
     expect({ ...endpoint, password: Redacted.value(endpoint.password) }).toEqual({ host: "127.0.0.1", port: 2775, systemId: "sim", password: "p@ss" })
     expect(String(endpoint.password)).not.toContain("p@ss")
   })
@@ -43,10 +43,11 @@ describe("one SMSC by SMS_SMPP_URL", () => {
       SMS_SMPP_RESPONSE_TIMEOUT_MS: "5000",
       SMS_SMPP_WINDOW: "50",
       SMS_SMPP_MPS: "200",
+      SMS_SMPP_BINDS: "3",
       SMS_SMPP_MSG_ID_TYPE: "dec_resp_hex_receipt"
     }))
     expect(s.responseTimeoutMs).toBe(5000)
-    expect(s.routes[0]).toMatchObject({ window: 50, mps: 200, msgIdType: "dec_resp_hex_receipt", endpoint: { port: 2775 } })
+    expect(s.routes[0]).toMatchObject({ window: 50, mps: 200, binds: 3, msgIdType: "dec_resp_hex_receipt", endpoint: { port: 2775 } })
   })
 
   it.each([
@@ -63,11 +64,11 @@ describe("one SMSC by SMS_SMPP_URL", () => {
 describe("several SMSCs by SMS_PROVIDERS_FILE", () => {
   it("reads the README's example: routes, their settings and the defaults for what an entry leaves out", () => {
     const s = settingsOf(smpp({ SMS_PROVIDERS_FILE: "/etc/sms/providers.json", SMS_SMPP_WINDOW: "5" }, file(readme)))
-    expect(s.routes.map((r) => [r.name, r.endpoint.host, r.endpoint.port, r.prefixes, r.window, r.mps, r.msgIdType])).toEqual([
-      ["telma", "smsc.telma.example", 2775, ["+26134", "+26138"], 20, 100, "exact"],
-      ["orange", "smsc.orange.example", 2775, ["+26132", "+26137"], 5, 0, "hex_resp_dec_receipt"],
-      ["airtel", "smsc.airtel.example", 2776, ["+26133"], 5, 0, "exact"],
-      ["blueline", "smsc.blueline.example", 2775, ["+26139"], 5, 0, "exact"]
+    expect(s.routes.map((r) => [r.name, r.endpoint.host, r.endpoint.port, r.prefixes, r.window, r.mps, r.binds, r.msgIdType])).toEqual([
+      ["telma", "smsc.telma.example", 2775, ["+26134", "+26138"], 20, 100, 2, "exact"],
+      ["orange", "smsc.orange.example", 2775, ["+26132", "+26137"], 5, 0, 1, "hex_resp_dec_receipt"],
+      ["airtel", "smsc.airtel.example", 2776, ["+26133"], 5, 0, 1, "exact"],
+      ["blueline", "smsc.blueline.example", 2775, ["+26139"], 5, 0, 1, "exact"]
     ])
   })
 
@@ -75,7 +76,7 @@ describe("several SMSCs by SMS_PROVIDERS_FILE", () => {
     const bad = [
       { name: "Telma", smpp_url: "smpp://u:hunter2@h:1", prefixes: ["26134"], window: 0, extra: true },
       { name: "orange", smpp_url: "ftp://u:hunter2@h", prefixes: ["+26132"] },
-      { name: "orange", smpp_url: "smpp://u:hunter2@h", prefixes: ["+26132", "*"], msg_id_type: "octal" },
+      { name: "orange", smpp_url: "smpp://u:hunter2@h", prefixes: ["+26132", "*"], msg_id_type: "octal", binds: 0 },
       { smpp_url: "smpp://u:p@h", prefixes: [] }
     ]
     const errors = errorsOf(smpp({ SMS_PROVIDERS_FILE: "/etc/sms/providers.json" }, file(bad)))
@@ -84,6 +85,7 @@ describe("several SMSCs by SMS_PROVIDERS_FILE", () => {
       "SMS_PROVIDERS_FILE (/etc/sms/providers.json): entry 1 (Telma) name: must be 1 to 32 lower-case letters, digits, - or _",
       "SMS_PROVIDERS_FILE (/etc/sms/providers.json): entry 1 (Telma) prefixes.0: must be \"*\" or \"+\" followed by digits",
       "SMS_PROVIDERS_FILE (/etc/sms/providers.json): entry 1 (Telma) window: expected a value between 1 and 1000",
+      "SMS_PROVIDERS_FILE (/etc/sms/providers.json): entry 3 (orange) binds: expected a value between 1 and 100",
       "SMS_PROVIDERS_FILE (/etc/sms/providers.json): entry 3 (orange) msg_id_type: expected \"exact\" | \"hex_resp_dec_receipt\" | \"dec_resp_hex_receipt\"",
       "SMS_PROVIDERS_FILE (/etc/sms/providers.json): entry 4 name: is required",
       "SMS_PROVIDERS_FILE (/etc/sms/providers.json): entry 4 prefixes: must list at least one prefix"

@@ -113,7 +113,7 @@ describe("refused bind", () => {
     expect(result._tag === "Unreachable" && result.reason).toMatch(
       new RegExp(`^telma: not bound before the deadline \\(bind refused by 127\\.0\\.0\\.1:${smsc.port}: 0x0d ESME_RBINDFAIL; retrying in [0-9.]+ s\\)$`)
     )
-    expect(health).toEqual([{ route: "telma", connected: false, detail: expect.stringMatching(/^bind refused by .*: 0x0d ESME_RBINDFAIL; retrying in /) }])
+    expect(health).toEqual([{ route: "telma", connected: false, detail: expect.stringMatching(/^bind refused by .*: 0x0d ESME_RBINDFAIL; retrying in /), slot: { held: 0, of: 1 } }])
     expect(smsc.received).toEqual([])
     const warnings = logs.map((l) => JSON.parse(l)).filter((l) => l.level === "WARN")
     expect(warnings.length).toBeGreaterThan(0)
@@ -202,6 +202,6 @@ describe("health", () => {
         yield* until("the bind", () => smsc.binds === 1 && Effect.runSync(p.health)[0]!.connected)
         return yield* p.health
       }))
-    expect(health).toEqual([{ route: "smsc", connected: true, detail: `bound to 127.0.0.1:${smsc.port} as sim` }])
+    expect(health).toEqual([{ route: "smsc", connected: true, detail: `bound to 127.0.0.1:${smsc.port} as sim`, slot: { held: 0, of: 1 } }])
   })
 })

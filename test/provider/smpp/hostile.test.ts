@@ -23,6 +23,7 @@ const route = (): RouteSettings => ({
   prefixes: ["*"],
   window: 10,
   mps: 0,
+  binds: 1,
   msgIdType: "exact"
 })
 

@@ -25,6 +25,7 @@ beforeAll(async () => {
     prefixes: ["*"],
     window: 50,
     mps: 0,
+    binds: 1,
     msgIdType: "exact"
   }
   app = makeSmppApp("smpp_hostile", [route], { responseTimeoutMs: 1500 })

@@ -134,7 +134,7 @@ describe.skipIf(!databaseUrl)("receipts while PostgreSQL is unreachable (needs D
       end: async () => {
         proxy.restore()
         const ready = await eventually(() => app.call("GET", "/ready"), (r) => r.status === 200, { what: "/ready after the outage" })
-        expect(ready.body).toEqual({ status: "ready", routes: [{ route: "smsc", connected: true, detail: `bound to 127.0.0.1:${smsc.port} as sim` }] })
+        expect(ready.body).toEqual({ status: "ready", routes: [{ route: "smsc", connected: true, detail: `bound to 127.0.0.1:${smsc.port} as sim`, slot: { held: 0, of: 1 } }] })
       }
     })
   })

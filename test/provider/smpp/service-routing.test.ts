@@ -88,7 +88,10 @@ describe(`routing to two SMSCs by prefix (${backend})`, () => {
   it("/ready: 200 with both routes' states; 200 while one is bound; 503 with every route's state once every bind is refused", async () => {
     expect(await ready()).toMatchObject({
       status: 200,
-      body: { status: "ready", routes: [{ route: "telma", connected: true, detail: bound(telma) }, { route: "airtel", connected: true, detail: bound(airtel) }] }
+      body: { status: "ready", routes: [
+        { route: "telma", connected: true, detail: bound(telma), slot: { held: 0, of: 1 } },
+        { route: "airtel", connected: true, detail: bound(airtel), slot: { held: 0, of: 1 } }
+      ] }
     })
 
     airtel.refuseBinds = true
@@ -98,8 +101,8 @@ describe(`routing to two SMSCs by prefix (${backend})`, () => {
     expect({ status: oneBound.status, routes: oneBound.body.routes }).toEqual({
       status: 200,
       routes: [
-        { route: "telma", connected: true, detail: bound(telma) },
-        { route: "airtel", connected: false, detail: expect.stringMatching(refused(airtel)) }
+        { route: "telma", connected: true, detail: bound(telma), slot: { held: 0, of: 1 } },
+        { route: "airtel", connected: false, detail: expect.stringMatching(refused(airtel)), slot: { held: 0, of: 1 } }
       ]
     })
     // a send to the unbound route: nothing written, 503, credits released

@@ -47,6 +47,7 @@ export const routeTo = (smsc: Smsc, overrides: Partial<RouteSettings> = {}): Rou
   prefixes: ["*"],
   window: 10,
   mps: 0,
+  binds: 1,
   msgIdType: "exact",
   ...overrides
 })
