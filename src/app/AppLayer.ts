@@ -32,6 +32,7 @@ import { Idempotency } from "../idempotency/Idempotency.ts"
 import { Ids } from "../platform/Ids.ts"
 import { Ledger } from "../ledger/Ledger.ts"
 import { LoggingLive } from "../observability/Logging.ts"
+import { Erasure } from "../messages/Erasure.ts"
 import { Messages } from "../messages/Messages.ts"
 import { MessageQueueStore } from "../messages/MessageQueueStore.ts"
 import { MessageStore } from "../messages/MessageStore.ts"
@@ -72,7 +73,7 @@ const servicesWith = <E, R>(provider: Layer.Layer<Provider, E, R>) =>
   DueWork.layer.pipe(
     Layer.provideMerge(WorkSteps.layer),
     Layer.provideMerge(Layer.merge(Messages.layer, Batches.layer)),
-    Layer.provideMerge(Layer.merge(Submitter.layer, Recovery.layer)),
+    Layer.provideMerge(Layer.mergeAll(Submitter.layer, Recovery.layer, Erasure.layer)),
     Layer.provideMerge(Settlement.layer),
     Layer.provideMerge(provider),
     Layer.provideMerge(InboxLive.pipe(Layer.provideMerge(Receipts.layer))),

@@ -310,5 +310,19 @@ export const migrations: ReadonlyArray<Migration> = [
       `ALTER TABLE message_events ADD CONSTRAINT message_events_source_check CHECK (source IN ('admission', 'provider',
         'receipt', 'verification', 'recovery', 'dispatch', 'erasure', 'matched_receipt'))`
     ]
+  },
+  {
+    version: 11,
+    name: "retention: an organisation's own period, and the finished messages it erases",
+    statements: [
+      // null: the service's default (SMS_RETENTION_DAYS); no value at all keeps messages for ever
+      `ALTER TABLE organisations ADD COLUMN retention_days integer CHECK (retention_days >= 1)`,
+      // retention finds, per organisation, the oldest finished messages not yet erased (a message
+      // final since updated_at: nothing moves a final message but its erasure, which this skips)
+      `CREATE INDEX messages_erasable ON messages (organisation_id, updated_at)
+        WHERE erased_at IS NULL AND status IN ('delivered', 'undeliverable', 'failed', 'blocked')`,
+      // erasure forgets the answer stored for the message's key: found by the message, not the key
+      `CREATE INDEX idempotency_keys_message ON idempotency_keys (organisation_id, message_id) WHERE message_id IS NOT NULL`
+    ]
   }
 ]

@@ -29,6 +29,7 @@ import { Organisations } from "../organisations/Organisations.ts"
 import { now } from "../clock/Time.ts"
 import { WorkerLease } from "../workers/WorkerLease.ts"
 import type { Answer } from "../idempotency/Answer.ts"
+import { Erasure } from "./Erasure.ts"
 import { MessageAnswers } from "./MessageAnswers.ts"
 import type { MessageRow } from "./MessageRow.ts"
 import { MessageStore } from "./MessageStore.ts"
@@ -93,6 +94,7 @@ export class Messages extends Context.Service<Messages, {
     const { workerId } = lease
     const ids = yield* Ids
     const quickAdmission = yield* QuickAdmission
+    const erasure = yield* Erasure
 
     /** A scheduled creation's answer, known before anything is written: 202 with the message. */
     const scheduledAnswer = (message: MessageRow): Answer => answers.answer("Scheduled", message)
@@ -234,13 +236,12 @@ export class Messages extends Context.Service<Messages, {
         return yield* Effect.gen(function*() {
           const existing = yield* store.find(organisationId, id)
           if (existing === undefined) return yield* NotFound.withMessage("No such message")
-          const erased = yield* store.erase(organisationId, id, at)
+          const [erased] = yield* erasure.erase([{ organisationId, id }], at)
           if (erased === undefined) {
             return yield* ErasureNotAllowed.withMessage(
               `The message is ${existing.status}: its data can be erased once its processing is finished`
             )
           }
-          yield* keys.eraseForMessage(organisationId, id)
           return erased
         }).pipe(transaction)
       })
