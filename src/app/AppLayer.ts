@@ -21,6 +21,7 @@ import { ContactStore } from "../contacts/ContactStore.ts"
 import { DatabaseLive } from "../db/Database.ts"
 import { DatabaseHealth } from "../db/DatabaseHealth.ts"
 import { Transactions } from "../db/Transactions.ts"
+import { Compaction } from "../dispatch/Compaction.ts"
 import { DueWork } from "../dispatch/DueWork.ts"
 import { InboxLive } from "../dispatch/Inbox.ts"
 import { Receipts } from "../dispatch/Receipts.ts"
@@ -71,7 +72,7 @@ const Base = Layer.mergeAll(
 /** Every service, with `provider` between the inbox it reports to and the services that submit through it. */
 const servicesWith = <E, R>(provider: Layer.Layer<Provider, E, R>) =>
   DueWork.layer.pipe(
-    Layer.provideMerge(WorkSteps.layer),
+    Layer.provideMerge(Layer.merge(WorkSteps.layer, Compaction.layer)),
     Layer.provideMerge(Layer.merge(Messages.layer, Batches.layer)),
     Layer.provideMerge(Layer.mergeAll(Submitter.layer, Recovery.layer, Erasure.layer)),
     Layer.provideMerge(Settlement.layer),

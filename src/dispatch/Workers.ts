@@ -3,7 +3,7 @@
  * dispatcher (a pipeline that claims due messages ahead of its submission window, so the
  * provider is never idle for a round trip), the verifier (unknown results), recovery (messages
  * of dead processes), the receipt applier, once a minute the removal of unmatched receipts past
- * their time, and retention (messages past it erased). A loop survives failures and stops with
+ * their time, and retention (messages past it erased, finished ones compacted). A loop survives failures and stops with
  * the layer's scope: messages already started are finished, claims not yet started are given back. A database outage is logged once
  * per loop (WARN when it starts, INFO when the loop works again); any other failure, a fault of
  * ours, at ERROR each time.
@@ -17,6 +17,7 @@ import { isDatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
 import { makeOutageLog, type OutageLog } from "../observability/RecurringLogs.ts"
 import { now } from "../clock/Time.ts"
 import { WorkerLease } from "../workers/WorkerLease.ts"
+import { Compaction, compactionSetMax } from "./Compaction.ts"
 import { Receipts, receiptSetSizeMax } from "./Receipts.ts"
 import { Erasure, retentionSetMax } from "../messages/Erasure.ts"
 import { MessageQueueStore } from "../messages/MessageQueueStore.ts"
@@ -62,6 +63,7 @@ export const WorkersLive = Layer.effectDiscard(Effect.gen(function*() {
   const receipts = yield* Receipts
   const { workerId } = yield* WorkerLease
   const erasure = yield* Erasure
+  const compaction = yield* Compaction
   if (config.clock === "test") return
 
   const receiptLoop = Effect.gen(function*() {
@@ -72,7 +74,8 @@ export const WorkersLive = Layer.effectDiscard(Effect.gen(function*() {
   // any process may erase: sets skip the messages another one holds
   const retention = Effect.gen(function*() {
     const erased = yield* erasure.eraseExpired
-    yield* sleepMs(erased >= retentionSetMax ? retentionPauseMs : retentionIntervalMs)
+    const compacted = yield* compaction.compactOnce
+    yield* sleepMs(erased >= retentionSetMax || compacted >= compactionSetMax ? retentionPauseMs : retentionIntervalMs)
   })
   yield* Effect.forkScoped(resilient("retention", retention))
   if (!config.schedulerEnabled) return

@@ -1,10 +1,12 @@
 /**
- * Retention (CONTRACT 12) under the service's test clock: a message final for longer than its
+ * Retention (CONTRACT 12) and compaction under the service's test clock: a message final for longer than its
  * organisation's retention (its own, else SMS_RETENTION_DAYS) is erased as the operator's erasure
  * does, at once on the advance that passes the limit, and not before; its key replays 410 and no
  * credit moves. Each test advances the shared clock: it only judges its own organisations.
  */
 import { randomUUID } from "node:crypto"
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import { afterAll, describe, expect, it } from "vitest"
 import { expectError } from "../http/helpers.ts"
 import { backend, makeTestApp } from "../support/TestApp.ts"
@@ -90,5 +92,32 @@ describe(`retention (${backend})`, () => {
     await app.advance(1_000)
     const read = await app.call("GET", `${messagesPath}${created.body.id}/`, { token: apiKey })
     expect(read.body).toMatchObject({ status: "scheduled", to: "+261340000002" })
+  })
+})
+
+/** Rows kept for the message outside its own row and timeline: its receipts, the simulator's memory of it. */
+const sideRows = (orgId: string, id: string) =>
+  app.run(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const [row] = yield* sql<{ receipts: number; simulator: number }>`SELECT
+        (SELECT count(*) FROM provider_receipts r JOIN messages m ON r.provider_ref = m.provider_message_id
+          WHERE m.organisation_id = ${orgId} AND m.id = ${id})::integer AS receipts,
+        (SELECT count(*) FROM simulator_messages WHERE organisation_id = ${orgId} AND message_id = ${id})::integer AS simulator`
+    return row!
+  }))
+
+describe(`compaction of finished messages (${backend})`, () => {
+  it("a day after a message finished, its applied receipt and simulator row are gone; its answer and timeline are the same", async () => {
+    const m = await deliveredMessage(30)
+    const timeline = async () => (await app.admin("GET", `/organizations/${m.orgId}/messages/${m.id}`)).body
+    const [message, seen] = [await m.read(), await timeline()]
+    expect(seen.timeline.length).toBeGreaterThanOrEqual(3)
+    expect(await sideRows(m.orgId, m.id)).toEqual({ receipts: 1, simulator: 1 })
+    await app.advance(dayMs - 60_000)
+    expect(await sideRows(m.orgId, m.id)).toEqual({ receipts: 1, simulator: 1 })
+    await app.advance(120_000)
+    expect(await sideRows(m.orgId, m.id)).toEqual({ receipts: 0, simulator: 0 })
+    expect(await m.read()).toEqual(message)
+    expect(await timeline()).toEqual(seen)
   })
 })

@@ -209,5 +209,5 @@ export const SimulatorLive = (options: SimulatorOptions) =>
       health: Effect.succeed([{ route: simulatorRoute, connected: true, detail: "in-process simulator" }]),
       routeOf: () => simulatorRoute,
       submitDeadlineMs: options.slowMs + 1_000
-    })).pipe(Context.add(SimulatorControl, SimulatorControl.of({ runDue, nextDue: store.nextDue, sendReceipt })))
+    })).pipe(Context.add(SimulatorControl, SimulatorControl.of({ runDue, nextDue: store.nextDue, sendReceipt, compact: store.dropReceipted })))
   })).pipe(Layer.provide(SimulatorStore.layer))
