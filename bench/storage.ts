@@ -12,9 +12,10 @@
  * - compacted: a day later, receipts and simulator rows removed (still within retention);
  * - erased: past the retention, the personal data erased.
  * Prints one table per state (rows and bytes per message, per table) and writes the figures to
- * bench/results/storage-<time>.json.
+ * bench/results/storage-<time>.json (the service's log goes to the system's temporary directory).
  */
 import { mkdirSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { createOrg } from "./admin.ts"
 import { batchesPath, jsonHeaders, messagesPath } from "./context.ts"
@@ -125,7 +126,7 @@ const print = (state: State) => {
 
 const main = async () => {
   await createDatabase(adminUrl, database)
-  const logDir = join(resultsDir, `storage-${stamp}`)
+  const logDir = join(tmpdir(), `sms-storage-${stamp}`)
   mkdirSync(logDir, { recursive: true })
   let service: Service | undefined
   try {
