@@ -3,6 +3,7 @@ import { Context, Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "effect/http-api"
 import { Balance, Batch, Message } from "../api/Schemas.ts"
 import { SchemaErrors } from "../api/Security.ts"
+import { retentionDaysMax } from "../config/Config.ts"
 import { CalendarDate } from "../domain/Dates.ts"
 import {
   ClockNotTest,
@@ -33,10 +34,15 @@ export const OrganisationBody = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
   sms_enabled: Schema.Boolean,
-  default_sender_name: Schema.String
+  default_sender_name: Schema.String,
+  /** Days a message's personal data is kept once final; null: the service's default (SMS_RETENTION_DAYS). */
+  retention_days: Schema.NullOr(Schema.Number)
 }).annotate({ identifier: "Organisation" })
 
 const OrgId = { org_id: Text }
+
+/** An organisation's retention in days (contract section 12): a whole number from 1. */
+const RetentionDays = Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: retentionDaysMax }))
 
 /** One status change of a message, with its time and what caused it. */
 export const TimelineEntry = Schema.Struct({
@@ -114,7 +120,8 @@ export class AdminGroup extends HttpApiGroup.make("admin")
       params: OrgId,
       payload: Schema.Struct({
         sms_enabled: Schema.optionalKey(Schema.Boolean),
-        default_sender_name: Schema.optionalKey(SenderName)
+        default_sender_name: Schema.optionalKey(SenderName),
+        retention_days: Schema.optionalKey(Schema.NullOr(RetentionDays))
       }),
       success: OrganisationBody,
       error: CommonErrors

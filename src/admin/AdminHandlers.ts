@@ -23,7 +23,8 @@ export const organisationBody = (o: Organisation) => ({
   id: o.id,
   name: o.name,
   sms_enabled: o.smsEnabled,
-  default_sender_name: o.defaultSenderName
+  default_sender_name: o.defaultSenderName,
+  retention_days: o.retentionDays
 })
 
 export const AdminAuthLive = Layer.effect(AdminAuth, Effect.gen(function*() {
@@ -60,7 +61,8 @@ export const AdminHandlers = HttpApiBuilder.group(AdminApi, "admin", Effect.fn(f
     .handle("updateOrganisation", ({ params, payload }) =>
       organisations.update(params.org_id, {
         ...(payload.sms_enabled === undefined ? {} : { smsEnabled: payload.sms_enabled }),
-        ...(payload.default_sender_name === undefined ? {} : { defaultSenderName: payload.default_sender_name })
+        ...(payload.default_sender_name === undefined ? {} : { defaultSenderName: payload.default_sender_name }),
+        ...(payload.retention_days === undefined ? {} : { retentionDays: payload.retention_days })
       }).pipe(Effect.map(organisationBody)))
     .handle("createApiKey", ({ params, payload }) =>
       keys.issue(params.org_id, payload.permissions).pipe(

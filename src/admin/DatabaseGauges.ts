@@ -4,8 +4,9 @@
  *
  * Cost: the in-flight statuses (scheduled, processing, accepted, unknown), the due backlog, the
  * unmatched receipts and the reserved credits are three statements over partial indexes and the small credit_lots table,
- * proportional to the work in flight, not to the history. Counting the final statuses reads every
- * message (about 1 s per 3 million rows), so it runs at most once per
+ * proportional to the work in flight, not to the history; rows and bytes per table come from the
+ * catalog. Counting the final statuses reads every message (about 1 s per 3 million rows), and
+ * the retention backlog every message past its retention, so they run at most once per
  * SMS_METRICS_RECOUNT_INTERVAL_MS, one recount at a time, in the background: a scrape waits for
  * it within its budget and otherwise reports the previous counts.
  */
@@ -16,7 +17,17 @@ import { ReceiptStore } from "../dispatch/ReceiptStore.ts"
 import { finalStatuses } from "../domain/MessageStatus.ts"
 import { LedgerStore } from "../ledger/LedgerStore.ts"
 import { MessageStore } from "../messages/MessageStore.ts"
-import { databaseUp, dueBacklog, dueBacklogOldestAge, messagesByStatus, receiptsUnmatched, reservedCredits } from "../observability/Metrics.ts"
+import { TableSizes } from "../db/TableSizes.ts"
+import {
+  databaseUp,
+  dueBacklog,
+  dueBacklogOldestAge,
+  messagesByStatus,
+  receiptsUnmatched,
+  reservedCredits,
+  retentionBacklog,
+  tableGauges
+} from "../observability/Metrics.ts"
 
 /** Longest a scrape waits for the database before reporting `sms_database_up 0`. */
 export const scrapeBudgetMs = 5000
@@ -29,7 +40,8 @@ export class DatabaseGauges extends Context.Service<DatabaseGauges, {
     const messages = yield* MessageStore
     const ledger = yield* LedgerStore
     const receipts = yield* ReceiptStore
-    const { metricsRecountIntervalMs } = yield* AppConfig
+    const tables = yield* TableSizes
+    const { metricsRecountIntervalMs, retentionDays } = yield* AppConfig
     const recounts = yield* FiberSet.make<void>()
     const runRecount = yield* FiberSet.runtime(recounts)<never>()
 
@@ -46,13 +58,20 @@ export class DatabaseGauges extends Context.Service<DatabaseGauges, {
           Metric.update(reservedCredits, yield* ledger.reservedEverywhere),
           Metric.update(receiptsUnmatched, yield* receipts.unmatchedCount)
         ], { discard: true })
+        for (const { table, rows, bytes } of yield* tables.all) {
+          const gauges = tableGauges(table)
+          yield* Metric.update(gauges.rows, rows)
+          yield* Metric.update(gauges.bytes, bytes)
+        }
       })
 
-    const countFinal: Effect.Effect<void, DatabaseUnavailable> = messages.finalCounts.pipe(
-      Effect.flatMap((rows) =>
-        Effect.forEach(finalStatuses, (status) =>
-          Metric.update(messagesByStatus[status], rows.find((r) => r.status === status)?.n ?? 0), { discard: true }))
-    )
+    const countFinal = (nowMs: number): Effect.Effect<void, DatabaseUnavailable> =>
+      Effect.gen(function*() {
+        const rows = yield* messages.finalCounts
+        yield* Effect.forEach(finalStatuses, (status) =>
+          Metric.update(messagesByStatus[status], rows.find((r) => r.status === status)?.n ?? 0), { discard: true })
+        yield* Metric.update(retentionBacklog, yield* messages.expiredCount(retentionDays, new Date(nowMs)))
+      })
 
     let recountedAt: number | undefined = undefined
     let recount: Fiber.Fiber<void> | undefined = undefined
@@ -61,7 +80,7 @@ export class DatabaseGauges extends Context.Service<DatabaseGauges, {
     const startRecount = (nowMs: number) =>
       Effect.sync(() => {
         if (recount === undefined && (recountedAt === undefined || nowMs - recountedAt >= metricsRecountIntervalMs)) {
-          const fiber = runRecount(countFinal.pipe(
+          const fiber = runRecount(countFinal(nowMs).pipe(
             Effect.tap(() => Effect.sync(() => (recountedAt = nowMs))),
             Effect.catchCause((cause) => Effect.logWarning("metrics: counting final statuses failed", cause)),
             Effect.ensuring(Effect.sync(() => (recount = undefined)))

@@ -6,6 +6,7 @@
 import { Effect, Layer, Schema } from "effect"
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { PrometheusMetrics } from "effect/observability"
+import { TableSizes } from "../db/TableSizes.ts"
 import { CommonErrors } from "../domain/Errors.ts"
 import { routesOf } from "../http/Routes.ts"
 import { registerKnownSeries } from "../observability/Metrics.ts"
@@ -35,7 +36,7 @@ const MetricsHandlers = HttpApiBuilder.group(MetricsApi, "metrics", Effect.fn(fu
 /** The /metrics route; needs the AdminToken, the AppConfig and a SqlClient. */
 export const MetricsRouteLive = HttpApiBuilder.layer(MetricsApi).pipe(
   Layer.provide(MetricsHandlers),
-  Layer.provide([AdminAuthLive, DatabaseGauges.layer])
+  Layer.provide([AdminAuthLive, DatabaseGauges.layer.pipe(Layer.provide(TableSizes.layer))])
 )
 
 /** The (method, path) pairs of the route, for the edge's 405 table. */

@@ -21,6 +21,7 @@ import { ContactStore } from "../contacts/ContactStore.ts"
 import { DatabaseLive } from "../db/Database.ts"
 import { DatabaseHealth } from "../db/DatabaseHealth.ts"
 import { Transactions } from "../db/Transactions.ts"
+import { Compaction } from "../dispatch/Compaction.ts"
 import { DueWork } from "../dispatch/DueWork.ts"
 import { InboxLive } from "../dispatch/Inbox.ts"
 import { Receipts } from "../dispatch/Receipts.ts"
@@ -33,6 +34,7 @@ import { Ids } from "../platform/Ids.ts"
 import { Ledger } from "../ledger/Ledger.ts"
 import { LoggingLive } from "../observability/Logging.ts"
 import { HandOver } from "../messages/HandOver.ts"
+import { Erasure } from "../messages/Erasure.ts"
 import { Messages } from "../messages/Messages.ts"
 import { MessageQueueStore } from "../messages/MessageQueueStore.ts"
 import { MessageStore } from "../messages/MessageStore.ts"
@@ -71,9 +73,9 @@ const Base = Layer.mergeAll(
 /** Every service, with `provider` between the inbox it reports to and the services that submit through it. */
 const servicesWith = <E, R>(provider: Layer.Layer<Provider, E, R>) =>
   DueWork.layer.pipe(
-    Layer.provideMerge(WorkSteps.layer),
+    Layer.provideMerge(Layer.merge(WorkSteps.layer, Compaction.layer)),
     Layer.provideMerge(Layer.merge(Messages.layer, Batches.layer)),
-    Layer.provideMerge(Layer.mergeAll(Submitter.layer, Recovery.layer, HandOver.layer)),
+    Layer.provideMerge(Layer.mergeAll(Submitter.layer, Recovery.layer, HandOver.layer, Erasure.layer)),
     Layer.provideMerge(Settlement.layer),
     Layer.provideMerge(provider),
     Layer.provideMerge(InboxLive.pipe(Layer.provideMerge(Receipts.layer))),

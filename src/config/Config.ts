@@ -35,6 +35,11 @@ export interface AppConfigShape {
   readonly otelServiceName: string
   /** How old, at most, /metrics' counts of messages in final statuses may be (recounting reads every message). */
   readonly metricsRecountIntervalMs: number
+  /**
+   * Days a message's personal data is kept once its status is final, for every organisation
+   * without its own retention (contract section 12); undefined keeps it for ever.
+   */
+  readonly retentionDays: number | undefined
 }
 
 export class AppConfig extends Context.Service<AppConfig, AppConfigShape>()("sms/AppConfig") {}
@@ -58,6 +63,13 @@ const otlpEndpoint = secret("OTEL_EXPORTER_OTLP_ENDPOINT", (raw) => {
 
 const serviceName = variable("OTEL_SERVICE_NAME", "sms-service", (raw) => (raw.length <= 255 && /^[\x20-\x7e]+$/.test(raw) ? raw : undefined),
   () => "must be at most 255 printable ASCII characters")
+
+/** Days from 1 to a hundred years; unset keeps messages for ever. */
+export const retentionDaysMax = 36_500
+const retentionDays = variable<number | undefined>("SMS_RETENTION_DAYS", undefined, (raw) => {
+  const n = /^\d+$/.test(raw) ? Number(raw) : Number.NaN
+  return Number.isSafeInteger(n) && n >= 1 && n <= retentionDaysMax ? n : undefined
+}, (raw) => `must be an integer from 1 to ${retentionDaysMax} days, or unset to keep messages for ever (got "${raw}")`)
 
 /**
  * Reads the configuration through the current ConfigProvider (the SMPP routing file through
@@ -85,6 +97,7 @@ export const decodeConfig = (readText: ReadText = (path) => readFileSync(path, "
       otlpEndpoint,
       otelServiceName: serviceName,
       metricsRecountIntervalMs: integer("SMS_METRICS_RECOUNT_INTERVAL_MS", 300_000, 0, 86_400_000),
+      retentionDays,
       // without a valid provider there is nothing to decide
       smpp: Result.isSuccess(provider) ? decodeSmppSettings(provider.success, readText) : Effect.undefined,
       // the test clock drives the simulator's time; a real provider keeps its own

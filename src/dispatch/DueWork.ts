@@ -4,7 +4,8 @@
  * the target, and at each one runs every step of WorkSteps (and the simulator's receipts) until
  * none has anything left, so that when it returns, everything due by the target has happened in
  * order: due messages dispatched to their simulated outcome, receipts delivered, verifications
- * run, abandoned messages recovered, unmatched receipts past their time removed. Credits expire
+ * run, abandoned messages recovered, unmatched receipts past their time removed, messages past
+ * their retention erased, finished messages compacted (Compaction.ts). Credits expire
  * by themselves: expiry is judged by the date.
  */
 import { Context, Effect, Layer, Option, Semaphore } from "effect"
@@ -12,7 +13,9 @@ import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
 import { SimulatorControl } from "../provider/SimulatorControl.ts"
 import { ServiceClock } from "../clock/ServiceClock.ts"
 import { now } from "../clock/Time.ts"
+import { Erasure } from "../messages/Erasure.ts"
 import { MessageQueueStore } from "../messages/MessageQueueStore.ts"
+import { Compaction } from "./Compaction.ts"
 import { WorkSteps } from "./WorkSteps.ts"
 
 /** Most passes over the steps at one instant before giving up (a bug would otherwise spin). */
@@ -31,6 +34,8 @@ export class DueWork extends Context.Service<DueWork, {
     const queue = yield* MessageQueueStore
     const clock = yield* ServiceClock
     const simulator = yield* Effect.serviceOption(SimulatorControl)
+    const erasure = yield* Erasure
+    const compaction = yield* Compaction
     const oneAtATime = yield* Semaphore.make(1)
 
     const drain = (step: Effect.Effect<number, DatabaseUnavailable>) =>
@@ -51,7 +56,8 @@ export class DueWork extends Context.Service<DueWork, {
     const runAll = Effect.gen(function*() {
       for (let pass = 0; pass < passesMax; pass++) {
         const done = (yield* steps.recoverAbandoned) + (yield* steps.dispatchDue) + (yield* drain(simulatorSteps.runDue)) +
-          (yield* drain(steps.applyReceipts)) + (yield* drain(steps.verifyDue)) + (yield* steps.dropUnmatchedReceipts)
+          (yield* drain(steps.applyReceipts)) + (yield* drain(steps.verifyDue)) + (yield* steps.dropUnmatchedReceipts) +
+          (yield* drain(erasure.eraseExpired)) + (yield* drain(compaction.compactOnce))
         if (done === 0) return
       }
       yield* Effect.logError(`due work still finds work after ${passesMax} passes`)

@@ -52,6 +52,12 @@ export class ReceiptStore extends Context.Service<ReceiptStore, {
   readonly retryAt: (providerRefs: ReadonlyArray<string>, at: Date) => Fails<void>
   /** Pending receipts that were tried at least once (for /metrics). */
   readonly unmatchedCount: Fails<number>
+  /**
+   * Removes at most `limit` receipts applied before `before`: their outcome is in their message
+   * (status, delivery time, timeline) and a repeat of one finds its message final and is ignored
+   * without them. Returns how many.
+   */
+  readonly dropApplied: (before: Date, limit: number) => Fails<number>
 }>()("sms/ReceiptStore") {
   static readonly layer = Layer.effect(ReceiptStore, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -127,6 +133,12 @@ export class ReceiptStore extends Context.Service<ReceiptStore, {
           SELECT (SELECT count(*) FROM expired)::integer AS expired, (SELECT count(*) FROM over_cap)::integer AS over_cap`.pipe(
           Effect.map((rows) => rows[0]!)
         )),
+      dropApplied: (before, limit) =>
+        fromDatabase(sql<{ n: number }>`WITH gone AS (
+            DELETE FROM provider_receipts WHERE id IN (SELECT id FROM provider_receipts
+              WHERE state = 'applied' AND settled_at < ${before} ORDER BY settled_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+            RETURNING id)
+          SELECT count(*)::integer AS n FROM gone`.pipe(Effect.map((rows) => rows[0]?.n ?? 0))),
       orphanMatches: (orphans, before, after) => {
         if (orphans.length === 0) return Effect.succeed(new Map<string, string>())
         const rows = orphans.map((o) => ({

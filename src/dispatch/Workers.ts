@@ -2,9 +2,9 @@
  * The background fibers of a process, each repeating its WorkSteps as time passes: the
  * dispatcher (a pipeline that claims due messages ahead of its submission window, so the
  * provider is never idle for a round trip), the verifier (unknown results), recovery (messages
- * of dead processes), the receipt applier and, once a minute, the removal of unmatched receipts
- * past their time. A loop survives failures and stops with the layer's scope: messages already
- * started are finished, claims not yet started are given back. A database outage is logged once
+ * of dead processes), the receipt applier, once a minute the removal of unmatched receipts past
+ * their time, and retention (messages past it erased, finished ones compacted). A loop survives failures and stops with
+ * the layer's scope: messages already started are finished, claims not yet started are given back. A database outage is logged once
  * per loop (WARN when it starts, INFO when the loop works again); any other failure, a fault of
  * ours, at ERROR each time.
  *
@@ -17,7 +17,9 @@ import { isDatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
 import { makeOutageLog, type OutageLog } from "../observability/RecurringLogs.ts"
 import { now } from "../clock/Time.ts"
 import { WorkerLease } from "../workers/WorkerLease.ts"
+import { Compaction, compactionSetMax } from "./Compaction.ts"
 import { Receipts, receiptSetSizeMax } from "./Receipts.ts"
+import { Erasure, retentionSetMax } from "../messages/Erasure.ts"
 import { MessageQueueStore } from "../messages/MessageQueueStore.ts"
 import { Provider } from "../provider/Provider.ts"
 import { verifyRoundMax, WorkSteps } from "./WorkSteps.ts"
@@ -32,6 +34,13 @@ const busyRetryMs = 50
 const standbyRetryMs = 250
 /** How often unmatched receipts past their time (or their route's cap) are removed. */
 export const receiptCleanupIntervalMs = 60_000
+/**
+ * How often retention looks for messages past their retention (contract section 12 allows an
+ * hour); while it finds full sets it goes on after `retentionPauseMs`, which leaves the
+ * database to the admissions between two sets.
+ */
+export const retentionIntervalMs = 300_000
+const retentionPauseMs = 20
 
 const sleepMs = (ms: number) => (ms > 0 ? Effect.sleep(Duration.millis(ms)) : Effect.void)
 
@@ -57,6 +66,8 @@ export const WorkersLive = Layer.effectDiscard(Effect.gen(function*() {
   const queue = yield* MessageQueueStore
   const receipts = yield* Receipts
   const { workerId } = yield* WorkerLease
+  const erasure = yield* Erasure
+  const compaction = yield* Compaction
   if (config.clock === "test") return
 
   const receiptLoop = Effect.gen(function*() {
@@ -64,6 +75,13 @@ export const WorkersLive = Layer.effectDiscard(Effect.gen(function*() {
     yield* receipts.awaitWake(yield* untilMs(yield* receipts.nextDue))
   })
   yield* Effect.forkScoped(resilient("receipt applier", receiptLoop))
+  // any process may erase: sets skip the messages another one holds
+  const retention = Effect.gen(function*() {
+    const erased = yield* erasure.eraseExpired
+    const compacted = yield* compaction.compactOnce
+    yield* sleepMs(erased >= retentionSetMax || compacted >= compactionSetMax ? retentionPauseMs : retentionIntervalMs)
+  })
+  yield* Effect.forkScoped(resilient("retention", retention))
   if (!config.schedulerEnabled) return
 
   // claims wait for a due message; the stream pulls the next claim while submissions are in flight

@@ -55,8 +55,8 @@ export class IdempotencyStore extends Context.Service<IdempotencyStore, {
   readonly answerOfMessage: (organisationId: string, messageId: string) => Fails<Answer | undefined>
   /** The answer stored for this key, once it has one (a read by its primary key, cheap enough to poll). */
   readonly answerOfKey: (organisationId: string, route: Route, key: string) => Fails<Answer | undefined>
-  /** Forgets the stored body of a message's key (erasure); replays then answer 410. */
-  readonly eraseForMessage: (organisationId: string, messageId: string) => Fails<void>
+  /** Forgets the stored bodies of these messages' keys (erasure), in one statement; replays then answer 410. */
+  readonly eraseForMessages: (messages: ReadonlyArray<{ readonly organisationId: string; readonly id: string }>) => Fails<void>
 }>()("sms/IdempotencyStore") {
   // Stryker restore StringLiteral
   static readonly layer = Layer.effect(IdempotencyStore, Effect.gen(function*() {
@@ -116,9 +116,12 @@ export class IdempotencyStore extends Context.Service<IdempotencyStore, {
           Effect.map(([row]) =>
             row === undefined ? undefined : { status: row.responseStatus, body: JSON.parse(row.responseBody), location: row.responseLocation })
         )),
-      eraseForMessage: (organisationId, messageId) =>
-        fromDatabase(sql`UPDATE idempotency_keys SET response_body = NULL
-          WHERE organisation_id = ${organisationId} AND message_id = ${messageId}`.pipe(Effect.asVoid))
+      eraseForMessages: (messages) =>
+        messages.length === 0
+          ? Effect.void
+          : fromDatabase(sql`UPDATE idempotency_keys AS k SET response_body = NULL
+          FROM json_to_recordset(${JSON.stringify(messages.map((m) => ({ o: m.organisationId, i: m.id })))}::json) AS x(o uuid, i uuid)
+          WHERE k.organisation_id = x.o AND k.message_id = x.i`.pipe(Effect.asVoid))
     })
   }))
 }

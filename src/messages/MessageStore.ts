@@ -13,6 +13,7 @@ import { fromDatabase } from "../db/Store.ts"
 import { canTransition, finalStatuses, type MessageStatus } from "../domain/MessageStatus.ts"
 import type { ListPosition } from "../domain/NewestFirst.ts"
 import { isUuid } from "../domain/Uuid.ts"
+import { organisationFragments } from "../organisations/OrganisationStore.ts"
 import type { MessageRow } from "./MessageRow.ts"
 
 /** What moved a message: `matched_receipt` is verification by a receipt that came without the provider's answer. */
@@ -55,6 +56,15 @@ export interface TimelineEntry {
   readonly source: EventSource
   readonly at: Date
 }
+
+/** Which message: its organisation and id. */
+export interface MessageKey {
+  readonly organisationId: string
+  readonly id: string
+}
+
+/** The final statuses as SQL literals, so that the planner matches the partial index messages_erasable. */
+const finalList = `(${finalStatuses.map((s) => `'${s}'`).join(", ")})`
 
 /** A message with the instant it was admitted (the order of an organisation's message list). */
 export interface ListedMessage extends MessageRow {
@@ -118,8 +128,19 @@ export class MessageStore extends Context.Service<MessageStore, {
   readonly markSubmitted: (organisationId: string, ids: ReadonlyArray<string>, at: Date) => Fails<void>
   /** The message's status changes, oldest first. */
   readonly timeline: (organisationId: string, id: string) => Fails<ReadonlyArray<TimelineEntry>>
-  /** Blanks recipient, sender and text of a message whose processing is finished; returns it, or undefined if not finished. */
-  readonly erase: (organisationId: string, id: string, at: Date) => Fails<MessageRow | undefined>
+  /**
+   * Blanks recipient, sender and text of each of these messages whose processing is finished, in
+   * one statement; returns those (the others are left alone).
+   */
+  readonly erase: (messages: ReadonlyArray<MessageKey>, at: Date) => Fails<ReadonlyArray<MessageRow>>
+  /**
+   * At most `limit` messages not yet erased whose status has been final for longer than their
+   * organisation's retention at `at` (its own, else `defaultDays`), oldest first per
+   * organisation, locked for the caller's transaction; those another transaction holds are skipped.
+   */
+  readonly expired: (defaultDays: number | undefined, at: Date, limit: number) => Fails<ReadonlyArray<MessageKey>>
+  /** How many messages `expired` would find without a limit: the retention backlog. */
+  readonly expiredCount: (defaultDays: number | undefined, at: Date) => Fails<number>
   /** The statuses not final, and the backlog of messages due by `at`, counted over partial indexes. */
   readonly inFlightCounts: (at: Date) => Fails<InFlightCounts>
   /** Messages in each final status (reads every message). */
@@ -127,6 +148,7 @@ export class MessageStore extends Context.Service<MessageStore, {
 }>()("sms/MessageStore") {
   static readonly layer = Layer.effect(MessageStore, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const retention = organisationFragments(sql)
 
     const insert = Effect.fn("MessageStore.insert")(function*(organisationId: string, messages: ReadonlyArray<NewMessage>, at: Date) {
       if (messages.length === 0) return
@@ -250,12 +272,29 @@ export class MessageStore extends Context.Service<MessageStore, {
       timeline: (organisationId, id) =>
         fromDatabase(sql<TimelineEntry>`SELECT from_status, to_status, source, at FROM message_events
           WHERE organisation_id = ${organisationId} AND message_id = ${id} ORDER BY id`),
-      erase: (organisationId, id, at) =>
-        fromDatabase(sql<MessageRow>`UPDATE messages
-          SET to_number = '', sender_name = '', text = '', erased_at = coalesce(erased_at, ${at}), updated_at = ${at}
-          WHERE organisation_id = ${organisationId} AND id = ${id}
-            AND status IN ${sql.in(finalStatuses)}
-          RETURNING ${sql.literal(columns)}`.pipe(Effect.map((rows) => rows[0]))),
+      erase: (messages, at) =>
+        messages.length === 0
+          ? Effect.succeed([])
+          : fromDatabase(sql<MessageRow>`UPDATE messages AS m
+          SET to_number = '', sender_name = '', text = '', erased_at = coalesce(m.erased_at, ${at}), updated_at = ${at}
+          FROM json_to_recordset(${JSON.stringify(messages.map((k) => ({ o: k.organisationId, i: k.id })))}::json) AS x(o uuid, i uuid)
+          WHERE m.organisation_id = x.o AND m.id = x.i AND m.status IN ${sql.literal(finalList)}
+          RETURNING ${sql.literal(messageColumns("m"))}`),
+      expired: (defaultDays, at, limit) =>
+        fromDatabase(sql<MessageKey>`WITH ${retention.retention(defaultDays, at)}
+          SELECT e.organisation_id::text, e.id::text FROM retention AS r
+          CROSS JOIN LATERAL (SELECT m.organisation_id, m.id FROM messages AS m
+            WHERE m.organisation_id = r.organisation_id AND m.erased_at IS NULL AND m.status IN ${sql.literal(finalList)}
+              AND m.updated_at < r.cutoff
+            ORDER BY m.updated_at LIMIT ${limit}
+            FOR UPDATE OF m SKIP LOCKED) AS e
+          LIMIT ${limit}`),
+      expiredCount: (defaultDays, at) =>
+        fromDatabase(sql<{ n: number }>`WITH ${retention.retention(defaultDays, at)}
+          SELECT count(*)::float8 AS n FROM retention AS r JOIN messages AS m ON m.organisation_id = r.organisation_id
+          WHERE m.erased_at IS NULL AND m.status IN ${sql.literal(finalList)} AND m.updated_at < r.cutoff`.pipe(
+          Effect.map((rows) => rows[0]?.n ?? 0)
+        )),
       inFlightCounts,
       finalCounts: fromDatabase(sql<{ status: MessageStatus; n: number }>`SELECT status, count(*)::float8 AS n
         FROM messages WHERE status IN ${sql.in(finalStatuses)} GROUP BY status`)

@@ -34,6 +34,7 @@ import { Organisations } from "../organisations/Organisations.ts"
 import { now } from "../clock/Time.ts"
 import { WorkerLease } from "../workers/WorkerLease.ts"
 import type { Answer } from "../idempotency/Answer.ts"
+import { Erasure } from "./Erasure.ts"
 import { MessageAnswers } from "./MessageAnswers.ts"
 import type { MessageRow } from "./MessageRow.ts"
 import { MessageStore } from "./MessageStore.ts"
@@ -105,6 +106,7 @@ export class Messages extends Context.Service<Messages, {
 
     /** Whether an immediate send goes to the processes holding its route's binds (this one holds none). */
     const isHandedOver = (request: MessageRequest): boolean => request.sendAt === null && !canSend(provider.sendable(), request.to)
+    const erasure = yield* Erasure
 
     /** A scheduled creation's answer, known before anything is written: 202 with the message. */
     const scheduledAnswer = (message: MessageRow): Answer => answers.answer("Scheduled", message)
@@ -254,13 +256,12 @@ export class Messages extends Context.Service<Messages, {
         return yield* Effect.gen(function*() {
           const existing = yield* store.find(organisationId, id)
           if (existing === undefined) return yield* NotFound.withMessage("No such message")
-          const erased = yield* store.erase(organisationId, id, at)
+          const [erased] = yield* erasure.erase([{ organisationId, id }], at)
           if (erased === undefined) {
             return yield* ErasureNotAllowed.withMessage(
               `The message is ${existing.status}: its data can be erased once its processing is finished`
             )
           }
-          yield* keys.eraseForMessage(organisationId, id)
           return erased
         }).pipe(transaction)
       })

@@ -170,6 +170,31 @@ export const receiptsUnmatched = Metric.gauge("sms_receipts_unmatched", {
   description: "Delivery receipts stored that no message has taken after their first try (kept 7 days, at most 10,000 per route)"
 })
 
+/** `sms_retention_backlog_messages`. */
+export const retentionBacklog = Metric.gauge("sms_retention_backlog_messages", {
+  description: "Messages past their organisation's retention not erased yet (recounted at most every SMS_METRICS_RECOUNT_INTERVAL_MS; retention erases them within an hour)"
+})
+
+const tableSeries = new Map<string, { readonly rows: Metric.Gauge<number>; readonly bytes: Metric.Gauge<number> }>()
+
+/** `sms_table_rows` and `sms_table_bytes` of one table, built on the first sight of its name (the schema's tables: a bounded set). */
+export const tableGauges = (table: string) => {
+  const found = tableSeries.get(table)
+  if (found !== undefined) return found
+  const made = {
+    rows: Metric.gauge("sms_table_rows", {
+      description: "Rows of each table of the schema, as PostgreSQL estimates them (pg_class.reltuples, as of the last VACUUM or ANALYZE)",
+      attributes: { table }
+    }),
+    bytes: Metric.gauge("sms_table_bytes", {
+      description: "Bytes of each table of the schema on disk, with its indexes and TOAST (pg_total_relation_size; partitions summed)",
+      attributes: { table }
+    })
+  }
+  tableSeries.set(table, made)
+  return made
+}
+
 /** `sms_database_up`. */
 export const databaseUp = Metric.gauge("sms_database_up", {
   description: "1 when this scrape read the database gauges, 0 when the database did not answer in time (they then keep their last values)"
@@ -193,6 +218,7 @@ const knownSeries: ReadonlyArray<Metric.Metric<never, unknown>> = [
   dueBacklogOldestAge,
   reservedCredits,
   receiptsUnmatched,
+  retentionBacklog,
   databaseUp
 ]
 

@@ -15,6 +15,8 @@ export interface Organisation {
   readonly name: string
   readonly smsEnabled: boolean
   readonly defaultSenderName: string
+  /** Days its messages' personal data is kept once final; null: the service's default (SMS_RETENTION_DAYS). */
+  readonly retentionDays: number | null
 }
 
 /** An organisation with the instant it was created (the list's order). */
@@ -35,10 +37,12 @@ export interface SendingProfile {
 
 type Fails<A> = Effect.Effect<A, DatabaseUnavailable>
 
+const columns = "id::text, name, sms_enabled, default_sender_name, retention_days"
+
 export class OrganisationStore extends Context.Service<OrganisationStore, {
   readonly insert: (organisation: Organisation, at: Date) => Fails<void>
   readonly find: (id: string) => Fails<Organisation | undefined>
-  /** Writes what `organisation` says of SMS and the default sender. */
+  /** Writes what `organisation` says of SMS, the default sender and the retention. */
   readonly update: (organisation: Organisation) => Fails<void>
   /** At most `limit + 1` organisations newest first, after `after` (the extra one tells a next page exists). */
   readonly newestFirst: (limit: number, after: ListPosition | undefined) => Fails<ReadonlyArray<ListedOrganisation>>
@@ -64,16 +68,16 @@ export class OrganisationStore extends Context.Service<OrganisationStore, {
 
     return OrganisationStore.of({
       insert: (o, at) =>
-        fromDatabase(sql`INSERT INTO organisations (id, name, sms_enabled, default_sender_name, created_at)
-          VALUES (${o.id}, ${o.name}, ${o.smsEnabled}, ${o.defaultSenderName}, ${at})`.pipe(Effect.asVoid)),
+        fromDatabase(sql`INSERT INTO organisations (id, name, sms_enabled, default_sender_name, retention_days, created_at)
+          VALUES (${o.id}, ${o.name}, ${o.smsEnabled}, ${o.defaultSenderName}, ${o.retentionDays}, ${at})`.pipe(Effect.asVoid)),
       find: (id) =>
-        fromDatabase(sql<Organisation>`SELECT id::text, name, sms_enabled, default_sender_name FROM organisations WHERE id = ${id}`
+        fromDatabase(sql<Organisation>`SELECT ${sql.literal(columns)} FROM organisations WHERE id = ${id}`
           .pipe(Effect.map((rows) => rows[0]))),
       update: (o) =>
-        fromDatabase(sql`UPDATE organisations SET sms_enabled = ${o.smsEnabled}, default_sender_name = ${o.defaultSenderName}
-          WHERE id = ${o.id}`.pipe(Effect.asVoid)),
+        fromDatabase(sql`UPDATE organisations SET sms_enabled = ${o.smsEnabled}, default_sender_name = ${o.defaultSenderName},
+          retention_days = ${o.retentionDays} WHERE id = ${o.id}`.pipe(Effect.asVoid)),
       newestFirst: (limit, after) =>
-        fromDatabase(sql<ListedOrganisation>`SELECT id::text, name, sms_enabled, default_sender_name, created_at FROM organisations
+        fromDatabase(sql<ListedOrganisation>`SELECT ${sql.literal(columns)}, created_at FROM organisations
           ${after === undefined ? sql`` : sql`WHERE (created_at, id) < (${after.createdAt}, ${after.id}::uuid)`}
           ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`),
       senders: (organisationId) =>
@@ -112,6 +116,17 @@ export const organisationFragments = (sql: SqlClient.SqlClient) => ({
    * The joins that give each row of `messages` (aliased `alias`) its organisation's `sms_enabled`
    * and, as `sender_active`, whether its sender is registered and active now.
    */
+  /**
+   * The CTE `retention`: each organisation whose messages are erased once final for long
+   * enough, with `cutoff`, the instant before which a message final since then is due for
+   * erasure at `at` (its own `retention_days`, else `defaultDays`; none when both are unset).
+   */
+  retention: (defaultDays: number | undefined, at: Date) =>
+    sql`retention AS (
+      SELECT o.id AS organisation_id,
+        ${at}::timestamptz - make_interval(days => coalesce(o.retention_days, ${defaultDays ?? null}::integer)) AS cutoff
+      FROM organisations AS o
+      WHERE coalesce(o.retention_days, ${defaultDays ?? null}::integer) IS NOT NULL)`,
   sendability: (alias: string) =>
     sql`JOIN organisations AS o ON o.id = ${sql(alias)}.organisation_id
       LEFT JOIN senders AS s ON s.organisation_id = ${sql(alias)}.organisation_id AND s.name = ${sql(alias)}.sender_name`

@@ -21,7 +21,7 @@ export class Organisations extends Context.Service<Organisations, {
   /** Changes what is given; a new default sender is registered active unless already known. */
   readonly update: (
     id: string,
-    changes: { readonly smsEnabled?: boolean; readonly defaultSenderName?: string }
+    changes: { readonly smsEnabled?: boolean; readonly defaultSenderName?: string; readonly retentionDays?: number | null }
   ) => Effect.Effect<Organisation, NotFound | DatabaseUnavailable>
   /** A page of at most `limit` organisations, newest first, after `cursor` (a `nextCursor` of a previous page). */
   readonly list: (limit: number, cursor: string | undefined) => Effect.Effect<ListPage<ListedOrganisation>, InvalidCursor | DatabaseUnavailable>
@@ -50,7 +50,7 @@ export class Organisations extends Context.Service<Organisations, {
     return Organisations.of({
       create: Effect.fn("Organisations.create")(function*(name, defaultSenderName) {
         const [id, at] = [yield* ids.uuid, yield* now]
-        const organisation = { id, name, smsEnabled: true, defaultSenderName }
+        const organisation: Organisation = { id, name, smsEnabled: true, defaultSenderName, retentionDays: null }
         yield* Effect.gen(function*() {
           yield* store.insert(organisation, at)
           yield* store.putSender(id, { name: defaultSenderName, active: true }, at, false)

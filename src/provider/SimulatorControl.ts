@@ -21,4 +21,9 @@ export class SimulatorControl extends Context.Service<SimulatorControl, {
     messageId: string,
     outcome: "delivered" | "undeliverable"
   ) => Effect.Effect<boolean, DatabaseUnavailable>
+  /**
+   * Forgets at most `limit` messages whose receipt was sent before `before` (nothing asks the
+   * simulator about a message once it has its outcome); returns how many.
+   */
+  readonly compact: (before: Date, limit: number) => Effect.Effect<number, DatabaseUnavailable>
 }>()("sms/SimulatorControl") {}

@@ -39,13 +39,15 @@ describe(`sms-admin against the operator API (${backend})`, () => {
     expect(created).toMatchObject({ code: 0, stderr: "" })
     const orgId = /^id {14}(\S+)$/m.exec(created.stdout)?.[1]
     expect(orgId).toBeDefined()
-    expect(created.stdout).toBe(`id              ${orgId}\nname            Acme Corp\nsms enabled     yes\ndefault sender  ACME\n`)
+    expect(created.stdout).toBe(`id              ${orgId}\nname            Acme Corp\nsms enabled     yes\ndefault sender  ACME\n` +
+      "retention       the service's default\n")
 
     expect(await cliJson(["org", "create", "Beta"])).toEqual({
       id: expect.any(String),
       name: "Beta",
       sms_enabled: true,
-      default_sender_name: "INFO"
+      default_sender_name: "INFO",
+      retention_days: null
     })
 
     const granted = await cli(["credits", "grant", orgId!, "1000"])
@@ -79,6 +81,7 @@ describe(`sms-admin against the operator API (${backend})`, () => {
       code: 0,
       stderr: "",
       stdout: `id              ${orgId}\nname            Acme Corp\nsms enabled     yes\ndefault sender  ACME\n` +
+        "retention       the service's default\n" +
         "balance         total 1050  reserved 0  available 1050  valid until 2999-12-31\n"
     })
     expect(await cliJson(["org", "show", orgId!])).toEqual({
@@ -86,6 +89,7 @@ describe(`sms-admin against the operator API (${backend})`, () => {
       name: "Acme Corp",
       sms_enabled: true,
       default_sender_name: "ACME",
+      retention_days: null,
       balance: { total: 1050, reserved: 0, available: 1050, valid_until: "2999-12-31" }
     })
 
@@ -103,6 +107,10 @@ describe(`sms-admin against the operator API (${backend})`, () => {
       sms_enabled: true,
       default_sender_name: "SHOP"
     })
+    const kept = await cli(["org", "update", orgId!, "--retention-days", "30"])
+    expect(kept.code, kept.stderr).toBe(0)
+    expect(kept.stdout).toMatch(/^retention {7}30 days$/m)
+    expect(await cliJson(["org", "update", orgId!, "--retention-days", "default"])).toMatchObject({ retention_days: null })
 
     expect(await cli(["key", "revoke", keyId!])).toEqual({ code: 0, stderr: "", stdout: `key id   ${keyId}\nrevoked  yes\n` })
     expect(await cliJson(["key", "revoke", keyJson.key_id])).toEqual({ key_id: keyJson.key_id, revoked: true })
@@ -122,6 +130,7 @@ describe(`sms-admin against the operator API (${backend})`, () => {
       name: "Listed newer",
       sms_enabled: true,
       default_sender_name: "INFO",
+      retention_days: null,
       created_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/)
     })
 

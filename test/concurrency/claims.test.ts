@@ -1,5 +1,6 @@
 /**
- * The claims of the background work on PostgreSQL (src/messages/MessageQueueStore.ts): two dispatchers
+ * The claims of the background work on PostgreSQL (src/messages/MessageQueueStore.ts, and the
+ * sets retention erases: src/messages/Erasure.ts): two dispatchers
  * claiming at the same time never wait on each other's rows; the second takes what the first
  * has not locked (`FOR UPDATE SKIP LOCKED`). The embedded PGlite serves one connection at a time,
  * so only PostgreSQL can tell: without DATABASE_URL the block is skipped and its name says why.
@@ -13,7 +14,9 @@ import { Deferred, Effect, Fiber } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import { afterAll, describe, expect, it } from "vitest"
+import { Erasure } from "../../src/messages/Erasure.ts"
 import { MessageQueueStore } from "../../src/messages/MessageQueueStore.ts"
+import { MessageStore } from "../../src/messages/MessageStore.ts"
 import type { MessageRow } from "../../src/messages/MessageRow.ts"
 import { makeTestApp } from "../support/TestApp.ts"
 
@@ -91,5 +94,46 @@ describe.skipIf(!databaseUrl)("needs PostgreSQL (set DATABASE_URL; the embedded 
     expect(first).toHaveLength(3)
     expect(second, "the second verifier's claim").toEqual(expect.any(Array))
     expect([...first, ...second].sort(), "each due message claimed once, by one of them").toEqual([...ids].sort())
+  }, 60_000)
+
+  it("two retention sets erasing at once never wait on each other's rows, and each message is erased once", async () => {
+    const ids = await scheduled(6)
+    // finished a week ago, in an organisation keeping its messages a day
+    await app.run(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`UPDATE messages SET status = 'delivered', updated_at = now() - interval '7 days' WHERE id = ANY(${ids}::uuid[])`
+      yield* sql`UPDATE organisations SET retention_days = 1
+        WHERE id = (SELECT organisation_id FROM messages WHERE id = ${ids[0]!}::uuid)`
+    }))
+    const eraseSet = Effect.gen(function*() {
+      const [store, erasure] = [yield* MessageStore, yield* Erasure]
+      const at = new Date()
+      // no default retention in this app: only this organisation's messages are past theirs
+      return (yield* erasure.erase(yield* store.expired(undefined, at, 3), at)).map((m) => m.id)
+    })
+    const { first, second } = await app.run(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const erasedFirst = yield* Deferred.make<ReadonlyArray<string>>()
+      const release = yield* Deferred.make<void>()
+      const firstFiber = yield* Effect.forkChild(Effect.gen(function*() {
+        const erased = yield* eraseSet
+        yield* Deferred.succeed(erasedFirst, erased)
+        yield* Deferred.await(release)
+      }).pipe(sql.withTransaction))
+      const firstIds = yield* Deferred.await(erasedFirst)
+      const secondIds = yield* Effect.gen(function*() {
+        yield* sql`SET LOCAL lock_timeout = '5s'`
+        return yield* eraseSet
+      }).pipe(
+        sql.withTransaction,
+        Effect.catchCause((cause) => Effect.succeed(`the second set failed: ${cause}`)),
+        Effect.ensuring(Deferred.succeed(release, undefined))
+      )
+      yield* Fiber.join(firstFiber)
+      return { first: firstIds, second: secondIds }
+    }))
+    expect(first).toHaveLength(3)
+    expect(second, "the second set").toEqual(expect.any(Array))
+    expect([...first, ...second].sort(), "each message erased once, by one of them").toEqual([...ids].sort())
   }, 60_000)
 })

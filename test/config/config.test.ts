@@ -23,7 +23,8 @@ describe("configuration from the environment", () => {
       clock: "system",
       otlpEndpoint: undefined,
       otelServiceName: "sms-service",
-      metricsRecountIntervalMs: 300_000
+      metricsRecountIntervalMs: 300_000,
+      retentionDays: undefined
     })
   })
 
@@ -43,7 +44,8 @@ describe("configuration from the environment", () => {
       SMS_CLOCK: "test",
       OTEL_EXPORTER_OTLP_ENDPOINT: "https://collector.example:4318/otlp/",
       OTEL_SERVICE_NAME: "sms-service-eu",
-      SMS_METRICS_RECOUNT_INTERVAL_MS: "0"
+      SMS_METRICS_RECOUNT_INTERVAL_MS: "0",
+      SMS_RETENTION_DAYS: "30"
     })
     expect(decoded.ok).toBe(true)
     if (!decoded.ok) return
@@ -58,6 +60,7 @@ describe("configuration from the environment", () => {
     expect(decoded.config.otlpEndpoint).toBe("https://collector.example:4318/otlp")
     expect(decoded.config.otelServiceName).toBe("sms-service-eu")
     expect(decoded.config.metricsRecountIntervalMs).toBe(0)
+    expect(decoded.config.retentionDays).toBe(30)
   })
 
   it("names each bad variable on one line of its own", () => {
@@ -72,13 +75,15 @@ describe("configuration from the environment", () => {
       SMS_CLOCK: "frozen",
       OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318",
       OTEL_SERVICE_NAME: "sms\u0007service",
-      SMS_METRICS_RECOUNT_INTERVAL_MS: "soon"
+      SMS_METRICS_RECOUNT_INTERVAL_MS: "soon",
+      SMS_RETENTION_DAYS: "0"
     })
     expect(decoded.ok).toBe(false)
     if (decoded.ok) return
     const names = [
       "PORT", "DATABASE_URL", "SMS_ADMIN_TOKEN", "SMS_PROVIDER", "SMS_SIMULATOR_RECEIPT_DELAY_MS", "SMS_SCHEDULER_ENABLED", "LOG_LEVEL",
-      "SMS_CLOCK", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_SERVICE_NAME", "SMS_METRICS_RECOUNT_INTERVAL_MS"
+      "SMS_CLOCK", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_SERVICE_NAME", "SMS_METRICS_RECOUNT_INTERVAL_MS",
+      "SMS_RETENTION_DAYS"
     ]
     expect(decoded.errors).toHaveLength(names.length)
     names.forEach((name, i) => {

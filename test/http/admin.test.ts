@@ -20,7 +20,7 @@ describe(`organisations (${backend})`, () => {
   it("creates an organisation with sender INFO by default", async () => {
     const res = await app.admin("POST", "/organizations", { name: "Vary Export" })
     expect(res.status).toBe(201)
-    expect(res.body).toEqual({ id: res.body.id, name: "Vary Export", sms_enabled: true, default_sender_name: "INFO" })
+    expect(res.body).toEqual({ id: res.body.id, name: "Vary Export", sms_enabled: true, default_sender_name: "INFO", retention_days: null })
     expect(res.body.id).toMatch(uuidPattern)
   })
 
@@ -67,6 +67,21 @@ describe(`organisations (${backend})`, () => {
     expect(read.body).toMatchObject({ sms_enabled: false, default_sender_name: "NEWS" })
     const on = await app.admin("PATCH", `/organizations/${org.id}`, { sms_enabled: true })
     expect(on.body).toEqual({ ...org, sms_enabled: true, default_sender_name: "NEWS" })
+  })
+
+  it("PATCH retention_days: a number of days shown in the answer, null back to the service's default", async () => {
+    const org = await createOrg()
+    const kept = await app.admin("PATCH", `/organizations/${org.id}`, { retention_days: 30 })
+    expect(kept.status, kept.text).toBe(200)
+    expect(kept.body).toEqual({ ...org, retention_days: 30 })
+    expect((await app.admin("GET", `/organizations/${org.id}`)).body).toMatchObject({ retention_days: 30 })
+    // a change of something else keeps it
+    expect((await app.admin("PATCH", `/organizations/${org.id}`, { sms_enabled: false })).body).toMatchObject({ retention_days: 30 })
+    const reset = await app.admin("PATCH", `/organizations/${org.id}`, { retention_days: null })
+    expect(reset.body).toEqual({ ...org, sms_enabled: false, retention_days: null })
+    for (const bad of [0, -1, 1.5, "30"]) {
+      expect(expectValidation(await app.admin("PATCH", `/organizations/${org.id}`, { retention_days: bad }))).toContain("retention_days")
+    }
   })
 
   it("PATCH rejects bad values and unknown organisations", async () => {

@@ -115,7 +115,7 @@ layer(appServices(), { excludeTestServices: true })(`Idempotency keys (${backend
       const keys = yield* IdempotencyStore
       yield* claimOutcome(org, "messages", "k1", "f1", { messageId: m1, answer: created })
       yield* claimOutcome(org, "messages", "k2", "f2", { messageId: m2, answer: created })
-      yield* keys.eraseForMessage(org, m1)
+      yield* keys.eraseForMessages([{ organisationId: org, id: m1 }])
       expect(yield* keys.answerOfMessage(org, m1)).toBeUndefined()
       expect(yield* keys.answerOfMessage(org, m2)).toEqual(created)
     }))

@@ -11,6 +11,7 @@ import { randomUUID } from "node:crypto"
 import { DatabaseGauges } from "../../src/admin/DatabaseGauges.ts"
 import { ReceiptStore } from "../../src/dispatch/ReceiptStore.ts"
 import { LedgerStore } from "../../src/ledger/LedgerStore.ts"
+import { TableSizes } from "../../src/db/TableSizes.ts"
 import { MessageStore } from "../../src/messages/MessageStore.ts"
 import { databaseUp, messagesByStatus } from "../../src/observability/Metrics.ts"
 import { scratchDatabaseLayer } from "../support/ScratchDatabase.ts"
@@ -53,7 +54,7 @@ layer(scratchDatabaseLayer("gauges", testConfig({ metricsRecountIntervalMs: reco
         yield* gauges.refresh
         expect(yield* gauge(messagesByStatus.delivered)).toBe(2)
       }).pipe(
-        Effect.provide(DatabaseGauges.layer.pipe(Layer.provide([MessageStore.layer, LedgerStore.layer, ReceiptStore.layer]))),
+        Effect.provide(DatabaseGauges.layer.pipe(Layer.provide([MessageStore.layer, LedgerStore.layer, ReceiptStore.layer, TableSizes.layer]))),
         Effect.provideService(Metric.MetricRegistry, new Map())
       ))
   }

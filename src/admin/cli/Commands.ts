@@ -3,8 +3,9 @@
  * `sender`, `message` and `clock`. Each calls the endpoint through the typed client of AdminApi: a renamed
  * endpoint, parameter or field breaks this file's build, never a run.
  */
-import { Effect, Option, Schema } from "effect"
+import { Effect, Option, Schema, SchemaTransformation } from "effect"
 import { Argument, CliError, Command, Flag } from "effect/cli"
+import { retentionDaysMax } from "../../config/Config.ts"
 import { CalendarDate } from "../../domain/Dates.ts"
 import { type Permission, Permissions, PermissionSchema } from "../../domain/Permissions.ts"
 import { SenderName } from "../../domain/SenderName.ts"
@@ -34,23 +35,38 @@ const orgShow = Command.make("show", { orgId }, ({ orgId }) =>
     Command.withDescription("Show an organisation and its credit balance.")
   )
 
+/** `--retention-days`: a number of days from 1, or `default` (the service's SMS_RETENTION_DAYS). */
+const RetentionDays = Schema.Union([
+  Schema.Literal("default").pipe(Schema.decodeTo(Schema.Null, SchemaTransformation.transform({ decode: () => null, encode: () => "default" as const }))),
+  Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: retentionDaysMax }))
+])
+
 const orgUpdate = Command.make("update", {
   orgId,
   smsEnabled: trueOrFalse("sms-enabled").pipe(Flag.optional, Flag.withDescription("Enable or disable sending SMS")),
-  sender: sender.pipe(Flag.optional, Flag.withDescription("New default sender, registered active unless known"))
-}, ({ orgId, smsEnabled, sender }) =>
+  sender: sender.pipe(Flag.optional, Flag.withDescription("New default sender, registered active unless known")),
+  retentionDays: Flag.String("retention-days").pipe(
+    Flag.withSchema(RetentionDays),
+    Flag.optional,
+    Flag.withMetavar("DAYS|default"),
+    Flag.withDescription("Days a finished message's personal data is kept, or 'default' for the service's SMS_RETENTION_DAYS")
+  )
+}, ({ orgId, smsEnabled, sender, retentionDays }) =>
   respond((operator) =>
     operator.admin.updateOrganisation({
       params: { org_id: orgId },
       payload: {
         ...Option.match(smsEnabled, { onNone: () => ({}), onSome: (v) => ({ sms_enabled: v }) }),
-        ...Option.match(sender, { onNone: () => ({}), onSome: (s) => ({ default_sender_name: s }) })
+        ...Option.match(sender, { onNone: () => ({}), onSome: (s) => ({ default_sender_name: s }) }),
+        ...Option.match(retentionDays, { onNone: () => ({}), onSome: (d) => ({ retention_days: d }) })
       }
     }), Format.organisation)).pipe(
-    Command.validate(({ smsEnabled, sender }) =>
-      Option.isNone(smsEnabled) && Option.isNone(sender) ? usage("'org update' needs --sms-enabled or --sender (or both)") : Effect.void
+    Command.validate(({ smsEnabled, sender, retentionDays }) =>
+      Option.isNone(smsEnabled) && Option.isNone(sender) && Option.isNone(retentionDays)
+        ? usage("'org update' needs --sms-enabled, --sender or --retention-days")
+        : Effect.void
     ),
-    Command.withDescription("Enable or disable SMS sending, or change the default sender.")
+    Command.withDescription("Enable or disable SMS sending, change the default sender or the retention of finished messages.")
   )
 
 const orgList = Command.make("list", {

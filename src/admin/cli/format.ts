@@ -43,6 +43,7 @@ export const organisation = (o: Organisation & { readonly balance?: Balance }): 
     ["name", o.name],
     ["sms enabled", show(o.sms_enabled)],
     ["default sender", o.default_sender_name],
+    ["retention", o.retention_days === null ? "the service's default" : `${o.retention_days} days`],
     ...(o.balance === undefined ? [] : [["balance", balanceLine(o.balance)] as const])
   ])
 

@@ -217,5 +217,5 @@ export const SimulatorLive = (options: SimulatorOptions) =>
       pace: () => Effect.void,
       submitDeadlineMs: options.slowMs + 1_000,
       ratePerSecond: undefined
-    })).pipe(Context.add(SimulatorControl, SimulatorControl.of({ runDue, nextDue: store.nextDue, sendReceipt })))
+    })).pipe(Context.add(SimulatorControl, SimulatorControl.of({ runDue, nextDue: store.nextDue, sendReceipt, compact: store.dropReceipted })))
   })).pipe(Layer.provide(SimulatorStore.layer))

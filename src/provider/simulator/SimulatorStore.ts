@@ -43,6 +43,8 @@ export class SimulatorStore extends Context.Service<SimulatorStore, {
   readonly nextDue: Fails<Date | undefined>
   /** Owes `outcome` now for a message it received, whatever it owed; false when it never received it. */
   readonly forceReceipt: (organisationId: string, messageId: string, outcome: "delivered" | "undeliverable", at: Date) => Fails<boolean>
+  /** Forgets at most `limit` messages whose receipt was sent (and taken) before `before`; returns how many. */
+  readonly dropReceipted: (before: Date, limit: number) => Fails<number>
 }>()("sms/SimulatorStore") {
   static readonly layer = Layer.effect(SimulatorStore, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -91,6 +93,12 @@ export class SimulatorStore extends Context.Service<SimulatorStore, {
       nextDue: fromDatabase(sql<{ at: Date | null }>`SELECT min(receipt_due_at) AS at FROM simulator_messages`.pipe(
         Effect.map(([row]) => row?.at ?? undefined)
       )),
+      dropReceipted: (before, limit) =>
+        fromDatabase(sql<{ n: number }>`WITH gone AS (
+            DELETE FROM simulator_messages WHERE provider_ref IN (SELECT provider_ref FROM simulator_messages
+              WHERE receipt_due_at IS NULL AND receipt_at < ${before} ORDER BY receipt_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+            RETURNING provider_ref)
+          SELECT count(*)::integer AS n FROM gone`.pipe(Effect.map((rows) => rows[0]?.n ?? 0))),
       forceReceipt: (organisationId, messageId, outcome, at) =>
         fromDatabase(sql`UPDATE simulator_messages SET receipt = ${outcome}, receipt_at = ${at}, receipt_due_at = ${at}
           WHERE organisation_id = ${organisationId} AND message_id = ${messageId} RETURNING message_id`.pipe(Effect.map((rows) => rows.length > 0)))
