@@ -21,12 +21,13 @@ import { BatchesHandlers } from "../http/BatchesHandlers.ts"
 import { ContactsHandlers } from "../http/ContactsHandlers.ts"
 import { makeEdge } from "../http/Edge.ts"
 import { MessagesHandlers } from "../http/MessagesHandlers.ts"
+import { WebhooksHandlers } from "../http/WebhooksHandlers.ts"
 import { HealthRoutes, healthPaths } from "../http/Health.ts"
 import { routesOf, routeTable } from "../http/Routes.ts"
 import { SchemaErrorsLive } from "../http/SchemaErrorsLive.ts"
 
 const PublicRoutes = HttpApiBuilder.layer(Api).pipe(
-  Layer.provide([BalanceHandlers, ContactsHandlers, MessagesHandlers, BatchesHandlers]),
+  Layer.provide([BalanceHandlers, ContactsHandlers, MessagesHandlers, BatchesHandlers, WebhooksHandlers]),
   Layer.provide([ApiKeyAuthLive, SchemaErrorsLive, AdmissionMetricsLive])
 )
 
