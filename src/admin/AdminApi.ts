@@ -15,7 +15,7 @@ import {
   ProviderNotSimulator
 } from "../domain/Errors.ts"
 import { MessageStatusSchema } from "../domain/MessageStatus.ts"
-import { PermissionSchema } from "../domain/Permissions.ts"
+import { Permissions, PermissionSchema } from "../domain/Permissions.ts"
 import { SenderName } from "../domain/SenderName.ts"
 import { Text, TextWith } from "../domain/Text.ts"
 
@@ -121,7 +121,7 @@ export class AdminGroup extends HttpApiGroup.make("admin")
     }),
     HttpApiEndpoint.post("createApiKey", "/organizations/:org_id/api-keys", {
       params: OrgId,
-      payload: Schema.Struct({ permissions: Schema.Array(PermissionSchema).check(Schema.isMaxLength(5)) }),
+      payload: Schema.Struct({ permissions: Schema.Array(PermissionSchema).check(Schema.isMaxLength(Permissions.length)) }),
       success: Schema.Struct({
         key_id: Schema.String,
         api_key: Schema.String,

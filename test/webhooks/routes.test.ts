@@ -8,10 +8,8 @@ import { createEndpoint, newKey, webhookPath, webhooksPath, withWebhooks } from 
 // a port nothing listens on: the background deliveries of this suite go nowhere
 const url = "http://127.0.0.1:9/hooks"
 const app = makeTestApp()
-const publicApp = makeTestApp({ config: { webhookAllowPrivate: false } })
 afterAll(async () => {
   await app.dispose()
-  await publicApp.dispose()
 })
 
 describe("webhook endpoints", () => {
@@ -157,16 +155,6 @@ describe("webhook endpoints", () => {
     expect(body.data).toEqual([])
     const e = await createEndpoint(app, apiKey, { url })
     expect(expectValidation(await app.call("PATCH", webhookPath(e.id), { token: apiKey, body: { url: "gopher://x" } }))).toEqual(["url"])
-  })
-
-  it("refuses loopback, private, link-local and unspecified hosts unless SMS_WEBHOOK_ALLOW_PRIVATE", async () => {
-    const { apiKey } = await publicApp.newOrg({ permissions: withWebhooks })
-    for (const host of ["127.0.0.1", "localhost", "10.1.2.3", "172.16.0.1", "192.168.1.1", "169.254.169.254", "0.0.0.0", "[::1]", "[fe80::1]", "[fd00::1]", "[::ffff:127.0.0.1]"]) {
-      const res = await publicApp.call("POST", webhooksPath, { token: apiKey, headers: { "idempotency-key": newKey() }, body: { url: `http://${host}/hooks` } })
-      expect(expectValidation(res), host).toEqual(["url"])
-    }
-    const allowed = await app.newOrg({ permissions: withWebhooks })
-    expect((await createEndpoint(app, allowed.apiKey, { url: "http://10.1.2.3/hooks" })).url).toBe("http://10.1.2.3/hooks")
   })
 
   it("an organisation has at most 10 endpoints", async () => {
