@@ -28,6 +28,7 @@ const send = (apiKey: string, to: string) =>
   app.call("POST", messagesPath, { token: apiKey, headers: { "idempotency-key": `wh-send-${++sends}` }, body: { to, text: "Salama" } })
 
 describe("webhook deliveries", () => {
+  // first: the test clock is still at the real time, which standardwebhooks' verify checks the timestamp against
   it("message events carry the message as GET answers it at the transition, signed, with a stable evt_ id", async () => {
     const { apiKey } = await app.newOrg({ credits: 10, permissions: withWebhooks })
     receiver.status = 204
@@ -147,21 +148,18 @@ describe("webhook deliveries", () => {
     await app.call("POST", `${webhookPath(e.id)}test/`, { token: apiKey })
     await app.advance(1)
     const during = receiver.received[0]!
-    expect(String(during.headers["webhook-signature"]).split(" ")).toHaveLength(2)
-    const headers = during.headers as Record<string, string>
-    expect(new Webhook(rotated).verify(during.body, headers)).toMatchObject({ type: "webhook.test" })
-    expect(new Webhook(e.secret).verify(during.body, headers)).toMatchObject({ type: "webhook.test" })
+    // the earlier tests moved the test clock hours past the real time, which the library's verify
+    // checks: the signatures are compared with the library's own, made at the attempt's time
+    const signed = (secret: string, r: typeof during) =>
+      new Webhook(secret).sign(String(r.headers["webhook-id"]), new Date(Number(r.headers["webhook-timestamp"]) * 1000), r.body)
+    expect(String(during.headers["webhook-signature"]).split(" ")).toEqual([signed(rotated, during), signed(e.secret, during)])
 
     await app.advance(24 * 3_600_000 + 1000)
     await app.call("POST", `${webhookPath(e.id)}test/`, { token: apiKey })
     await app.advance(1)
     const later = receiver.received[1]!
-    const signatures = String(later.headers["webhook-signature"]).split(" ")
-    expect(signatures).toHaveLength(1)
-    // the library checks the timestamp against the real time, which the test clock has left: sign with it at the attempt's time
-    const at = new Date(Number(later.headers["webhook-timestamp"]) * 1000)
-    expect(signatures[0]).toBe(new Webhook(rotated).sign(String(later.headers["webhook-id"]), at, later.body))
-    expect(signatures[0]).not.toBe(new Webhook(e.secret).sign(String(later.headers["webhook-id"]), at, later.body))
+    expect(String(later.headers["webhook-signature"]).split(" ")).toEqual([signed(rotated, later)])
+    expect(signed(e.secret, later)).not.toBe(signed(rotated, later))
     await app.call("DELETE", webhookPath(e.id), { token: apiKey })
   })
 })
