@@ -11,6 +11,7 @@ import { MetricsRouteLive, metricsPaths } from "../admin/MetricsRoute.ts"
 import { AdminAuthLive, AdminHandlers } from "../admin/AdminHandlers.ts"
 import { ActivityHandlers } from "../admin/ActivityHandlers.ts"
 import { ClockHandlers } from "../admin/ClockHandlers.ts"
+import { WebhookAdminHandlers } from "../admin/WebhookAdminHandlers.ts"
 import { SimulatorHandlers } from "../admin/SimulatorHandlers.ts"
 import { Api } from "../api/Api.ts"
 import { ConsoleRoutes, consolePaths } from "../console/ConsoleRoutes.ts"
@@ -32,7 +33,7 @@ const PublicRoutes = HttpApiBuilder.layer(Api).pipe(
 )
 
 const AdminRoutes = HttpApiBuilder.layer(AdminApi).pipe(
-  Layer.provide([AdminHandlers, ActivityHandlers, SimulatorHandlers, ClockHandlers]),
+  Layer.provide([AdminHandlers, ActivityHandlers, SimulatorHandlers, ClockHandlers, WebhookAdminHandlers]),
   Layer.provide([AdminAuthLive, SchemaErrorsLive])
 )
 
