@@ -256,11 +256,14 @@ export class MessageStore extends Context.Service<MessageStore, {
         fromDatabase(sql<TimelineEntry>`SELECT from_status, to_status, source, at FROM message_events
           WHERE organisation_id = ${organisationId} AND message_id = ${id} ORDER BY id`),
       erase: (organisationId, id, at) =>
-        fromDatabase(sql<MessageRow>`UPDATE messages
-          SET to_number = '', sender_name = '', text = '', erased_at = coalesce(erased_at, ${at}), updated_at = ${at}
-          WHERE organisation_id = ${organisationId} AND id = ${id}
-            AND status IN ${sql.in(finalStatuses)}
-          RETURNING ${sql.literal(columns)}`.pipe(Effect.map((rows) => rows[0]))),
+        fromDatabase(sql<MessageRow>`WITH erased AS (
+            UPDATE messages
+            SET to_number = '', sender_name = '', text = '', erased_at = coalesce(erased_at, ${at}), updated_at = ${at}
+            WHERE organisation_id = ${organisationId} AND id = ${id}
+              AND status IN ${sql.in(finalStatuses)}
+            RETURNING ${sql.literal(columns)}),
+          ${outbox.eraseMessage(organisationId, id, "erased")}
+          SELECT * FROM erased`.pipe(Effect.map((rows) => rows[0]))),
       inFlightCounts,
       finalCounts: fromDatabase(sql<{ status: MessageStatus; n: number }>`SELECT status, count(*)::float8 AS n
         FROM messages WHERE status IN ${sql.in(finalStatuses)} GROUP BY status`)

@@ -262,6 +262,15 @@ export const webhookOutbox = (sql: SqlClient.SqlClient) => {
           RETURNING organisation_id, id, type, occurred_at),
         wmd AS (${deliveries("wme")})`,
     /**
+     * The CTE `wer`: the erasure of a message's personal data reaches its events' snapshots (the
+     * recipient and sender blanked as the message shows them), when the CTE `erased` has a row.
+     */
+    eraseMessage: (organisationId: string, messageId: string, erased: string): Statement.Fragment =>
+      sql`wer AS (
+          UPDATE webhook_events SET message = message || '{"toNumber": "", "senderName": ""}'::jsonb
+          WHERE organisation_id = ${organisationId} AND message_id = ${messageId} AND message IS NOT NULL
+            AND EXISTS (SELECT 1 FROM ${sql(erased)}))`,
+    /**
      * The CTEs `wbe` and `wbd`: one `batch.completed` event for each row of `completed` (a CTE of
      * `organisation_id, batch_id` whose last member reached a final status), once per batch.
      */

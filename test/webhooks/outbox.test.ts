@@ -79,4 +79,23 @@ describe("webhook outbox", () => {
     expect(blocked).toHaveLength(1)
     expect(blocked[0]!.data.status).toBe("blocked")
   })
+
+  it("erasure of a message blanks the recipient and sender of its events, as GET then shows them", async () => {
+    const { orgId, apiKey } = await app.newOrg({ credits: 5, permissions: withWebhooks })
+    await createEndpoint(app, apiKey, { url: receiver.url })
+    const sent = await app.call("POST", "/api/sms/v2/messages/", {
+      token: apiKey, headers: { "idempotency-key": `erase-${orgId}` }, body: { to: "+261340000001", text: "Salama" }
+    })
+    expect(sent.status, sent.text).toBe(201)
+    await app.advance(app.config.simulatorReceiptDelayMs + 1000)
+    const snapshots = () =>
+      app.run(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        return yield* sql<{ to: string; sender: string }>`SELECT message->>'toNumber' AS to, message->>'senderName' AS sender
+          FROM webhook_events WHERE organisation_id = ${orgId} ORDER BY type`
+      }))
+    expect(await snapshots()).toEqual([{ to: "+261340000001", sender: expect.any(String) }, { to: "+261340000001", sender: expect.any(String) }])
+    expect((await app.admin("POST", `/organizations/${orgId}/messages/${sent.body.id}/erasure`)).status).toBe(200)
+    expect(await snapshots()).toEqual([{ to: "", sender: "" }, { to: "", sender: "" }])
+  })
 })
