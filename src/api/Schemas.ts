@@ -146,6 +146,7 @@ export const WebhookCreate = Schema.Struct({
   events: Schema.optionalKey(WebhookEvents),
   description: Schema.optionalKey(WebhookDescription)
 }).annotate({ identifier: "WebhookCreate" })
+export type WebhookCreate = typeof WebhookCreate.Type
 
 /** PATCH /webhooks/{id}/: absent fields stay unchanged. */
 export const WebhookUpdate = Schema.Struct({
