@@ -26,8 +26,10 @@ import {
   receiptsUnmatched,
   reservedCredits,
   retentionBacklog,
-  tableGauges
+  tableGauges,
+  webhookBacklogOldestAge
 } from "../observability/Metrics.ts"
+import { WebhookStore } from "../webhooks/WebhookStore.ts"
 
 /** Longest a scrape waits for the database before reporting `sms_database_up 0`. */
 export const scrapeBudgetMs = 5000
@@ -42,6 +44,7 @@ export class DatabaseGauges extends Context.Service<DatabaseGauges, {
     const receipts = yield* ReceiptStore
     const tables = yield* TableSizes
     const { metricsRecountIntervalMs, retentionDays } = yield* AppConfig
+    const webhooks = yield* WebhookStore
     const recounts = yield* FiberSet.make<void>()
     const runRecount = yield* FiberSet.runtime(recounts)<never>()
 
@@ -56,7 +59,8 @@ export class DatabaseGauges extends Context.Service<DatabaseGauges, {
           Metric.update(dueBacklog, counts.due),
           Metric.update(dueBacklogOldestAge, counts.oldestDueAgeSeconds),
           Metric.update(reservedCredits, yield* ledger.reservedEverywhere),
-          Metric.update(receiptsUnmatched, yield* receipts.unmatchedCount)
+          Metric.update(receiptsUnmatched, yield* receipts.unmatchedCount),
+          Metric.update(webhookBacklogOldestAge, yield* webhooks.backlogOldestAgeSeconds(new Date(nowMs)))
         ], { discard: true })
         for (const { table, rows, bytes } of yield* tables.all) {
           const gauges = tableGauges(table)

@@ -40,6 +40,8 @@ export interface AppConfigShape {
    * without its own retention (contract section 12); undefined keeps it for ever.
    */
   readonly retentionDays: number | undefined
+  /** Whether webhook endpoints may be loopback, private, link-local or unspecified addresses (SMS_WEBHOOK_ALLOW_PRIVATE). */
+  readonly webhookAllowPrivate: boolean
 }
 
 export class AppConfig extends Context.Service<AppConfig, AppConfigShape>()("sms/AppConfig") {}
@@ -98,6 +100,8 @@ export const decodeConfig = (readText: ReadText = (path) => readFileSync(path, "
       otelServiceName: serviceName,
       metricsRecountIntervalMs: integer("SMS_METRICS_RECOUNT_INTERVAL_MS", 300_000, 0, 86_400_000),
       retentionDays,
+      // a simulator is a local test bed: its receivers are local too
+      webhookAllowPrivate: boolean("SMS_WEBHOOK_ALLOW_PRIVATE", !Result.isSuccess(provider) || provider.success === "simulator"),
       // without a valid provider there is nothing to decide
       smpp: Result.isSuccess(provider) ? decodeSmppSettings(provider.success, readText) : Effect.undefined,
       // the test clock drives the simulator's time; a real provider keeps its own

@@ -5,7 +5,8 @@
  * none has anything left, so that when it returns, everything due by the target has happened in
  * order: due messages dispatched to their simulated outcome, receipts delivered, verifications
  * run, abandoned messages recovered, unmatched receipts past their time removed, messages past
- * their retention erased, finished messages compacted (Compaction.ts). Credits expire
+ * their retention erased, finished messages compacted (Compaction.ts), webhook deliveries (and
+ * their retries) attempted. Credits expire
  * by themselves: expiry is judged by the date.
  */
 import { Context, Effect, Layer, Option, Semaphore } from "effect"
@@ -16,6 +17,7 @@ import { now } from "../clock/Time.ts"
 import { Erasure } from "../messages/Erasure.ts"
 import { MessageQueueStore } from "../messages/MessageQueueStore.ts"
 import { Compaction } from "./Compaction.ts"
+import { Deliveries } from "../webhooks/Deliveries.ts"
 import { WorkSteps } from "./WorkSteps.ts"
 
 /** Most passes over the steps at one instant before giving up (a bug would otherwise spin). */
@@ -31,6 +33,7 @@ export class DueWork extends Context.Service<DueWork, {
 }>()("sms/DueWork") {
   static readonly layer = Layer.effect(DueWork, Effect.gen(function*() {
     const steps = yield* WorkSteps
+    const deliveries = yield* Deliveries
     const queue = yield* MessageQueueStore
     const clock = yield* ServiceClock
     const simulator = yield* Effect.serviceOption(SimulatorControl)
@@ -57,14 +60,14 @@ export class DueWork extends Context.Service<DueWork, {
       for (let pass = 0; pass < passesMax; pass++) {
         const done = (yield* steps.recoverAbandoned) + (yield* steps.dispatchDue) + (yield* drain(simulatorSteps.runDue)) +
           (yield* drain(steps.applyReceipts)) + (yield* drain(steps.verifyDue)) + (yield* steps.dropUnmatchedReceipts) +
-          (yield* drain(erasure.eraseExpired)) + (yield* drain(compaction.compactOnce))
+          (yield* drain(erasure.eraseExpired)) + (yield* drain(compaction.compactOnce)) + (yield* deliveries.runDue)
         if (done === 0) return
       }
       yield* Effect.logError(`due work still finds work after ${passesMax} passes`)
     })
 
     const nextAt = Effect.gen(function*() {
-      const candidates = [yield* queue.nextDue, yield* queue.nextVerification, yield* simulatorSteps.nextDue]
+      const candidates = [yield* queue.nextDue, yield* queue.nextVerification, yield* simulatorSteps.nextDue, yield* deliveries.nextAt]
       const times = candidates.flatMap((d) => (d !== undefined && Number.isFinite(d.getTime()) ? [d.getTime()] : []))
       return times.length === 0 ? undefined : new Date(Math.min(...times))
     })

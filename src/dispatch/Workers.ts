@@ -2,9 +2,10 @@
  * The background fibers of a process, each repeating its WorkSteps as time passes: the
  * dispatcher (a pipeline that claims due messages ahead of its submission window, so the
  * provider is never idle for a round trip), the verifier (unknown results), recovery (messages
- * of dead processes), the receipt applier, once a minute the removal of unmatched receipts past
- * their time, and retention (messages past it erased, finished ones compacted). A loop survives failures and stops with
- * the layer's scope: messages already started are finished, claims not yet started are given back. A database outage is logged once
+ * of dead processes), the receipt applier, the webhook deliveries, once a minute the removal of
+ * unmatched receipts past their time, and retention (messages past it erased, finished ones
+ * compacted). A loop survives failures and stops with the layer's scope: messages already
+ * started are finished, claims not yet started are given back. A database outage is logged once
  * per loop (WARN when it starts, INFO when the loop works again); any other failure, a fault of
  * ours, at ERROR each time.
  *
@@ -18,6 +19,7 @@ import { makeOutageLog, type OutageLog } from "../observability/RecurringLogs.ts
 import { now } from "../clock/Time.ts"
 import { WorkerLease } from "../workers/WorkerLease.ts"
 import { Compaction, compactionSetMax } from "./Compaction.ts"
+import { Deliveries } from "../webhooks/Deliveries.ts"
 import { Receipts, receiptSetSizeMax } from "./Receipts.ts"
 import { Erasure, retentionSetMax } from "../messages/Erasure.ts"
 import { MessageQueueStore } from "../messages/MessageQueueStore.ts"
@@ -68,7 +70,11 @@ export const WorkersLive = Layer.effectDiscard(Effect.gen(function*() {
   const { workerId } = yield* WorkerLease
   const erasure = yield* Erasure
   const compaction = yield* Compaction
+  const deliveries = yield* Deliveries
   if (config.clock === "test") return
+
+  // webhook deliveries go out whether or not this process dispatches messages
+  yield* Effect.forkScoped(resilient("webhook deliveries", deliveries.loop))
 
   const receiptLoop = Effect.gen(function*() {
     if ((yield* steps.applyReceipts) >= receiptSetSizeMax) return

@@ -24,7 +24,8 @@ describe("configuration from the environment", () => {
       otlpEndpoint: undefined,
       otelServiceName: "sms-service",
       metricsRecountIntervalMs: 300_000,
-      retentionDays: undefined
+      retentionDays: undefined,
+      webhookAllowPrivate: true
     })
   })
 

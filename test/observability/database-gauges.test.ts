@@ -10,6 +10,7 @@ import { TestClock } from "effect/testing"
 import { randomUUID } from "node:crypto"
 import { DatabaseGauges } from "../../src/admin/DatabaseGauges.ts"
 import { ReceiptStore } from "../../src/dispatch/ReceiptStore.ts"
+import { WebhookStore } from "../../src/webhooks/WebhookStore.ts"
 import { LedgerStore } from "../../src/ledger/LedgerStore.ts"
 import { TableSizes } from "../../src/db/TableSizes.ts"
 import { MessageStore } from "../../src/messages/MessageStore.ts"
@@ -54,7 +55,7 @@ layer(scratchDatabaseLayer("gauges", testConfig({ metricsRecountIntervalMs: reco
         yield* gauges.refresh
         expect(yield* gauge(messagesByStatus.delivered)).toBe(2)
       }).pipe(
-        Effect.provide(DatabaseGauges.layer.pipe(Layer.provide([MessageStore.layer, LedgerStore.layer, ReceiptStore.layer, TableSizes.layer]))),
+        Effect.provide(DatabaseGauges.layer.pipe(Layer.provide([MessageStore.layer, LedgerStore.layer, ReceiptStore.layer, TableSizes.layer, WebhookStore.layer]))),
         Effect.provideService(Metric.MetricRegistry, new Map())
       ))
   }

@@ -51,6 +51,7 @@ export const testConfig = (overrides: Partial<AppConfigShape> = {}): AppConfigSh
   clock: "system",
   otlpEndpoint: undefined, otelServiceName: "sms-service", metricsRecountIntervalMs: 0,
   retentionDays: undefined,
+  webhookAllowPrivate: true,
   ...overrides
 })
 
