@@ -12,7 +12,7 @@ import type { MessageRow } from "../messages/MessageRow.ts"
 import { Recovery } from "../messages/Recovery.ts"
 import { type Outcome, Settlement } from "../messages/Settlement.ts"
 import { submissionOf, submitGuardMarginMs, Submitter } from "../messages/Submitter.ts"
-import { Provider, type QueryResult } from "../provider/Provider.ts"
+import { Provider, type QueryResult, sendsNothing } from "../provider/Provider.ts"
 import { now } from "../clock/Time.ts"
 import { WorkerLease } from "../workers/WorkerLease.ts"
 import { type Orphan, Receipts } from "./Receipts.ts"
@@ -96,7 +96,12 @@ export class WorkSteps extends Context.Service<WorkSteps, {
     })
 
     // only the messages this process can submit: a route whose binds other processes hold is theirs
-    const claimDue = (limit: number) => Effect.flatMap(now, (at) => queue.claimDue(at, limit, workerId, provider.sendable()))
+    // (a process on standby for every route does not even look: a backlog would be read for nothing)
+    const claimDue = (limit: number) =>
+      Effect.suspend(() => {
+        const sendable = provider.sendable()
+        return sendsNothing(sendable) ? Effect.succeed([]) : Effect.flatMap(now, (at) => queue.claimDue(at, limit, workerId, sendable))
+      })
 
     // this process's work on the message from its start on (WorkerLease.working): a start whose
     // commit answer is lost leaves the message `processing`, then recovered as never sent

@@ -85,6 +85,10 @@ export type Sendable =
 export const canSend = (sendable: Sendable, to: string): boolean =>
   sendable._tag === "All" || (sendable.prefixes.find((p) => to.startsWith(p.prefix))?.held ?? true)
 
+/** Whether `sendable` lets this process submit no number at all (it holds no bind, and `*` is some route's). */
+export const sendsNothing = (sendable: Sendable): boolean =>
+  sendable._tag === "ByPrefix" && sendable.prefixes.every((p) => !p.held) && sendable.prefixes.some((p) => p.prefix === "")
+
 export class Provider extends Context.Service<Provider, {
   /** Hands one message to the provider; never fails: every outcome is a SubmitResult. Safe to call concurrently. */
   readonly submit: (submission: Submission) => Effect.Effect<SubmitResult>

@@ -91,7 +91,9 @@ export interface BindGate {
   readonly slot: () => number | undefined
   /** Waits until this process holds a slot (at once when it does). */
   readonly awaitHeld: Effect.Effect<void>
-  /** Keeps the slot: renews or takes one every `slotRenewMs`, until the gate closes. */
+  /** Takes or renews the slot once now (the provider does it before it serves, so that it knows). */
+  readonly attempt: Effect.Effect<void>
+  /** Keeps the slot: renews or takes one every `slotRenewMs` (the first `slotRenewMs` from now), until the gate closes. */
   readonly run: Effect.Effect<void>
   /** Stops renewing and gives the slot up; call once the route has unbound. */
   readonly close: Effect.Effect<void>
@@ -102,6 +104,7 @@ export const openGate = (slots: number): BindGate => ({
   slots,
   slot: () => 0,
   awaitHeld: Effect.void,
+  attempt: Effect.void,
   run: Effect.void,
   close: Effect.void
 })
@@ -142,7 +145,11 @@ export const makeBindGate = (store: typeof BindSlotStore.Service, route: string,
     awaitHeld: Effect.gen(function*() {
       while (slot() === undefined && !closed) yield* Effect.sleep(heldPollMs)
     }),
-    run: attempt.pipe(Effect.repeat({ schedule: Schedule.spaced(slotRenewMs), while: () => !closed }), Effect.asVoid),
+    attempt,
+    run: Effect.sleep(slotRenewMs).pipe(
+      Effect.andThen(attempt.pipe(Effect.repeat({ schedule: Schedule.spaced(slotRenewMs), while: () => !closed }))),
+      Effect.asVoid
+    ),
     close: Effect.gen(function*() {
       closed = true
       held = undefined

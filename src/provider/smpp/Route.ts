@@ -59,7 +59,7 @@ export class Route {
   private concatRef = 0
   private readonly window: Semaphore.Semaphore
   private readonly rate: SlidingRate | undefined
-  /** Dispatched messages' turns, evenly spaced at the route's share of the cap (with its guard), one waiter at a time. */
+  /** Dispatched messages' turns, evenly spaced at the route's share of the cap (with its guard); one waiter at a time. */
   private readonly spacingMs: number
   private nextTurnMs = 0
   private readonly turns = Semaphore.makeUnsafe(1)
@@ -127,16 +127,21 @@ export class Route {
 
   /**
    * Waits for a dispatched message's turn: turns come evenly spaced at the route's share of the
-   * cap, so that dispatched messages reach the SMSC evenly rather than a second's worth at once
-   * (a burst delayed on the way would crowd the next second at the SMSC).
+   * cap, so that dispatched messages reach the SMSC evenly rather than a second's worth at once (a
+   * burst delayed on the way crowds the next second at the SMSC: bursts of a 50-wide window made
+   * the SMSC count 120 in a second under a cap of 100 in the fleet fault test, even spacing 91),
+   * and are started only when their submission can follow.
    */
   get pace(): Effect.Effect<void> {
     if (this.spacingMs === 0) return Effect.void
     const self = this
     return Effect.gen(function*() {
+      // a turn may come up to the rate's guard early (GCRA tolerance): a sleep that overslept
+      // under load is caught up by the next turns, without a burst longer than the guard
       const nowMs = self.clock.currentTimeMillisUnsafe()
-      const turnMs = Math.max(nowMs, self.nextTurnMs)
-      self.nextTurnMs = turnMs + self.spacingMs
+      const theoreticalMs = Math.max(nowMs, self.nextTurnMs)
+      self.nextTurnMs = theoreticalMs + self.spacingMs
+      const turnMs = theoreticalMs - rateGuardMs
       if (turnMs > nowMs) yield* Effect.sleep(turnMs - nowMs)
     }).pipe(self.turns.withPermits(1))
   }

@@ -36,6 +36,9 @@ export const SmppProviderLive = (settings: SmppSettings): Layer.Layer<Provider, 
       Option.match(slots, { onNone: () => openGate(r.binds), onSome: (store) => makeBindGate(store, r.name, r.binds) })
     )
     const routes = settings.routes.map((r, i) => new Route(r, settings.responseTimeoutMs, settings.timing, clock, events, gates[i]))
+    // each route's slot taken (or found held by others) before the provider serves: an immediate
+    // send arriving first is not handed over for want of an answer from the database
+    yield* Effect.forEach(gates, (gate) => gate.attempt, { concurrency: "unbounded", discard: true })
     for (const gate of gates) yield* Effect.forkScoped(gate.run)
     for (const route of routes) yield* Effect.forkScoped(route.run)
     // added after the forks, so it runs before they are interrupted: the binds end with an unbind
