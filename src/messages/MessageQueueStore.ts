@@ -166,7 +166,9 @@ export class MessageQueueStore extends Context.Service<MessageQueueStore, {
     }
 
     return MessageQueueStore.of({
-      // Fair share: every organisation with unclaimed due work gets a turn in each claim. The
+      // Immediate sends handed over by a process without their route's bind (HandOver.ts: due now,
+      // no send_at) come first, ahead of any due scheduled message (contract section 11). Then
+      // fair share: every organisation with unclaimed due work gets a turn in each claim. The
       // organisations holding scheduled messages are walked one index probe each (a loose index
       // scan of messages_due_by_organisation); each one with due work gives its earliest due
       // messages, an equal share of the claim, then those with more fill what the others left;
@@ -178,11 +180,16 @@ export class MessageQueueStore extends Context.Service<MessageQueueStore, {
           AND ${sendableNumber(sql, sendable)}`
         const earliest = (n: Statement.Fragment, except: Statement.Fragment) => sql`CROSS JOIN LATERAL (
             SELECT m.organisation_id, m.id, m.due_at, m.created_at, m.batch_position FROM messages AS m
-            WHERE m.organisation_id = due_orgs.organisation_id AND ${unclaimedDue} ${except}
+            WHERE m.organisation_id = due_orgs.organisation_id AND ${unclaimedDue} AND m.send_at IS NOT NULL ${except}
             ORDER BY m.due_at, m.created_at, m.batch_position
             LIMIT ${n}
             FOR UPDATE OF m SKIP LOCKED) AS c`
-        return fromDatabase(sql<MessageRow>`WITH RECURSIVE orgs AS (
+        return fromDatabase(sql<MessageRow>`WITH RECURSIVE handed AS (
+            SELECT m.organisation_id, m.id, m.due_at FROM messages AS m
+            WHERE ${unclaimedDue} AND m.send_at IS NULL
+            ORDER BY m.due_at LIMIT ${limit}
+            FOR UPDATE OF m SKIP LOCKED),
+          orgs AS (
             (SELECT organisation_id FROM messages WHERE status = 'scheduled' ORDER BY organisation_id LIMIT 1)
             UNION ALL
             SELECT (SELECT m.organisation_id FROM messages AS m
@@ -193,14 +200,17 @@ export class MessageQueueStore extends Context.Service<MessageQueueStore, {
             SELECT orgs.organisation_id FROM orgs
             WHERE orgs.organisation_id IS NOT NULL
               AND EXISTS (SELECT 1 FROM messages AS m WHERE m.organisation_id = orgs.organisation_id AND ${unclaimedDue})),
-          share AS (SELECT ceil(${limit}::numeric / greatest(count(*), 1))::integer AS per FROM due_orgs),
+          share AS (SELECT ceil(greatest(${limit} - (SELECT count(*) FROM handed), 0)::numeric / greatest(count(*), 1))::integer AS per
+            FROM due_orgs),
           shares AS (SELECT c.* FROM due_orgs ${earliest(sql`(SELECT per FROM share)`, sql``)}),
           rest AS (SELECT c.* FROM due_orgs ${earliest(
-          sql`greatest(${limit} - (SELECT count(*) FROM shares), 0)`,
+          sql`greatest(${limit} - (SELECT count(*) FROM handed) - (SELECT count(*) FROM shares), 0)`,
           sql`AND m.id NOT IN (SELECT id FROM shares)`
         )}),
           due AS (
             SELECT organisation_id, id FROM (
+              SELECT organisation_id, id, due_at, 0 AS turn FROM handed
+              UNION ALL
               SELECT organisation_id, id, due_at,
                 row_number() OVER (PARTITION BY organisation_id ORDER BY due_at, created_at, batch_position) AS turn
               FROM (SELECT * FROM shares UNION ALL SELECT * FROM rest) AS locked) AS t

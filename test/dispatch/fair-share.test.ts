@@ -3,9 +3,11 @@
  * organisation with due work a turn, whatever the size of the others' backlogs
  * (MessageQueueStore.claimDue). Organisation A schedules a large batch, B one message due after
  * all of A's; a claim far smaller than A's backlog still takes B's message, and takes the
- * organisations round robin.
+ * organisations round robin. An immediate send handed over by a process without its route's bind
+ * (due now, no send_at: HandOver.ts) comes before any of them.
  */
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import { afterAll, describe, expect, it } from "vitest"
 import { MessageQueueStore } from "../../src/messages/MessageQueueStore.ts"
@@ -62,5 +64,20 @@ describe("fair-share claim", () => {
       expect(claimed.map((m) => m.organisationId).sort(), `claim ${turn}: one message of each organisation`).toEqual(ids)
     }
     expect(await claim(at, 3)).toEqual([])
+  }, 120_000)
+
+  it("takes an immediate send handed over to the bind's holders before any due scheduled message", async () => {
+    const a = await app.newOrg({ credits: 50 })
+    const b = await app.newOrg({ credits: 1 })
+    await schedule(a.apiKey, ordinaryNumbers(50, 2000), inMinutes(400))
+    await schedule(b.apiKey, ordinaryNumbers(1, 2100), inMinutes(401))
+    // B's message as HandOver stores an immediate send: due now, no send_at
+    await app.run(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`UPDATE messages SET send_at = NULL WHERE organisation_id = ${b.orgId}`
+    }))
+    const [first, ...others] = await claim(minutes(402), 1)
+    expect(others).toEqual([])
+    expect(first?.organisationId, "the handed-over send, though A's messages fell due earlier").toBe(b.orgId)
   }, 120_000)
 })
