@@ -2,7 +2,7 @@
  * The tables of organisations and their registered sender names, owned here. The sending profile
  * (SMS enabled, the sender a message uses, whether it is active) is also exported as a fragment,
  * for the statements that judge it in passing: the one-statement admission and the start of due
- * messages.
+ * messages; and so is its retention, for the statement that finds the messages past it.
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
@@ -99,7 +99,7 @@ export class OrganisationStore extends Context.Service<OrganisationStore, {
   }))
 }
 
-/** Fragments of the statements that judge an organisation's sending profile in passing. */
+/** Fragments of the statements that judge an organisation's sending profile, or its retention, in passing. */
 export const organisationFragments = (sql: SqlClient.SqlClient) => ({
   /**
    * The CTE `org`: whether SMS is enabled for the organisation, the sender a message uses (the
@@ -113,10 +113,6 @@ export const organisationFragments = (sql: SqlClient.SqlClient) => ({
       LEFT JOIN senders AS s ON s.organisation_id = o.id AND s.name = coalesce(${requested ?? null}::text, o.default_sender_name)
       WHERE o.id = ${organisationId})`,
   /**
-   * The joins that give each row of `messages` (aliased `alias`) its organisation's `sms_enabled`
-   * and, as `sender_active`, whether its sender is registered and active now.
-   */
-  /**
    * The CTE `retention`: each organisation whose messages are erased once final for long
    * enough, with `cutoff`, the instant before which a message final since then is due for
    * erasure at `at` (its own `retention_days`, else `defaultDays`; none when both are unset).
@@ -127,6 +123,10 @@ export const organisationFragments = (sql: SqlClient.SqlClient) => ({
         ${at}::timestamptz - make_interval(days => coalesce(o.retention_days, ${defaultDays ?? null}::integer)) AS cutoff
       FROM organisations AS o
       WHERE coalesce(o.retention_days, ${defaultDays ?? null}::integer) IS NOT NULL)`,
+  /**
+   * The joins that give each row of `messages` (aliased `alias`) its organisation's `sms_enabled`
+   * and, as `sender_active`, whether its sender is registered and active now.
+   */
   sendability: (alias: string) =>
     sql`JOIN organisations AS o ON o.id = ${sql(alias)}.organisation_id
       LEFT JOIN senders AS s ON s.organisation_id = ${sql(alias)}.organisation_id AND s.name = ${sql(alias)}.sender_name`
