@@ -1,11 +1,17 @@
 -- The dispatcher taking up to 100 due messages into processing, statement for statement as
--- src/messages/MessageQueueStore.ts issues it: claimDue leases due scheduled rows, organisations in
--- turn (they stay scheduled), then start moves them to processing with their timeline rows,
--- checking the organisation and the sender. The service starts the messages it claimed by their
+-- src/messages/MessageQueueStore.ts issues it (every route held: no route filter): claimDue leases
+-- handed-over immediate sends first, then due scheduled rows, organisations in turn (they stay
+-- scheduled), then start moves them to processing with their timeline rows, checking the
+-- organisation and the sender. The service starts the messages it claimed by their
 -- ids (a JSON list); pgbench cannot carry the claimed ids over, so start finds them by their lease
 -- (the same earliest due rows, first in the index). The provider call and settlement are not part of it.
 -- Variables (-D): worker (a worker id).
-WITH RECURSIVE orgs AS (
+WITH RECURSIVE handed AS (
+    SELECT m.organisation_id, m.id, m.due_at FROM messages AS m
+    WHERE m.status = 'scheduled' AND m.due_at <= now() AND (m.claim_until IS NULL OR m.claim_until < now()) AND m.send_at IS NULL
+    ORDER BY m.due_at LIMIT 100
+    FOR UPDATE OF m SKIP LOCKED),
+  orgs AS (
     (SELECT organisation_id FROM messages WHERE status = 'scheduled' ORDER BY organisation_id LIMIT 1)
     UNION ALL
     SELECT (SELECT m.organisation_id FROM messages AS m
@@ -16,21 +22,26 @@ WITH RECURSIVE orgs AS (
     SELECT orgs.organisation_id FROM orgs
     WHERE orgs.organisation_id IS NOT NULL
       AND EXISTS (SELECT 1 FROM messages AS m WHERE m.organisation_id = orgs.organisation_id AND m.status = 'scheduled' AND m.due_at <= now() AND (m.claim_until IS NULL OR m.claim_until < now()))),
-  share AS (SELECT ceil(100::numeric / greatest(count(*), 1))::integer AS per FROM due_orgs),
+  share AS (SELECT ceil(greatest(100 - (SELECT count(*) FROM handed), 0)::numeric / greatest(count(*), 1))::integer AS per
+    FROM due_orgs),
   shares AS (SELECT c.* FROM due_orgs CROSS JOIN LATERAL (
       SELECT m.organisation_id, m.id, m.due_at, m.created_at, m.batch_position FROM messages AS m
       WHERE m.organisation_id = due_orgs.organisation_id AND m.status = 'scheduled' AND m.due_at <= now() AND (m.claim_until IS NULL OR m.claim_until < now())
+        AND m.send_at IS NOT NULL
       ORDER BY m.due_at, m.created_at, m.batch_position
       LIMIT (SELECT per FROM share)
       FOR UPDATE OF m SKIP LOCKED) AS c),
   rest AS (SELECT c.* FROM due_orgs CROSS JOIN LATERAL (
       SELECT m.organisation_id, m.id, m.due_at, m.created_at, m.batch_position FROM messages AS m
-      WHERE m.organisation_id = due_orgs.organisation_id AND m.status = 'scheduled' AND m.due_at <= now() AND (m.claim_until IS NULL OR m.claim_until < now()) AND m.id NOT IN (SELECT id FROM shares)
+      WHERE m.organisation_id = due_orgs.organisation_id AND m.status = 'scheduled' AND m.due_at <= now() AND (m.claim_until IS NULL OR m.claim_until < now())
+        AND m.send_at IS NOT NULL AND m.id NOT IN (SELECT id FROM shares)
       ORDER BY m.due_at, m.created_at, m.batch_position
-      LIMIT greatest(100 - (SELECT count(*) FROM shares), 0)
+      LIMIT greatest(100 - (SELECT count(*) FROM handed) - (SELECT count(*) FROM shares), 0)
       FOR UPDATE OF m SKIP LOCKED) AS c),
   due AS (
     SELECT organisation_id, id FROM (
+      SELECT organisation_id, id, due_at, 0 AS turn FROM handed
+      UNION ALL
       SELECT organisation_id, id, due_at,
         row_number() OVER (PARTITION BY organisation_id ORDER BY due_at, created_at, batch_position) AS turn
       FROM (SELECT * FROM shares UNION ALL SELECT * FROM rest) AS locked) AS t
