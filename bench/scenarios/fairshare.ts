@@ -74,7 +74,9 @@ const measure = async (url: string, a: OrgWithLot, b: OrgWithLot, due: string, w
 const backlogAndTrickle = async (ctx: BenchContext, a: OrgWithLot, b: OrgWithLot): Promise<FairShareFacts> => {
   const { fairBacklog: backlog, fairWindowS: windowS } = ctx.settings
   const { due } = await seed(ctx.url, a, backlog, leadS(backlog))
-  await scheduleEachSecond(ctx, b, Date.parse(due) + 1000, windowS - 1)
+  // B's first message a second after A's backlog fell due, or, when seeding ran past that (a
+  // loaded machine), as soon as it can still be scheduled
+  await scheduleEachSecond(ctx, b, Math.max(Date.parse(due) + 1000, Date.now() + 2000), windowS - 1)
   await sleep(Math.max(0, Date.parse(due) + windowS * 1000 + 1000 - Date.now()))
   const facts = await measure(ctx.url, a, b, due, windowS, backlog)
   await parkRest(ctx.url, a)

@@ -105,8 +105,8 @@ describe("uuids", () => {
 })
 
 describe("permissions", () => {
-  it("are the five of spec 5.4", () => {
-    expect([...Permissions]).toEqual(["sms.send", "sms.schedule", "delivery.read", "balance.read", "contacts.manage"])
+  it("are the five of spec 5.4 and webhooks.manage (contract section 10)", () => {
+    expect([...Permissions]).toEqual(["sms.send", "sms.schedule", "delivery.read", "balance.read", "contacts.manage", "webhooks.manage"])
     for (const p of Permissions) expect(Schema.is(PermissionSchema)(p)).toBe(true)
     expect(Schema.is(PermissionSchema)("sms.admin")).toBe(false)
   })
