@@ -121,6 +121,7 @@ export const rowsOf = (r: Results, connections: number, batchConnections: number
     rows.push(compare(`${name}: req/s`, erasing.reqPerSec, idle.reqPerSec, label, { kind: "min", value: 0.9 }))
     rows.push(compare(`${name}: p99 ms`, erasing.p99Ms, idle.p99Ms, label, { kind: "max", value: 1.1 }))
     rows.push(absolute(`16 messages erased in the measured ${r.s16.windowS} s (${r.s16.erasedPerSec}/s; ${r.s16.leftAfter} left after)`, r.s16.erasedInWindow, { kind: "above", value: 0 }))
+    rows.push(absolute("16 erased messages whose key still replays its answer, plus credits moved by erasure", r.s16.keysUnerased + Math.abs(r.s16.creditsMoved), { kind: "atMost", value: 0, unit: "" }))
   }
   for (const [scenario, mb] of Object.entries(r.memory)) {
     rows.push(absolute(`7 peak RSS during ${scenario}, MB`, mb, { kind: "below", value: 256, unit: "MB" }))

@@ -36,6 +36,9 @@ export interface RetentionFacts {
   /** Seconds of the measured window, and the erasure's rate within it. */
   readonly windowS: number
   readonly erasedPerSec: number
+  /** Erased messages whose key still holds its answer, and credits consumed by the lot beyond the seeded ones: both 0 when erasure worked. */
+  readonly keysUnerased: number
+  readonly creditsMoved: number
 }
 
 /** The peak RSS of the erasing service goes to `memory` under this name. */
@@ -95,8 +98,14 @@ export const retentionUnderLoad = async (
       const erasedInWindow = await erased(ctx.url, org, windowStart, windowEnd)
       const leftAfter = seeded - (await erased(ctx.url, org))
       const windowS = (windowEnd.getTime() - windowStart.getTime()) / 1000
+      const keysUnerased = Number(await scalar(ctx.url, `SELECT count(*) FROM idempotency_keys k JOIN messages m
+        ON m.organisation_id = k.organisation_id AND m.id = k.message_id
+        WHERE k.organisation_id = '${org.id}' AND m.erased_at IS NOT NULL AND k.response_body IS NOT NULL`))
+      const creditsMoved = Number(await scalar(ctx.url, `SELECT reserved + consumed - ${seeded} FROM credit_lots
+        WHERE organisation_id = '${org.id}' AND id = ${org.lot}`))
+      if (keysUnerased > 0 || creditsMoved !== 0) log(`erasure left ${keysUnerased} key answer(s) and moved ${creditsMoved} credit(s)`)
       if (leftAfter === 0) log("retention erased every seeded message before the window ended: part of the window ran without it")
-      return { seeded, seedS, idle, erasing, erasedBefore, erasedInWindow, leftAfter, windowS: round(windowS, 1), erasedPerSec: round(erasedInWindow / windowS, 0) }
+      return { seeded, seedS, idle, erasing, erasedBefore, erasedInWindow, leftAfter, windowS: round(windowS, 1), erasedPerSec: round(erasedInWindow / windowS, 0), keysUnerased, creditsMoved }
     } finally {
       memory[retentionPhase] = sampler.stop()
     }
