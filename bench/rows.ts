@@ -8,6 +8,7 @@ import type { ClaimResult, DrainFacts } from "./scenarios/drain.ts"
 import { type FairShareFacts, fairShareMps } from "./scenarios/fairshare.ts"
 import type { FlowFacts } from "./scenarios/flow.ts"
 import type { ObservabilityResult } from "./scenarios/observability.ts"
+import type { RetentionFacts } from "./scenarios/retention.ts"
 import { round } from "./stats.ts"
 
 export interface Results {
@@ -23,6 +24,7 @@ export interface Results {
   s11?: FairShareFacts
   s12?: FairShareFacts
   s13?: LoadResult
+  s16?: RetentionFacts
   /** HTTP-created messages still `processing` (with their key in progress) 2 s after the HTTP scenarios. */
   leftProcessing?: number
   /** Peak RSS (MB) of the service per scenario. */
@@ -111,6 +113,15 @@ export const rowsOf = (r: Results, connections: number, batchConnections: number
   }
   if (r.s13 !== undefined) {
     rows.push(absolute(`13 immediate sends at 20/s while a backlog drains: p99 ms`, r.s13.p99Ms, { kind: "atMost", value: 250, unit: "ms" }))
+  }
+  if (r.s16 !== undefined) {
+    const { seeded, idle, erasing } = r.s16
+    const name = `16 scheduled admission, ${connections} conn, while retention erases ${seeded} old messages`
+    const label = "the same load, retention idle"
+    rows.push(compare(`${name}: req/s`, erasing.reqPerSec, idle.reqPerSec, label, { kind: "min", value: 0.9 }))
+    rows.push(compare(`${name}: p99 ms`, erasing.p99Ms, idle.p99Ms, label, { kind: "max", value: 1.1 }))
+    rows.push(absolute(`16 messages erased in the measured ${r.s16.windowS} s (${r.s16.erasedPerSec}/s; ${r.s16.leftAfter} left after)`, r.s16.erasedInWindow, { kind: "above", value: 0 }))
+    rows.push(absolute("16 erased messages whose key still replays its answer, plus credits moved by erasure", r.s16.keysUnerased + Math.abs(r.s16.creditsMoved), { kind: "atMost", value: 0, unit: "" }))
   }
   for (const [scenario, mb] of Object.entries(r.memory)) {
     rows.push(absolute(`7 peak RSS during ${scenario}, MB`, mb, { kind: "below", value: 256, unit: "MB" }))

@@ -21,6 +21,7 @@ import { steadyFlow } from "./scenarios/flow.ts"
 import { immediateSend } from "./scenarios/immediate.ts"
 import { observedAdmission } from "./scenarios/observability.ts"
 import { replay } from "./scenarios/replay.ts"
+import { retentionPhase, retentionUnderLoad } from "./scenarios/retention.ts"
 import { smppDrain } from "./scenarios/smpp.ts"
 import { memorySampler, type Service, startService } from "./service.ts"
 import { fullSettings, smokeSettings } from "./settings.ts"
@@ -102,6 +103,7 @@ try {
   const smppOrg = await withLot("bench smpp", settings.drainCount + 10)
   const fairA = await withLot("bench fair A", 3 * settings.fairBacklog + 10)
   const fairB = await withLot("bench fair B", 2 * settings.fairWindowS + 10)
+  const retentionOrg = wanted("16") ? await withLot("bench retention", settings.retentionSeed + 10) : undefined
   const mem = results.memory
   await tidy()
   if (wanted("1")) results.s1 = await phase("scheduled admission", () => scheduledAdmission(ctx), running, mem)
@@ -150,6 +152,10 @@ try {
     await tidy()
     results.s10 = await phase("admission with tracing and metrics", () => observedAdmission(ctx, ctx.org, logDir, mem))
   }
+  if (retentionOrg !== undefined) {
+    await tidy()
+    results.s16 = await phase(retentionPhase, () => retentionUnderLoad(ctx, retentionOrg, logDir, mem, log))
+  }
   if (results.s6 !== undefined) {
     await tidy()
     const claim = await phase("claim SQL drain (pgbench)", () => claimBaseline(ctx))
@@ -183,7 +189,7 @@ const command = `DATABASE_URL=${shownUrl.toString()} npm run bench${args.length 
 const file = writeResults(startedAt, smoke, { startedAt: startedAt.toISOString(), command, machine, settings, durations, totalS, rows, results })
 // The harness itself must have worked (targets missed are results, not failures): every load
 // phase got expected answers and the drain finished.
-const loads = [results.s1?.service, results.s2?.service, results.s3, results.s4, results.s5?.service, results.s13]
+const loads = [results.s1?.service, results.s2?.service, results.s3, results.s4, results.s5?.service, results.s13, results.s16?.idle, results.s16?.erasing]
 const broken = [
   ...loads.flatMap((l) => (l !== undefined && l.ok === 0 ? [`a ${l.tool} phase got no expected answer: ${JSON.stringify(l.statusCounts)}`] : [])),
   ...(results.s6 !== undefined && !results.s6.service.complete ? ["the dispatcher drain did not finish in time"] : []),

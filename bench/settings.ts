@@ -25,6 +25,8 @@ export interface Settings {
   readonly fairBacklog: number
   /** Seconds over which scenarios 11 and 12 measure (B has one message due each second of it). */
   readonly fairWindowS: number
+  /** Old delivered messages seeded for retention to erase under scenario 1's load (scenario 16). */
+  readonly retentionSeed: number
 }
 
 export const fullSettings: Settings = {
@@ -40,7 +42,8 @@ export const fullSettings: Settings = {
   flowRate: 500,
   flowDurationS: 60,
   fairBacklog: 100_000,
-  fairWindowS: 30
+  fairWindowS: 30,
+  retentionSeed: 1_000_000
 }
 
 export const smokeSettings: Settings = {
@@ -56,5 +59,6 @@ export const smokeSettings: Settings = {
   flowRate: 100,
   flowDurationS: 5,
   fairBacklog: 2000,
-  fairWindowS: 6
+  fairWindowS: 6,
+  retentionSeed: 20_000
 }

@@ -22,7 +22,7 @@ export interface ClosedLoopResult {
 }
 
 export const scheduledAdmission = async (ctx: BenchContext): Promise<ClosedLoopResult> => {
-  const { connections, durationS, warmupS } = ctx.settings
+  const { connections, durationS } = ctx.settings
   const pgbench = await runPgbench({ url: ctx.url, script: "admission", vars: pgVars(ctx.pgOrg), clients: connections, durationS })
   const pgbenchPool = await runPgbench({ url: ctx.url, script: "admission", vars: pgVars(ctx.pgOrg), clients: servicePoolSize, durationS })
   const reference = await runPgbench({
@@ -32,15 +32,19 @@ export const scheduledAdmission = async (ctx: BenchContext): Promise<ClosedLoopR
     clients: referenceClients,
     durationS
   })
-  await autocannonLoad({ base: ctx.service.base, connections, durationS: warmupS, request: scheduledRequest(ctx, "warmup"), expectedStatus: 202 })
-  const service = await autocannonLoad({
-    base: ctx.service.base,
-    connections,
-    durationS,
-    request: scheduledRequest(ctx, "s1"),
-    expectedStatus: 202
-  })
+  const service = await serviceClosedLoop(ctx, "s1")
   return { pgbench, pgbenchPool, reference, service }
+}
+
+/**
+ * Scenario 1's load on the service alone: a warm-up, then the measured closed loop (keys tagged
+ * `tag`); `beforeMeasure` runs between the two.
+ */
+export const serviceClosedLoop = async (ctx: BenchContext, tag: string, beforeMeasure?: () => Promise<void>): Promise<LoadResult> => {
+  const { connections, durationS, warmupS } = ctx.settings
+  await autocannonLoad({ base: ctx.service.base, connections, durationS: warmupS, request: scheduledRequest(ctx, `${tag}-warmup`), expectedStatus: 202 })
+  await beforeMeasure?.()
+  return autocannonLoad({ base: ctx.service.base, connections, durationS, request: scheduledRequest(ctx, tag), expectedStatus: 202 })
 }
 
 export interface OpenLoopResult {
