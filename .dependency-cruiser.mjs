@@ -15,6 +15,9 @@ export const layers = [
   ["secrets"],
   // modules that own their tables, and the provider port with its adapters (SMPP, simulator)
   ["provider", "workers", "organisations", "ledger", "idempotency", "contacts"],
+  // status webhooks: below messages, whose status changes compose its outbox (webhooks/WebhookStore.ts);
+  // what it needs from above (the message's representation) comes through its ports
+  ["webhooks"],
   ["messages"],
   ["batches", "dispatch"],
   // the HTTP interface: its declaration (api), then the handlers and edge (http) and the console

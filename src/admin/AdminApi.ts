@@ -1,7 +1,7 @@
 /** The operator API (contract section 2) under /admin/v1: the contract only, no implementation. */
 import { Context, Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "effect/http-api"
-import { Balance, Batch, Message } from "../api/Schemas.ts"
+import { Balance, Batch, Message, Webhook, WebhookList } from "../api/Schemas.ts"
 import { SchemaErrors } from "../api/Security.ts"
 import { CalendarDate } from "../domain/Dates.ts"
 import {
@@ -15,7 +15,7 @@ import {
   ProviderNotSimulator
 } from "../domain/Errors.ts"
 import { MessageStatusSchema } from "../domain/MessageStatus.ts"
-import { PermissionSchema } from "../domain/Permissions.ts"
+import { Permissions, PermissionSchema } from "../domain/Permissions.ts"
 import { SenderName } from "../domain/SenderName.ts"
 import { Text, TextWith } from "../domain/Text.ts"
 
@@ -121,7 +121,7 @@ export class AdminGroup extends HttpApiGroup.make("admin")
     }),
     HttpApiEndpoint.post("createApiKey", "/organizations/:org_id/api-keys", {
       params: OrgId,
-      payload: Schema.Struct({ permissions: Schema.Array(PermissionSchema).check(Schema.isMaxLength(5)) }),
+      payload: Schema.Struct({ permissions: Schema.Array(PermissionSchema).check(Schema.isMaxLength(Permissions.length)) }),
       success: Schema.Struct({
         key_id: Schema.String,
         api_key: Schema.String,
@@ -216,6 +216,25 @@ export class ActivityGroup extends HttpApiGroup.make("activity")
   .prefix("/admin/v1")
 {}
 
+/** An organisation's status webhook endpoints (contract section 10): list them, turn one off or on. */
+export class WebhooksAdminGroup extends HttpApiGroup.make("webhooks")
+  .add(
+    HttpApiEndpoint.get("list", "/organizations/:org_id/webhooks", {
+      params: OrgId,
+      success: WebhookList,
+      error: CommonErrors
+    }).annotate(OpenApi.Summary, "The organisation's webhook endpoints, newest first (never their secrets)"),
+    HttpApiEndpoint.patch("setEnabled", "/organizations/:org_id/webhooks/:webhook_id", {
+      params: { org_id: Text, webhook_id: Text },
+      payload: Schema.Struct({ enabled: Schema.Boolean }),
+      success: Webhook,
+      error: CommonErrors
+    }).annotate(OpenApi.Summary, "Disable (or enable again) one of the organisation's webhook endpoints")
+  )
+  .middleware(AdminAuth)
+  .prefix("/admin/v1")
+{}
+
 /** What the simulated provider (contract section 5) can be made to do on demand. */
 export class SimulatorGroup extends HttpApiGroup.make("simulator")
   .add(
@@ -261,6 +280,7 @@ export class ClockGroup extends HttpApiGroup.make("clock")
 export class AdminApi extends HttpApi.make("sms-admin")
   .add(AdminGroup)
   .add(ActivityGroup)
+  .add(WebhooksAdminGroup)
   .add(SimulatorGroup)
   .add(ClockGroup)
   .middleware(SchemaErrors)

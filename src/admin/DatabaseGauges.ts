@@ -16,7 +16,8 @@ import { ReceiptStore } from "../dispatch/ReceiptStore.ts"
 import { finalStatuses } from "../domain/MessageStatus.ts"
 import { LedgerStore } from "../ledger/LedgerStore.ts"
 import { MessageStore } from "../messages/MessageStore.ts"
-import { databaseUp, dueBacklog, dueBacklogOldestAge, messagesByStatus, receiptsUnmatched, reservedCredits } from "../observability/Metrics.ts"
+import { databaseUp, dueBacklog, dueBacklogOldestAge, messagesByStatus, receiptsUnmatched, reservedCredits, webhookBacklogOldestAge } from "../observability/Metrics.ts"
+import { WebhookStore } from "../webhooks/WebhookStore.ts"
 
 /** Longest a scrape waits for the database before reporting `sms_database_up 0`. */
 export const scrapeBudgetMs = 5000
@@ -29,6 +30,7 @@ export class DatabaseGauges extends Context.Service<DatabaseGauges, {
     const messages = yield* MessageStore
     const ledger = yield* LedgerStore
     const receipts = yield* ReceiptStore
+    const webhooks = yield* WebhookStore
     const { metricsRecountIntervalMs } = yield* AppConfig
     const recounts = yield* FiberSet.make<void>()
     const runRecount = yield* FiberSet.runtime(recounts)<never>()
@@ -44,7 +46,8 @@ export class DatabaseGauges extends Context.Service<DatabaseGauges, {
           Metric.update(dueBacklog, counts.due),
           Metric.update(dueBacklogOldestAge, counts.oldestDueAgeSeconds),
           Metric.update(reservedCredits, yield* ledger.reservedEverywhere),
-          Metric.update(receiptsUnmatched, yield* receipts.unmatchedCount)
+          Metric.update(receiptsUnmatched, yield* receipts.unmatchedCount),
+          Metric.update(webhookBacklogOldestAge, yield* webhooks.backlogOldestAgeSeconds(new Date(nowMs)))
         ], { discard: true })
       })
 

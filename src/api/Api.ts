@@ -22,7 +22,23 @@ import { idempotencyKeyPattern } from "../domain/MessageRules.ts"
 import { Text, TextWith } from "../domain/Text.ts"
 import { apiDescription, operationDescriptions, tagDescriptions } from "./Descriptions.ts"
 import { withResponseHeaders } from "./ResponseHeaders.ts"
-import { Balance, Batch, BatchCreate, BatchMessages, Contact, ContactWrite, Message, MessageCreate } from "./Schemas.ts"
+import {
+  Balance,
+  Batch,
+  BatchCreate,
+  BatchMessages,
+  Contact,
+  ContactWrite,
+  Message,
+  MessageCreate,
+  Webhook,
+  WebhookCreate,
+  WebhookCreated,
+  WebhookDeliveries,
+  WebhookList,
+  WebhookSecret,
+  WebhookUpdate
+} from "./Schemas.ts"
 import { ApiKeyAuth, SchemaErrors } from "./Security.ts"
 
 export const apiPrefix = "/api/sms/v2"
@@ -140,11 +156,53 @@ export class MessageBatchesGroup extends HttpApiGroup.make("message-batches")
   .prefix(apiPrefix)
 {}
 
+const WebhookId = { webhook_id: Uuid }
+const webhookErrors = [...CommonErrors, InsufficientPermissions] as const
+
+/** Status webhooks (contract section 10), permission webhooks.manage. */
+export class WebhooksGroup extends HttpApiGroup.make("webhooks")
+  .add(
+    HttpApiEndpoint.post("create", "/webhooks/", {
+      headers: IdempotencyKeyHeader,
+      payload: WebhookCreate,
+      success: HttpApiSchema.WithHeaders(WebhookCreated.pipe(HttpApiSchema.status(201)), { location: Schema.String }),
+      error: [...webhookErrors, ...IdempotencyErrors]
+    }).annotate(OpenApi.Summary, "Create a webhook endpoint; its secret is in this answer only (permission webhooks.manage)"),
+    HttpApiEndpoint.get("list", "/webhooks/", { success: WebhookList, error: webhookErrors })
+      .annotate(OpenApi.Summary, "The organisation's webhook endpoints, newest first (permission webhooks.manage)"),
+    HttpApiEndpoint.get("get", "/webhooks/:webhook_id/", { params: WebhookId, success: Webhook, error: webhookErrors })
+      .annotate(OpenApi.Summary, "A webhook endpoint (permission webhooks.manage)"),
+    HttpApiEndpoint.patch("update", "/webhooks/:webhook_id/", { params: WebhookId, payload: WebhookUpdate, success: Webhook, error: webhookErrors })
+      .annotate(OpenApi.Summary, "Change a webhook endpoint (permission webhooks.manage)"),
+    HttpApiEndpoint.delete("delete", "/webhooks/:webhook_id/", { params: WebhookId, success: HttpApiSchema.NoContent, error: webhookErrors })
+      .annotate(OpenApi.Summary, "Delete a webhook endpoint and its pending deliveries (permission webhooks.manage)"),
+    HttpApiEndpoint.post("rotateSecret", "/webhooks/:webhook_id/secret/", { params: WebhookId, success: WebhookSecret, error: webhookErrors })
+      .annotate(OpenApi.Summary, "A new secret; the old one keeps signing beside it for 24 hours (permission webhooks.manage)"),
+    HttpApiEndpoint.get("deliveries", "/webhooks/:webhook_id/deliveries/", {
+      params: WebhookId,
+      query: { cursor: Schema.optionalKey(Text) },
+      success: WebhookDeliveries,
+      error: [...webhookErrors, InvalidCursor]
+    }).annotate(OpenApi.Summary, "The endpoint's deliveries, newest first, 100 per page (permission webhooks.manage)"),
+    HttpApiEndpoint.post("retry", "/webhooks/:webhook_id/deliveries/:event_id/retry/", {
+      params: { webhook_id: Uuid, event_id: Text },
+      success: HttpApiSchema.Empty(202),
+      error: webhookErrors
+    }).annotate(OpenApi.Summary, "Attempt a delivery again now, a failed one too (permission webhooks.manage)"),
+    HttpApiEndpoint.post("test", "/webhooks/:webhook_id/test/", { params: WebhookId, success: HttpApiSchema.Empty(202), error: webhookErrors })
+      .annotate(OpenApi.Summary, "Send a webhook.test event to the endpoint (permission webhooks.manage)")
+  )
+  .annotate(OpenApi.Description, "Status webhooks: signed (Standard Webhooks), retried and durable pushes of message and batch outcomes")
+  .middleware(ApiKeyAuth)
+  .prefix(apiPrefix)
+{}
+
 export class Api extends HttpApi.make("sms")
   .add(BalanceGroup)
   .add(ContactsGroup)
   .add(MessagesGroup)
   .add(MessageBatchesGroup)
+  .add(WebhooksGroup)
   .middleware(SchemaErrors)
   .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })
   .annotateMerge(OpenApi.annotations({

@@ -4,6 +4,7 @@ import { CalendarDate } from "../domain/Dates.ts"
 import { MessageStatusSchema } from "../domain/MessageStatus.ts"
 import { PhoneNumber } from "../domain/Phone.ts"
 import { Text, TextWith } from "../domain/Text.ts"
+import { WebhookEventTypeSchema } from "../domain/Webhooks.ts"
 
 const maxLength = (n: number) => Text.check(Schema.isMaxLength(n))
 const lengthBetween = (min: number, max: number) => Text.check(Schema.isMinLength(min), Schema.isMaxLength(max))
@@ -130,3 +131,63 @@ export const BatchMessages = Schema.Struct({
   results: Schema.Array(Message),
   next_cursor: Schema.NullOr(Schema.String)
 }).annotate({ identifier: "BatchMessages" })
+
+// ---------------------------------------------------------------------------------------------
+// Status webhooks (contract section 10). The URL's rules (scheme, length, credentials, address)
+// are checked by the service, which names `url` in its 400.
+
+const DateTime = Schema.String.annotate({ format: "date-time" } as Schema.Annotations.Annotations)
+const WebhookEvents = Schema.Array(WebhookEventTypeSchema).check(Schema.isMinLength(1))
+const WebhookDescription = Schema.NullOr(maxLength(500))
+
+/** POST /webhooks/. */
+export const WebhookCreate = Schema.Struct({
+  url: Text,
+  events: Schema.optionalKey(WebhookEvents),
+  description: Schema.optionalKey(WebhookDescription)
+}).annotate({ identifier: "WebhookCreate" })
+export type WebhookCreate = typeof WebhookCreate.Type
+
+/** PATCH /webhooks/{id}/: absent fields stay unchanged. */
+export const WebhookUpdate = Schema.Struct({
+  url: Schema.optionalKey(Text),
+  events: Schema.optionalKey(WebhookEvents),
+  description: Schema.optionalKey(WebhookDescription),
+  enabled: Schema.optionalKey(Schema.Boolean)
+}).annotate({ identifier: "WebhookUpdate" })
+
+const webhookFields = {
+  id: Schema.String.annotate({ format: "uuid" } as Schema.Annotations.Annotations),
+  url: Schema.String,
+  events: Schema.Array(Schema.String),
+  description: Schema.NullOr(Schema.String),
+  enabled: Schema.Boolean,
+  created_at: DateTime
+}
+
+/** An endpoint, never with its secret. */
+export const Webhook = Schema.Struct(webhookFields).annotate({ identifier: "Webhook" })
+
+/** The answer of a creation: the only one that shows the secret. */
+export const WebhookCreated = Schema.Struct({ ...webhookFields, secret: Schema.String }).annotate({ identifier: "WebhookCreated" })
+
+export const WebhookList = Schema.Struct({ data: Schema.Array(Webhook) }).annotate({ identifier: "WebhookList" })
+
+export const WebhookSecret = Schema.Struct({ secret: Schema.String }).annotate({ identifier: "WebhookSecret" })
+
+/** One line of an endpoint's delivery log. */
+export const WebhookDelivery = Schema.Struct({
+  event_id: Schema.String,
+  type: Schema.String,
+  state: Schema.Literals(["pending", "succeeded", "failed"]),
+  attempts: Count,
+  last_status_code: Schema.NullOr(Schema.Int),
+  last_error: Schema.NullOr(Schema.String),
+  next_attempt_at: Schema.NullOr(DateTime),
+  created_at: DateTime
+}).annotate({ identifier: "WebhookDelivery" })
+
+export const WebhookDeliveries = Schema.Struct({
+  data: Schema.Array(WebhookDelivery),
+  next_cursor: Schema.NullOr(Schema.String)
+}).annotate({ identifier: "WebhookDeliveries" })

@@ -47,6 +47,10 @@ import { ProviderLive } from "../provider/ProviderLayer.ts"
 import { SecretStore } from "../secrets/SecretStore.ts"
 import { ServiceSecret } from "../secrets/ServiceSecret.ts"
 import { WorkerLease } from "../workers/WorkerLease.ts"
+import { Deliveries } from "../webhooks/Deliveries.ts"
+import { Webhooks } from "../webhooks/Webhooks.ts"
+import { WebhookStore } from "../webhooks/WebhookStore.ts"
+import { WebhookPayloadsLive } from "../http/WebhookPayloadsLive.ts"
 import { HttpAppLive, routes } from "./Routes.ts"
 import { SeedLive } from "./Seed.ts"
 
@@ -62,6 +66,7 @@ const Base = Layer.mergeAll(
   WorkerLease.layer,
   QuickAdmission.layer,
   DatabaseHealth.layer,
+  WebhookStore.layer,
   CreationAnswersLive
 ).pipe(
   Layer.provideMerge(Layer.mergeAll(Ids.layer, ServiceSecret.layer.pipe(Layer.provideMerge(SecretStore.layer)), Transactions.layer))
@@ -71,7 +76,9 @@ const Base = Layer.mergeAll(
 const servicesWith = <E, R>(provider: Layer.Layer<Provider, E, R>) =>
   DueWork.layer.pipe(
     Layer.provideMerge(WorkSteps.layer),
-    Layer.provideMerge(Layer.merge(Messages.layer, Batches.layer)),
+    // webhook deliveries render their events through the edge's representations (WebhookPayloads)
+    Layer.provideMerge(Deliveries.layer.pipe(Layer.provideMerge(WebhookPayloadsLive))),
+    Layer.provideMerge(Layer.mergeAll(Messages.layer, Batches.layer, Webhooks.layer)),
     Layer.provideMerge(Layer.merge(Submitter.layer, Recovery.layer)),
     Layer.provideMerge(Settlement.layer),
     Layer.provideMerge(provider),

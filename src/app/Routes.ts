@@ -11,6 +11,7 @@ import { MetricsRouteLive, metricsPaths } from "../admin/MetricsRoute.ts"
 import { AdminAuthLive, AdminHandlers } from "../admin/AdminHandlers.ts"
 import { ActivityHandlers } from "../admin/ActivityHandlers.ts"
 import { ClockHandlers } from "../admin/ClockHandlers.ts"
+import { WebhookAdminHandlers } from "../admin/WebhookAdminHandlers.ts"
 import { SimulatorHandlers } from "../admin/SimulatorHandlers.ts"
 import { Api } from "../api/Api.ts"
 import { ConsoleRoutes, consolePaths } from "../console/ConsoleRoutes.ts"
@@ -21,17 +22,18 @@ import { BatchesHandlers } from "../http/BatchesHandlers.ts"
 import { ContactsHandlers } from "../http/ContactsHandlers.ts"
 import { makeEdge } from "../http/Edge.ts"
 import { MessagesHandlers } from "../http/MessagesHandlers.ts"
+import { WebhooksHandlers } from "../http/WebhooksHandlers.ts"
 import { HealthRoutes, healthPaths } from "../http/Health.ts"
 import { routesOf, routeTable } from "../http/Routes.ts"
 import { SchemaErrorsLive } from "../http/SchemaErrorsLive.ts"
 
 const PublicRoutes = HttpApiBuilder.layer(Api).pipe(
-  Layer.provide([BalanceHandlers, ContactsHandlers, MessagesHandlers, BatchesHandlers]),
+  Layer.provide([BalanceHandlers, ContactsHandlers, MessagesHandlers, BatchesHandlers, WebhooksHandlers]),
   Layer.provide([ApiKeyAuthLive, SchemaErrorsLive, AdmissionMetricsLive])
 )
 
 const AdminRoutes = HttpApiBuilder.layer(AdminApi).pipe(
-  Layer.provide([AdminHandlers, ActivityHandlers, SimulatorHandlers, ClockHandlers]),
+  Layer.provide([AdminHandlers, ActivityHandlers, SimulatorHandlers, ClockHandlers, WebhookAdminHandlers]),
   Layer.provide([AdminAuthLive, SchemaErrorsLive])
 )
 

@@ -1,11 +1,11 @@
 /**
- * The two creations of the public API under their Idempotency-Key (spec 4.7). The key is a
+ * The creations of the public API under their Idempotency-Key (spec 4.7). The key is a
  * required argument, so these always send it; the answer says whether it was a replay.
  */
 import { Effect } from "effect"
 import type { HttpClientResponse } from "effect/http"
 import type { HttpApiSchema } from "effect/http-api"
-import type { BatchCreate, MessageCreate } from "../api/Schemas.ts"
+import type { BatchCreate, MessageCreate, WebhookCreate } from "../api/Schemas.ts"
 import type { SmsClient } from "./SmsClient.ts"
 
 /** A creation's answer: the resource, the status (201 sent, 202 scheduled), its Location, and whether it was replayed. */
@@ -35,4 +35,12 @@ export const sendMessage = (client: SmsClient, idempotencyKey: string, message: 
 /** Schedules one text to up to 1000 recipients (202), all or nothing, under `idempotencyKey`. */
 export const createBatch = (client: SmsClient, idempotencyKey: string, batch: BatchCreate) =>
   client["message-batches"].create({ headers: { "idempotency-key": idempotencyKey }, payload: batch, responseMode: "decoded-and-response" })
+    .pipe(Effect.map(created))
+
+/**
+ * Creates a status webhook endpoint (201) under `idempotencyKey` (contract section 10); its
+ * `secret`, to verify the events' signatures, is in this answer only (and its replays).
+ */
+export const createWebhook = (client: SmsClient, idempotencyKey: string, endpoint: WebhookCreate) =>
+  client.webhooks.create({ headers: { "idempotency-key": idempotencyKey }, payload: endpoint, responseMode: "decoded-and-response" })
     .pipe(Effect.map(created))

@@ -1,6 +1,6 @@
 /**
  * The typed client of the public API (spec v2.0.2), derived from its HttpApi definition: one method
- * per endpoint, grouped as the API is (`balance`, `contacts`, `messages`, `message-batches`), with
+ * per endpoint, grouped as the API is (`balance`, `contacts`, `messages`, `message-batches`, `webhooks`), with
  * the spec's error classes as typed failures. A renamed route, field or error breaks its callers'
  * build.
  */

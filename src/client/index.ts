@@ -8,6 +8,6 @@
 export { Api } from "../api/Api.ts"
 export * from "../api/Schemas.ts"
 export * from "../domain/Errors.ts"
-export { type Created, createBatch, sendMessage } from "./Creations.ts"
+export { type Created, createBatch, createWebhook, sendMessage } from "./Creations.ts"
 export { MessageNotFinal, type WaitOptions, waitForFinalStatus } from "./Polling.ts"
 export { makeSmsClient, type SmsClient, type SmsClientOptions } from "./SmsClient.ts"

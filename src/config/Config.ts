@@ -35,6 +35,8 @@ export interface AppConfigShape {
   readonly otelServiceName: string
   /** How old, at most, /metrics' counts of messages in final statuses may be (recounting reads every message). */
   readonly metricsRecountIntervalMs: number
+  /** Whether webhook endpoints may be loopback, private, link-local or unspecified addresses (SMS_WEBHOOK_ALLOW_PRIVATE). */
+  readonly webhookAllowPrivate: boolean
 }
 
 export class AppConfig extends Context.Service<AppConfig, AppConfigShape>()("sms/AppConfig") {}
@@ -85,6 +87,8 @@ export const decodeConfig = (readText: ReadText = (path) => readFileSync(path, "
       otlpEndpoint,
       otelServiceName: serviceName,
       metricsRecountIntervalMs: integer("SMS_METRICS_RECOUNT_INTERVAL_MS", 300_000, 0, 86_400_000),
+      // a simulator is a local test bed: its receivers are local too
+      webhookAllowPrivate: boolean("SMS_WEBHOOK_ALLOW_PRIVATE", !Result.isSuccess(provider) || provider.success === "simulator"),
       // without a valid provider there is nothing to decide
       smpp: Result.isSuccess(provider) ? decodeSmppSettings(provider.success, readText) : Effect.undefined,
       // the test clock drives the simulator's time; a real provider keeps its own

@@ -4,7 +4,8 @@
  * the target, and at each one runs every step of WorkSteps (and the simulator's receipts) until
  * none has anything left, so that when it returns, everything due by the target has happened in
  * order: due messages dispatched to their simulated outcome, receipts delivered, verifications
- * run, abandoned messages recovered, unmatched receipts past their time removed. Credits expire
+ * run, abandoned messages recovered, unmatched receipts past their time removed, webhook
+ * deliveries (and their retries) attempted. Credits expire
  * by themselves: expiry is judged by the date.
  */
 import { Context, Effect, Layer, Option, Semaphore } from "effect"
@@ -13,6 +14,7 @@ import { SimulatorControl } from "../provider/SimulatorControl.ts"
 import { ServiceClock } from "../clock/ServiceClock.ts"
 import { now } from "../clock/Time.ts"
 import { MessageQueueStore } from "../messages/MessageQueueStore.ts"
+import { Deliveries } from "../webhooks/Deliveries.ts"
 import { WorkSteps } from "./WorkSteps.ts"
 
 /** Most passes over the steps at one instant before giving up (a bug would otherwise spin). */
@@ -28,6 +30,7 @@ export class DueWork extends Context.Service<DueWork, {
 }>()("sms/DueWork") {
   static readonly layer = Layer.effect(DueWork, Effect.gen(function*() {
     const steps = yield* WorkSteps
+    const deliveries = yield* Deliveries
     const queue = yield* MessageQueueStore
     const clock = yield* ServiceClock
     const simulator = yield* Effect.serviceOption(SimulatorControl)
@@ -51,14 +54,15 @@ export class DueWork extends Context.Service<DueWork, {
     const runAll = Effect.gen(function*() {
       for (let pass = 0; pass < passesMax; pass++) {
         const done = (yield* steps.recoverAbandoned) + (yield* steps.dispatchDue) + (yield* drain(simulatorSteps.runDue)) +
-          (yield* drain(steps.applyReceipts)) + (yield* drain(steps.verifyDue)) + (yield* steps.dropUnmatchedReceipts)
+          (yield* drain(steps.applyReceipts)) + (yield* drain(steps.verifyDue)) + (yield* steps.dropUnmatchedReceipts) +
+          (yield* deliveries.runDue)
         if (done === 0) return
       }
       yield* Effect.logError(`due work still finds work after ${passesMax} passes`)
     })
 
     const nextAt = Effect.gen(function*() {
-      const candidates = [yield* queue.nextDue, yield* queue.nextVerification, yield* simulatorSteps.nextDue]
+      const candidates = [yield* queue.nextDue, yield* queue.nextVerification, yield* simulatorSteps.nextDue, yield* deliveries.nextAt]
       const times = candidates.flatMap((d) => (d !== undefined && Number.isFinite(d.getTime()) ? [d.getTime()] : []))
       return times.length === 0 ? undefined : new Date(Math.min(...times))
     })

@@ -8,7 +8,8 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
 import { fromDatabase } from "../db/Store.ts"
-import { messageFragments } from "../messages/MessageStore.ts"
+import { type BatchCheck, messageFragments } from "../messages/MessageStore.ts"
+import { inTransaction } from "../db/Transaction.ts"
 import type { IncomingReceipt } from "../provider/Provider.ts"
 
 /** Counts of what one applied set did, by state and outcome. */
@@ -77,7 +78,7 @@ export class ReceiptStore extends Context.Service<ReceiptStore, {
       // Every join goes through an index (no join between CTEs: the planner would nest loops over
       // them, quadratic in the set's size).
       applyDue: (at, limit, retry) =>
-        fromDatabase(sql<{ state: string; outcome: string; n: number }>`WITH r AS (
+        fromDatabase(sql<{ state: string; outcome: string; n: number } & BatchCheck>`WITH r AS (
             SELECT id, provider_ref, recipient, outcome, occurred_at, attempts FROM provider_receipts
             WHERE state = 'pending' AND next_attempt_at <= ${at}
             ORDER BY next_attempt_at, id LIMIT ${limit}
@@ -112,7 +113,13 @@ export class ReceiptStore extends Context.Service<ReceiptStore, {
               settled_at = CASE WHEN d.state = 'pending' THEN NULL ELSE ${at}::timestamptz END
             FROM d WHERE p.id = d.id AND d.state <> 'ignored'
             RETURNING p.state, p.outcome)
-          SELECT state, outcome, count(*)::integer AS n FROM (SELECT * FROM s UNION ALL SELECT * FROM gone) AS x GROUP BY state, outcome`),
+          SELECT state, outcome, count(*)::integer AS n, NULL::text AS batch_id, false AS batch_check
+          FROM (SELECT * FROM s UNION ALL SELECT * FROM gone) AS x GROUP BY state, outcome
+          UNION ALL SELECT NULL, NULL, 0, ${messages.batchCheck("u")} FROM u`.pipe(
+          // a receipt that finishes a batch writes its batch.completed in the same transaction
+          Effect.tap((rows) => messages.completeBatches(rows, at)),
+          inTransaction(sql)
+        )),
       nextDue: fromDatabase(sql<{ at: Date | null }>`SELECT min(next_attempt_at) AS at FROM provider_receipts WHERE state = 'pending'`.pipe(
         Effect.map(([row]) => row?.at ?? undefined)
       )),

@@ -2,7 +2,7 @@
  * The background fibers of a process, each repeating its WorkSteps as time passes: the
  * dispatcher (a pipeline that claims due messages ahead of its submission window, so the
  * provider is never idle for a round trip), the verifier (unknown results), recovery (messages
- * of dead processes), the receipt applier and, once a minute, the removal of unmatched receipts
+ * of dead processes), the receipt applier, the webhook deliveries and, once a minute, the removal of unmatched receipts
  * past their time. A loop survives failures and stops with the layer's scope: messages already
  * started are finished, claims not yet started are given back. A database outage is logged once
  * per loop (WARN when it starts, INFO when the loop works again); any other failure, a fault of
@@ -17,6 +17,7 @@ import { isDatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
 import { makeOutageLog, type OutageLog } from "../observability/RecurringLogs.ts"
 import { now } from "../clock/Time.ts"
 import { WorkerLease } from "../workers/WorkerLease.ts"
+import { Deliveries } from "../webhooks/Deliveries.ts"
 import { Receipts, receiptSetSizeMax } from "./Receipts.ts"
 import { MessageQueueStore } from "../messages/MessageQueueStore.ts"
 import { verifyRoundMax, WorkSteps } from "./WorkSteps.ts"
@@ -53,7 +54,11 @@ export const WorkersLive = Layer.effectDiscard(Effect.gen(function*() {
   const queue = yield* MessageQueueStore
   const receipts = yield* Receipts
   const { workerId } = yield* WorkerLease
+  const deliveries = yield* Deliveries
   if (config.clock === "test") return
+
+  // webhook deliveries go out whether or not this process dispatches messages
+  yield* Effect.forkScoped(resilient("webhook deliveries", deliveries.loop))
 
   const receiptLoop = Effect.gen(function*() {
     if ((yield* steps.applyReceipts) >= receiptSetSizeMax) return

@@ -6,7 +6,7 @@
  * (IdempotentCreation.ts) writes them as responses, first or replayed.
  */
 import { Layer, Schema } from "effect"
-import { Batch, Message } from "../api/Schemas.ts"
+import { Batch, Message, WebhookCreated } from "../api/Schemas.ts"
 import { BatchAnswers } from "../batches/BatchAnswers.ts"
 import {
   DispatchUnavailable,
@@ -18,10 +18,12 @@ import {
 import type { Answer } from "../idempotency/Answer.ts"
 import { MessageAnswers, type MessageOutcome } from "../messages/MessageAnswers.ts"
 import type { MessageRow } from "../messages/MessageRow.ts"
-import { batchLocation, batchOf, messageLocation, messageOf } from "./Representations.ts"
+import { WebhookAnswers } from "../webhooks/WebhookAnswers.ts"
+import { batchLocation, batchOf, messageLocation, messageOf, webhookLocation, webhookOf } from "./Representations.ts"
 
 const encodeMessage = Schema.encodeSync(Message)
 const encodeBatch = Schema.encodeSync(Batch)
+const encodeWebhookCreated = Schema.encodeSync(WebhookCreated)
 
 const unknownMessage = "The provider's answer is unknown; read the message, never resend it with a new key"
 
@@ -58,5 +60,12 @@ export const CreationAnswersLive = Layer.mergeAll(
   Layer.succeed(MessageAnswers, MessageAnswers.of({ answer: messageAnswer })),
   Layer.succeed(BatchAnswers, BatchAnswers.of({
     answer: (batch) => ({ status: 202, body: encodeBatch(batchOf(batch)), location: batchLocation(batch.id) })
+  })),
+  Layer.succeed(WebhookAnswers, WebhookAnswers.of({
+    answer: (endpoint, secret) => ({
+      status: 201,
+      body: encodeWebhookCreated({ ...webhookOf(endpoint), secret }),
+      location: webhookLocation(endpoint.id)
+    })
   }))
 )

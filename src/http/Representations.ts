@@ -3,13 +3,17 @@
  * schemas of api/Schemas.ts, which HttpApi then encodes, and the `Location` of created resources.
  */
 import { apiPrefix } from "../api/Api.ts"
-import type { Balance, Batch, Message } from "../api/Schemas.ts"
+import type { Balance, Batch, Message, Webhook, WebhookDelivery } from "../api/Schemas.ts"
 import type { BatchView } from "../batches/Batch.ts"
 import type { BalanceView } from "../ledger/Ledger.ts"
 import type { MessageRow } from "../messages/MessageRow.ts"
+import type { DeliveryRow, EndpointRow } from "../webhooks/WebhookStore.ts"
+
+/** What the Message resource shows of a message (a webhook's snapshot holds exactly these). */
+export type MessageShown = Pick<MessageRow, "id" | "toNumber" | "senderName" | "status" | "segments" | "sendAt" | "deliveryTime">
 
 /** The Message resource, spec 2.2. */
-export const messageOf = (m: MessageRow): typeof Message.Type => ({
+export const messageOf = (m: MessageShown): typeof Message.Type => ({
   id: m.id,
   to: m.toNumber,
   sender_name: m.senderName,
@@ -42,3 +46,28 @@ export const messageLocation = (id: string) => `${apiPrefix}/messages/${id}/`
 
 /** Where a batch is read. */
 export const batchLocation = (id: string) => `${apiPrefix}/message-batches/${id}/`
+
+/** A webhook endpoint (contract section 10), never with its secret. */
+export const webhookOf = (e: EndpointRow): typeof Webhook.Type => ({
+  id: e.id,
+  url: e.url,
+  events: e.events,
+  description: e.description,
+  enabled: e.enabled,
+  created_at: e.createdAt.toISOString()
+})
+
+/** One line of an endpoint's delivery log. */
+export const webhookDeliveryOf = (d: DeliveryRow): typeof WebhookDelivery.Type => ({
+  event_id: `evt_${d.eventId}`,
+  type: d.type,
+  state: d.state,
+  attempts: d.attempts,
+  last_status_code: d.lastStatusCode,
+  last_error: d.lastError,
+  next_attempt_at: d.nextAttemptAt === null ? null : d.nextAttemptAt.toISOString(),
+  created_at: d.createdAt.toISOString()
+})
+
+/** Where a webhook endpoint is read. */
+export const webhookLocation = (id: string) => `${apiPrefix}/webhooks/${id}/`

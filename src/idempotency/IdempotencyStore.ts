@@ -12,7 +12,7 @@ import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
 import { fromDatabase } from "../db/Store.ts"
 import type { Answer } from "./Answer.ts"
 
-export type Route = "messages" | "message-batches"
+export type Route = "messages" | "message-batches" | "webhooks"
 
 /** A stored key as a claim judges it. */
 export interface KeyRow {

@@ -13,6 +13,7 @@ import { fromDatabase } from "../db/Store.ts"
 import { canTransition, finalStatuses, type MessageStatus } from "../domain/MessageStatus.ts"
 import type { ListPosition } from "../domain/NewestFirst.ts"
 import { isUuid } from "../domain/Uuid.ts"
+import { webhookOutbox, webhookSubscribed } from "../webhooks/WebhookStore.ts"
 import type { MessageRow } from "./MessageRow.ts"
 
 /** What moved a message: `matched_receipt` is verification by a receipt that came without the provider's answer. */
@@ -127,6 +128,8 @@ export class MessageStore extends Context.Service<MessageStore, {
 }>()("sms/MessageStore") {
   static readonly layer = Layer.effect(MessageStore, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const outbox = webhookOutbox(sql)
+    const { batchCheck, completeBatches } = batchCompletion(sql)
 
     const insert = Effect.fn("MessageStore.insert")(function*(organisationId: string, messages: ReadonlyArray<NewMessage>, at: Date) {
       if (messages.length === 0) return
@@ -174,7 +177,7 @@ export class MessageStore extends Context.Service<MessageStore, {
         verify_at: t.verifyAt?.toISOString() ?? null
       }))
       // Rows are locked in key order so that concurrent sets cannot deadlock on each other.
-      const moved = yield* fromDatabase(sql<{ i: number; fromStatus: MessageStatus }>`WITH x AS (
+      const moved = yield* fromDatabase(sql<{ i: number; fromStatus: MessageStatus } & BatchCheck>`WITH x AS (
           SELECT * FROM json_to_recordset(${JSON.stringify(rows)}::json) AS x(i integer, organisation_id uuid, id uuid,
             from_statuses text, to_status text, source text, at timestamptz, provider_ref text, delivery_time timestamptz,
             verify_at timestamptz)),
@@ -192,11 +195,13 @@ export class MessageStore extends Context.Service<MessageStore, {
             claim_until = NULL
           FROM old JOIN x ON x.i = old.i
           WHERE m.organisation_id = old.organisation_id AND m.id = old.id
-          RETURNING m.organisation_id, m.id, old.status AS from_status, x.to_status, x.source, x.at, x.i),
+          RETURNING m.organisation_id, m.id, old.status AS from_status, x.to_status, x.source, x.at, x.i, ${sql.literal(movedColumns("m"))}),
         e AS (
           INSERT INTO message_events (organisation_id, message_id, from_status, to_status, source, at)
-          SELECT organisation_id, id, from_status, to_status, source, at FROM u)
-        SELECT i, from_status FROM u`)
+          SELECT organisation_id, id, from_status, to_status, source, at FROM u),
+        ${outbox.messageEvents("u")}
+        SELECT i, from_status, ${batchCheck("u")} FROM u`)
+      yield* fromDatabase(completeBatches(moved, transitions.reduce((latest, t) => (t.at > latest ? t.at : latest), new Date(0))))
       const byIndex = new Map(moved.map((r) => [r.i, r.fromStatus]))
       return transitions.map((_, i) => byIndex.get(i))
     })
@@ -251,11 +256,14 @@ export class MessageStore extends Context.Service<MessageStore, {
         fromDatabase(sql<TimelineEntry>`SELECT from_status, to_status, source, at FROM message_events
           WHERE organisation_id = ${organisationId} AND message_id = ${id} ORDER BY id`),
       erase: (organisationId, id, at) =>
-        fromDatabase(sql<MessageRow>`UPDATE messages
-          SET to_number = '', sender_name = '', text = '', erased_at = coalesce(erased_at, ${at}), updated_at = ${at}
-          WHERE organisation_id = ${organisationId} AND id = ${id}
-            AND status IN ${sql.in(finalStatuses)}
-          RETURNING ${sql.literal(columns)}`.pipe(Effect.map((rows) => rows[0]))),
+        fromDatabase(sql<MessageRow>`WITH erased AS (
+            UPDATE messages
+            SET to_number = '', sender_name = '', text = '', erased_at = coalesce(erased_at, ${at}), updated_at = ${at}
+            WHERE organisation_id = ${organisationId} AND id = ${id}
+              AND status IN ${sql.in(finalStatuses)}
+            RETURNING ${sql.literal(columns)}),
+          ${outbox.eraseMessage(organisationId, id, "erased")}
+          SELECT * FROM erased`.pipe(Effect.map((rows) => rows[0]))),
       inFlightCounts,
       finalCounts: fromDatabase(sql<{ status: MessageStatus; n: number }>`SELECT status, count(*)::float8 AS n
         FROM messages WHERE status IN ${sql.in(finalStatuses)} GROUP BY status`)
@@ -264,6 +272,44 @@ export class MessageStore extends Context.Service<MessageStore, {
 }
 
 type Fragment = Statement.Fragment
+
+/** What a status change returns besides the row it moved: the columns the webhook outbox snapshots. */
+const movedColumns = (alias: string) =>
+  `${alias}.batch_id, ${alias}.to_number, ${alias}.sender_name, ${alias}.segments, ${alias}.status, ${alias}.send_at, ${alias}.delivery_time`
+
+/** Per moved message: its batch, and whether that batch may have completed with it and someone wants to know. */
+export interface BatchCheck {
+  readonly batchId: string | null
+  readonly batchCheck: boolean
+}
+
+const finalList = finalStatuses.map((s) => `'${s}'`).join(", ")
+
+/**
+ * \`batch.completed\` (contract section 10), written with the change that makes a batch's last
+ * member final. Two members finishing in concurrent transactions would each see the other not
+ * final yet; so the batches are locked (an advisory lock held to the transaction's end) and
+ * counted in a statement after the lock, which sees every change committed before it.
+ */
+const batchCompletion = (sql: SqlClient.SqlClient) => ({
+  batchCheck: (moved: string) =>
+    sql.literal(`${moved}.batch_id::text AS batch_id, (${moved}.batch_id IS NOT NULL AND ${moved}.status IN (${finalList})
+      AND ${webhookSubscribed(`${moved}.organisation_id`, "'batch.completed'")}) AS batch_check`),
+  completeBatches: (checked: ReadonlyArray<BatchCheck>, at: Date) => {
+    const batchIds = [...new Set(checked.flatMap((c) => (c.batchCheck && c.batchId !== null ? [c.batchId] : [])))].sort()
+    if (batchIds.length === 0) return Effect.void
+    return Effect.gen(function*() {
+      yield* sql`SELECT pg_advisory_xact_lock(hashtext('batch:' || b)) FROM unnest(${batchIds}::text[]) AS b ORDER BY b`
+      yield* sql`WITH done AS (
+          SELECT mb.organisation_id, mb.batch_id FROM (
+            SELECT DISTINCT organisation_id, batch_id FROM messages WHERE batch_id = ANY(${batchIds}::uuid[])) AS mb
+          WHERE NOT EXISTS (SELECT 1 FROM messages AS m WHERE m.organisation_id = mb.organisation_id AND m.batch_id = mb.batch_id
+            AND m.status NOT IN (${sql.literal(finalList)}))),
+        ${webhookOutbox(sql).batchEvents("done", at)}
+        SELECT 1`
+    })
+  }
+})
 
 /** Fragments of messages for statements composed elsewhere (the one-statement admission, receipts). */
 export const messageFragments = (sql: SqlClient.SqlClient) => ({
@@ -301,17 +347,23 @@ export const messageFragments = (sql: SqlClient.SqlClient) => ({
   /**
    * The CTEs `u` (each row of `applied`, a CTE of `organisation_id, message_id, outcome,
    * occurred_at, accepted_at`, moves its accepted message to the outcome, delivered at the
-   * receipt's time but never before its acceptance) and `e` (their timeline entries).
+   * receipt's time but never before its acceptance), `e` (their timeline entries) and the
+   * webhook events of the changes (`webhookOutbox`).
    */
   applyReceipts: (applied: string, at: Date) =>
     sql`u AS (
         UPDATE messages AS m SET status = a.outcome, delivery_time = greatest(a.occurred_at, a.accepted_at), updated_at = ${at}
         FROM ${sql(applied)} AS a
         WHERE m.organisation_id = a.organisation_id AND m.id = a.message_id
-        RETURNING m.organisation_id, m.id, a.outcome),
+        RETURNING m.organisation_id, m.id, a.outcome, ${at}::timestamptz AS at, ${sql.literal(movedColumns("m"))}),
       e AS (
         INSERT INTO message_events (organisation_id, message_id, from_status, to_status, source, at)
-        SELECT organisation_id, id, 'accepted', outcome, 'receipt', ${at} FROM u)`,
+        SELECT organisation_id, id, 'accepted', outcome, 'receipt', ${at} FROM u),
+      ${webhookOutbox(sql).messageEvents("u")}`,
+  /** The columns that tell, per row of the CTE `u` of `applyReceipts`, whether its batch may have just completed. */
+  batchCheck: (moved: string) => batchCompletion(sql).batchCheck(moved),
+  /** Writes the `batch.completed` events of the batches checked that did complete; run it in the transaction of the change. */
+  completeBatches: (checked: ReadonlyArray<BatchCheck>, at: Date) => batchCompletion(sql).completeBatches(checked, at),
   /** The statement part that makes the unknown messages without a provider id to the numbers of `recipients` (a query) due for verification at `at`. */
   verifyOrphansNow: (recipients: Fragment, at: Date) =>
     sql`UPDATE messages AS m SET verify_at = ${at}

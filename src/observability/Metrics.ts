@@ -138,6 +138,28 @@ export const smppRefused = Metric.counter("sms_smpp_refused_total", {
 })
 
 // ---------------------------------------------------------------------------------------------
+// Status webhooks.
+
+/** What a webhook attempt came to: delivered, to be tried again, or the delivery given up (or its endpoint gone: 410). */
+export type WebhookAttemptOutcome = "succeeded" | "retried" | "failed"
+
+/** `sms_webhook_attempts_total`, one series per outcome. */
+export const webhookAttempts: Readonly<Record<WebhookAttemptOutcome, Metric.Counter<number>>> = byLabel(
+  { succeeded: "succeeded", retried: "retried", failed: "failed" },
+  (outcome) =>
+    Metric.counter("sms_webhook_attempts_total", {
+      description: "Webhook delivery attempts, by outcome (retried: failed and scheduled again; failed: the delivery was given up)",
+      incremental: true,
+      attributes: { outcome }
+    })
+)
+
+/** `sms_webhook_backlog_oldest_age_seconds`. */
+export const webhookBacklogOldestAge = Metric.gauge("sms_webhook_backlog_oldest_age_seconds", {
+  description: "How long the oldest due webhook delivery of an enabled endpoint has waited, in seconds (0 when none waits)"
+})
+
+// ---------------------------------------------------------------------------------------------
 // Gauges read from the database at scrape time (DatabaseGauges.ts sets them).
 
 /** `sms_messages`, one series per status. */
@@ -193,6 +215,8 @@ const knownSeries: ReadonlyArray<Metric.Metric<never, unknown>> = [
   dueBacklogOldestAge,
   reservedCredits,
   receiptsUnmatched,
+  ...Object.values(webhookAttempts),
+  webhookBacklogOldestAge,
   databaseUp
 ]
 

@@ -23,7 +23,8 @@ describe("configuration from the environment", () => {
       clock: "system",
       otlpEndpoint: undefined,
       otelServiceName: "sms-service",
-      metricsRecountIntervalMs: 300_000
+      metricsRecountIntervalMs: 300_000,
+      webhookAllowPrivate: true
     })
   })
 

@@ -1,5 +1,6 @@
 /** The service's values as the public API shows them (src/http/Representations.ts): field names and formats of spec 2.2, 2.5, 2.7. */
 import { describe, expect, it } from "vitest"
+import type { MessageRow } from "../../src/messages/MessageRow.ts"
 import { balanceOf, batchLocation, batchOf, messageLocation, messageOf } from "../../src/http/Representations.ts"
 
 describe("representations", () => {
@@ -12,10 +13,11 @@ describe("representations", () => {
 
   it("a message shows its recipient as `to`, its times in RFC 3339 UTC or null, nothing of its organisation", () => {
     const id = "5d1f4b3a-0c9e-4f8e-9a7b-2c3d4e5f6a7b"
-    expect(messageOf({
+    const row: MessageRow = {
       organisationId: "org", id, batchId: null, toNumber: "+261340000001", senderName: "INFO", text: "Salama", segments: 1,
       status: "delivered", sendAt: new Date(Date.UTC(2026, 0, 2, 3, 4, 5)), deliveryTime: null, erasedAt: null
-    })).toEqual({
+    }
+    expect(messageOf(row)).toEqual({
       id, to: "+261340000001", sender_name: "INFO", status: "delivered", segments: 1, send_at: "2026-01-02T03:04:05.000Z", delivery_time: null
     })
     expect(messageLocation(id)).toBe(`/api/sms/v2/messages/${id}/`)

@@ -10,6 +10,7 @@ import { TestClock } from "effect/testing"
 import { randomUUID } from "node:crypto"
 import { DatabaseGauges } from "../../src/admin/DatabaseGauges.ts"
 import { ReceiptStore } from "../../src/dispatch/ReceiptStore.ts"
+import { WebhookStore } from "../../src/webhooks/WebhookStore.ts"
 import { LedgerStore } from "../../src/ledger/LedgerStore.ts"
 import { MessageStore } from "../../src/messages/MessageStore.ts"
 import { databaseUp, messagesByStatus } from "../../src/observability/Metrics.ts"
@@ -53,7 +54,7 @@ layer(scratchDatabaseLayer("gauges", testConfig({ metricsRecountIntervalMs: reco
         yield* gauges.refresh
         expect(yield* gauge(messagesByStatus.delivered)).toBe(2)
       }).pipe(
-        Effect.provide(DatabaseGauges.layer.pipe(Layer.provide([MessageStore.layer, LedgerStore.layer, ReceiptStore.layer]))),
+        Effect.provide(DatabaseGauges.layer.pipe(Layer.provide([MessageStore.layer, LedgerStore.layer, ReceiptStore.layer, WebhookStore.layer]))),
         Effect.provideService(Metric.MetricRegistry, new Map())
       ))
   }

@@ -50,6 +50,7 @@ export const testConfig = (overrides: Partial<AppConfigShape> = {}): AppConfigSh
   logLevel: "error",
   clock: "system",
   otlpEndpoint: undefined, otelServiceName: "sms-service", metricsRecountIntervalMs: 0,
+  webhookAllowPrivate: true,
   ...overrides
 })
 

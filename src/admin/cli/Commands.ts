@@ -1,6 +1,6 @@
 /**
  * The commands of sms-admin, one per operator API endpoint, grouped as `org`, `key`, `credits`,
- * `sender`, `message` and `clock`. Each calls the endpoint through the typed client of AdminApi: a renamed
+ * `sender`, `message`, `webhook` and `clock`. Each calls the endpoint through the typed client of AdminApi: a renamed
  * endpoint, parameter or field breaks this file's build, never a run.
  */
 import { Effect, Option, Schema } from "effect"
@@ -183,6 +183,25 @@ const message = Command.make("message").pipe(
   Command.withSubcommands([messageShow, messageErase, messageVerify])
 )
 
+const webhookList = Command.make("list", { orgId }, ({ orgId }) =>
+  respond((operator) => operator.webhooks.list({ params: { org_id: orgId } }), (r) => Format.webhookList(r.data))).pipe(
+    Command.withDescription("List an organisation's webhook endpoints (never their secrets).")
+  )
+
+const webhookDisable = Command.make("disable", {
+  orgId,
+  webhookId: Argument.String("webhook_id").pipe(Argument.withDescription("The endpoint's id"))
+}, ({ orgId, webhookId }) =>
+  respond(
+    (operator) => operator.webhooks.setEnabled({ params: { org_id: orgId, webhook_id: webhookId }, payload: { enabled: false } }),
+    (w) => Format.webhookList([w])
+  )).pipe(Command.withDescription("Disable one of an organisation's webhook endpoints: nothing more is sent to it."))
+
+const webhook = Command.make("webhook").pipe(
+  Command.withDescription("Status webhook endpoints"),
+  Command.withSubcommands([webhookList, webhookDisable])
+)
+
 const clockShow = Command.make("show", {}, () =>
   respond((operator) => operator.clock.get(), (c) => Format.table([["now", c.now], ["mode", c.mode]]))).pipe(
     Command.withDescription("Show the service's clock and whether it is a test clock (SMS_CLOCK=test).")
@@ -212,6 +231,6 @@ const clock = Command.make("clock").pipe(Command.withDescription("The service's 
 
 /** The whole command tree; the shared flags are checked before any command runs. */
 export const smsAdmin = root.pipe(
-  Command.withSubcommands([org, key, credits, senderGroup, message, clock]),
+  Command.withSubcommands([org, key, credits, senderGroup, message, webhook, clock]),
   Command.validate(checkSharedFlags)
 )

@@ -3,7 +3,7 @@
  * header row for a list. Each function takes the operator API's answer as its schema types it,
  * and returns text without a final newline.
  */
-import type { Balance, Message } from "../../api/Schemas.ts"
+import type { Balance, Message, Webhook } from "../../api/Schemas.ts"
 import type { ErrorDetail } from "../../domain/Errors.ts"
 import type { ApiKeySummary, MessageWithTimeline, OperatorMessage, OrganisationBody, OrganisationPage, SenderBody, TimelineEntry } from "../AdminApi.ts"
 
@@ -72,6 +72,10 @@ export const keyList = (keys: ReadonlyArray<typeof ApiKeySummary.Type>): string 
     ["KEY ID", "PERMISSIONS", "CREATED", "REVOKED"],
     keys.map((k) => [k.key_id, show(k.permissions), k.created_at, show(k.revoked_at)])
   )
+
+/** An organisation's webhook endpoints. */
+export const webhookList = (endpoints: ReadonlyArray<typeof Webhook.Type>): string =>
+  columns(["ID", "ENABLED", "EVENTS", "URL"], endpoints.map((w) => [w.id, show(w.enabled), String(w.events.length), w.url]))
 
 /** An organisation's senders and whether each is active. */
 export const senderList = (senders: ReadonlyArray<typeof SenderBody.Type>): string =>

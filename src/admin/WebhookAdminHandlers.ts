@@ -1,0 +1,23 @@
+/** GET /admin/v1/organizations/{org_id}/webhooks and PATCH .../webhooks/{id}: the operator's view of an organisation's endpoints. */
+import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { webhookOf } from "../http/Representations.ts"
+import { Organisations } from "../organisations/Organisations.ts"
+import { Webhooks } from "../webhooks/Webhooks.ts"
+import { AdminApi } from "./AdminApi.ts"
+
+export const WebhookAdminHandlers = HttpApiBuilder.group(AdminApi, "webhooks", Effect.fn(function*(handlers) {
+  const organisations = yield* Organisations
+  const webhooks = yield* Webhooks
+  return handlers
+    .handle("list", ({ params }) =>
+      Effect.gen(function*() {
+        const org = yield* organisations.get(params.org_id)
+        return { data: (yield* webhooks.list(org.id)).map(webhookOf) }
+      }))
+    .handle("setEnabled", ({ params, payload }) =>
+      Effect.gen(function*() {
+        const org = yield* organisations.get(params.org_id)
+        return webhookOf(yield* webhooks.update(org.id, params.webhook_id, { enabled: payload.enabled }))
+      }))
+}))

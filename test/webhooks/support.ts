@@ -1,0 +1,65 @@
+/**
+ * A local webhook receiver for the tests: records every request (headers, body) and answers
+ * with the status the test sets; and the paths and helpers of the webhook routes.
+ */
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import type { Permission } from "../../src/domain/Permissions.ts"
+import { allPermissions, type TestApp } from "../support/TestApp.ts"
+
+export const webhooksPath = "/api/sms/v2/webhooks/"
+export const webhookPath = (id: string) => `${webhooksPath}${id}/`
+
+export interface Received {
+  readonly headers: IncomingHttpHeaders
+  readonly body: string
+}
+
+export interface Receiver {
+  readonly url: string
+  readonly received: Array<Received>
+  /** The status the next requests are answered with. */
+  status: number
+  readonly close: () => Promise<void>
+}
+
+/** A receiver listening on 127.0.0.1 at a free port. */
+export const startReceiver = async (status = 204): Promise<Receiver> => {
+  const received: Array<Received> = []
+  const state = { status }
+  const server: Server = createServer((req, res) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (c: Buffer) => chunks.push(c))
+    req.on("end", () => {
+      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString("utf8") })
+      res.statusCode = state.status
+      res.end(state.status >= 400 ? `refused with ${state.status}` : "")
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}/hooks`,
+    received,
+    get status() {
+      return state.status
+    },
+    set status(s: number) {
+      state.status = s
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve()))
+  }
+}
+
+export const withWebhooks: ReadonlyArray<Permission> = [...allPermissions, "webhooks.manage"]
+
+let keys = 0
+/** A fresh Idempotency-Key. */
+export const newKey = () => `wh-key-${process.pid}-${++keys}`
+
+/** Creates an endpoint and returns its answer's body (with the secret). */
+export const createEndpoint = async (app: Pick<TestApp, "call">, apiKey: string, body: Record<string, unknown>) => {
+  const res = await app.call("POST", webhooksPath, { token: apiKey, headers: { "idempotency-key": newKey() }, body })
+  if (res.status !== 201) throw new Error(`cannot create endpoint: ${res.status} ${res.text}`)
+  return res.body as { id: string; secret: string; url: string; events: Array<string>; enabled: boolean }
+}
