@@ -1,0 +1,206 @@
+/**
+ * Status webhooks (contract section 10) when the receiver fails, on the suite's own PostgreSQL,
+ * service processes started from src/main.ts with SMS_WEBHOOK_ALLOW_PRIVATE=true, receivers on
+ * 127.0.0.1 verifying every signature with npm `standardwebhooks`.
+ *
+ * 1. The receiver down (connections refused) for 60 s under 200 status changes a second, then up:
+ *    every event delivered, none lost, each at least once. The retries after a failure come
+ *    5 s, then 5 min, 30 min... later on the service's clock, so a receiver down for 60 s is
+ *    next tried 5 min after its second failure. To prove that the service's own schedule
+ *    delivers everything, without any help from the test (no retry-now call, no change of rows),
+ *    the service runs on its test clock (SMS_CLOCK=test): the test moves it 1 s per second of
+ *    wall time while the receiver is down (each move dispatches the batch admitted that second,
+ *    applies its receipts and attempts the due deliveries: the first attempt and the one 5 s
+ *    later fail), then, once the receiver is up, 6 minutes at once, past every retry due. "None
+ *    lost" is checked against the messages' own timelines: each entry into a status that emits
+ *    an event (`message_events`, written by the statement that changes the status) has exactly one
+ *    event, each completed batch one `batch.completed`, and the receiver accepted every event.
+ *    The delivery path under the test clock is the same attempt as the background loop's (it
+ *    runs the due deliveries in the clock's advance); the loop itself is under fault in
+ *    webhooks-crash.test.ts and in the second test here.
+ *
+ * 2. One organisation's receiver accepts connections and never answers, while another
+ *    organisation's receiver is healthy: its events arrive with p99 <= 1 s from the status change
+ *    (the event's `timestamp`) to their receipt. This bound is the acceptance bound of issue 21
+ *    for the fault suite (not a benchmark figure), measured on the system clock, under a backlog
+ *    of the hanging organisation far larger than one claim of the delivery workers. The hanging
+ *    receiver never holds more than 8 attempts at once (at most 8 in flight per endpoint).
+ */
+import { describe, expect, it } from "vitest"
+import { testNumbers } from "../../src/provider/simulator/Simulator.ts"
+import { eventually } from "../support/Eventually.ts"
+import { serve, type Served } from "../support/ServedProcess.ts"
+import { startWebhookReceiver } from "../support/WebhookReceiver.ts"
+import { printFigures, seconds } from "./support/Figures.ts"
+import { atRest, statusCounts } from "./support/Outcomes.ts"
+import { subscribedOrg } from "./support/Subscriptions.ts"
+import { useThrowawayPostgres } from "./support/Suite.ts"
+import { deliveredTwice, lostEvents, pendingDeliveries, readWebhookFacts, typeCounts } from "./support/WebhookFacts.ts"
+
+const postgres = useThrowawayPostgres("faults-webhooks-receiver")
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** The receiver is down this long, on the wall clock and on the service's clock. */
+const downMs = 60_000
+/** Status changes of each batch: 97 ordinary numbers (accepted, delivered), undeliverable (accepted, undeliverable), rejected (failed), unknown then accepted (unknown, accepted, delivered), and batch.completed. */
+const batchChanges = 97 * 2 + 2 + 1 + 3 + 1
+const changesPerSecond = 200
+
+/** A batch of 100 recipients, due at once. */
+const batchOf = (tick: number) => ({
+  recipients: [
+    ...Array.from({ length: 97 }, (_, j) => `+26133${String(tick * 100 + j).padStart(7, "0")}`),
+    testNumbers.undeliverable,
+    testNumbers.rejected,
+    testNumbers.unknownThenAccepted
+  ],
+  text: "Fault suite: your receiver is down."
+})
+
+const percentile = (values: ReadonlyArray<number>, p: number): number => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN
+}
+
+const advance = async (served: Served, seconds: number) => {
+  const reply = await served.admin("POST", "/clock/advance", { seconds })
+  expect(reply.status, reply.text).toBe(200)
+}
+
+describe("status webhooks when the receiver fails", () => {
+  it("receiver down for 60 s under 200 status changes a second, then up: every event delivered, none lost", async () => {
+    const served = await serve({
+      DATABASE_URL: postgres().url,
+      SMS_CLOCK: "test",
+      SMS_WEBHOOK_ALLOW_PRIVATE: "true",
+      SMS_SIMULATOR_RECEIPT_DELAY_MS: "500",
+      SMS_VERIFY_INTERVAL_MS: "500"
+    })
+    // under the test clock the attempts' timestamps are the service's, ahead of the real time once moved
+    const receiver = await startWebhookReceiver({ verify: "signature" })
+    const org = await subscribedOrg(served, receiver, 100_000)
+
+    await receiver.setMode("refuse")
+    const downAt = Date.now()
+    let ticks = 0
+    while (ticks * 1000 < downMs || Date.now() - downAt < downMs) {
+      const tickAt = Date.now()
+      const admitted = await served.call("POST", "/api/sms/v2/message-batches/", {
+        token: org.apiKey,
+        headers: { "idempotency-key": `down-${ticks}` },
+        body: batchOf(ticks)
+      })
+      expect(admitted.status, admitted.text).toBe(202)
+      await advance(served, 1)
+      ticks++
+      await sleep(Math.max(0, 1000 - (Date.now() - tickAt)))
+    }
+    const downWallMs = Date.now() - downAt
+    const refusedWhileDown = await readWebhookFacts(postgres().url)
+    await receiver.setMode("up")
+    const upAt = Date.now()
+
+    // past every retry due: the last failures were retried 5 s later or are due 5 min (+10 %) later
+    await advance(served, 360)
+    const deliveredAfterMs = Date.now() - upAt
+    expect(await pendingDeliveries(postgres().url), "deliveries still pending once the clock passed their retries").toBe(0)
+
+    const settled = await atRest(postgres().url, 10_000)
+    const facts = await readWebhookFacts(postgres().url)
+    expect(lostEvents(facts, [org]), "events lost").toEqual([])
+    // the load was what the issue asks: 60 s of it at 200 changes a second, all of it refused while down
+    expect(refusedWhileDown.events.length, "events emitted while the receiver was down").toBeGreaterThanOrEqual(changesPerSecond * downMs / 1000)
+    expect(receiver.attemptsSeen.up, "requests before the receiver was down").toBe(0)
+    const failedFirst = facts.deliveries.filter((d) => d.attempts >= 2)
+    expect(failedFirst.length, "deliveries that failed while the receiver was down").toBeGreaterThanOrEqual(refusedWhileDown.events.length)
+
+    printFigures("webhooks-receiver-down", {
+      down_wall_s: seconds(downWallMs),
+      down_service_s: ticks,
+      status_changes_per_service_s: Math.round(facts.events.length / ticks),
+      status_changes_per_wall_s: Math.round(refusedWhileDown.events.length / (downWallMs / 1000)),
+      events: facts.events.length,
+      events_while_down: refusedWhileDown.events.length,
+      batch_changes: batchChanges,
+      attempts: facts.deliveries.reduce((n, d) => n + d.attempts, 0),
+      attempts_by_count: statusCounts(facts.deliveries.map((d) => ({ status: String(d.attempts) }))),
+      all_delivered_after_up_wall_s: seconds(deliveredAfterMs),
+      delivered_twice: deliveredTwice(receiver),
+      types: typeCounts(receiver),
+      messages: statusCounts(settled.messages)
+    })
+  })
+
+  it("a receiver that never answers delays no other organisation's events: the healthy one's p99 <= 1 s", async () => {
+    const served = await serve({
+      DATABASE_URL: postgres().url,
+      SMS_WEBHOOK_ALLOW_PRIVATE: "true",
+      SMS_SIMULATOR_RECEIPT_DELAY_MS: "500",
+      SMS_VERIFY_INTERVAL_MS: "1000"
+    })
+    const hanging = await startWebhookReceiver({ mode: "hang" })
+    const healthy = await startWebhookReceiver()
+    const stuck = await subscribedOrg(served, hanging, 100_000)
+    const fine = await subscribedOrg(served, healthy, 100_000)
+    let openMax = 0
+    const sampler = setInterval(() => void (openMax = Math.max(openMax, hanging.open())), 20)
+
+    // the hanging organisation first: a backlog of 1,000 events due before any of the healthy one's
+    const backlog = await served.call("POST", "/api/sms/v2/message-batches/", {
+      token: stuck.apiKey,
+      headers: { "idempotency-key": "hanging-backlog" },
+      body: { recipients: Array.from({ length: 500 }, (_, j) => `+26134${String(j).padStart(7, "0")}`), text: "Fault suite: nobody listens." }
+    })
+    expect(backlog.status, backlog.text).toBe(202)
+    await eventually(async () => (await readWebhookFacts(postgres().url)).events.filter((e) => e.organisationId === stuck.orgId).length,
+      (n) => n >= 1000, { timeoutMs: 60_000, intervalMs: 250, what: "the hanging organisation's backlog" })
+
+    // then both organisations send, 10 immediate sends a second each, for 20 s
+    const loadStart = Date.now()
+    let sent = 0
+    while (Date.now() - loadStart < 20_000) {
+      const tickAt = Date.now()
+      const replies = await Promise.all([stuck, fine].flatMap((o) => Array.from({ length: 5 }, (_, j) =>
+        served.call("POST", "/api/sms/v2/messages/", {
+          token: o.apiKey,
+          headers: { "idempotency-key": `isolation-${o.orgId}-${sent}-${j}` },
+          body: { to: `+26132${String(sent * 5 + j).padStart(7, "0")}`, text: "Fault suite: isolation." }
+        }))))
+      expect(replies.filter((r) => r.status !== 201).map((r) => r.text), "immediate sends").toEqual([])
+      sent++
+      await sleep(Math.max(0, 500 - (Date.now() - tickAt)))
+    }
+    await atRest(postgres().url, 60_000)
+    const facts = await eventually(() => readWebhookFacts(postgres().url), (f) => {
+      const own = new Set(f.events.filter((e) => e.organisationId === fine.orgId).map((e) => e.id))
+      return f.deliveries.every((d) => !own.has(d.eventId) || d.state === "succeeded")
+    }, { timeoutMs: 60_000, intervalMs: 250, what: "the healthy organisation's events delivered" })
+    clearInterval(sampler)
+
+    expect(lostEvents(facts, [fine]), "the healthy organisation's events").toEqual([])
+    const latencies = [...healthy.events.values()].map((e) => e.receivedAt - e.occurredAt)
+    const stuckEvents = facts.events.filter((e) => e.organisationId === stuck.orgId)
+    const stuckDeliveries = facts.deliveries.filter((d) => d.endpointId === stuck.endpointId)
+    // the hanging receiver was really tried and held attempts until the service gave up on them
+    expect(hanging.attemptsSeen.hang, "attempts the hanging receiver held").toBeGreaterThan(0)
+    expect(stuckDeliveries.filter((d) => d.state === "succeeded"), "deliveries to the hanging receiver that succeeded").toEqual([])
+    expect(stuckDeliveries.filter((d) => d.attempts > 0).every((d) => d.lastError === "no answer within 10 s"), "why they failed").toBe(true)
+    expect(openMax, "attempts held by the hanging receiver at once (at most 8 in flight per endpoint)").toBeLessThanOrEqual(8)
+    // the acceptance bound of issue 21 (fault suite): status change -> delivery, p99 <= 1 s
+    const p99 = percentile(latencies, 99)
+    expect(latencies.length).toBe(facts.events.filter((e) => e.organisationId === fine.orgId).length)
+    expect(p99, "the healthy organisation's p99 from status change to receipt, ms").toBeLessThanOrEqual(1000)
+
+    printFigures("webhooks-hanging-receiver", {
+      healthy_events: latencies.length,
+      healthy_p50_ms: percentile(latencies, 50),
+      healthy_p99_ms: p99,
+      healthy_max_ms: Math.max(...latencies),
+      hanging_events: stuckEvents.length,
+      hanging_attempts_held: hanging.attemptsSeen.hang,
+      hanging_held_at_once_max: openMax,
+      hanging_pending: stuckDeliveries.filter((d) => d.state === "pending").length
+    })
+  })
+})
