@@ -1,7 +1,7 @@
 /** The operator API (contract section 2) under /admin/v1: the contract only, no implementation. */
 import { Context, Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "effect/http-api"
-import { Balance, Batch, Message, Webhook, WebhookList } from "../api/Schemas.ts"
+import { Balance, Batch, Message, Webhook, WebhookDeliveries, WebhookList } from "../api/Schemas.ts"
 import { SchemaErrors } from "../api/Security.ts"
 import { CalendarDate } from "../domain/Dates.ts"
 import {
@@ -229,7 +229,13 @@ export class WebhooksAdminGroup extends HttpApiGroup.make("webhooks")
       payload: Schema.Struct({ enabled: Schema.Boolean }),
       success: Webhook,
       error: CommonErrors
-    }).annotate(OpenApi.Summary, "Disable (or enable again) one of the organisation's webhook endpoints")
+    }).annotate(OpenApi.Summary, "Disable (or enable again) one of the organisation's webhook endpoints"),
+    HttpApiEndpoint.get("deliveries", "/organizations/:org_id/webhooks/:webhook_id/deliveries", {
+      params: { org_id: Text, webhook_id: Text },
+      query: { cursor: Schema.optionalKey(Text) },
+      success: WebhookDeliveries,
+      error: [...CommonErrors, InvalidCursor]
+    }).annotate(OpenApi.Summary, "An endpoint's delivery log, newest first, 100 per page (what the console shows)")
   )
   .middleware(AdminAuth)
   .prefix("/admin/v1")

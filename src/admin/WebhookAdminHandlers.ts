@@ -1,7 +1,10 @@
-/** GET /admin/v1/organizations/{org_id}/webhooks and PATCH .../webhooks/{id}: the operator's view of an organisation's endpoints. */
+/**
+ * GET /admin/v1/organizations/{org_id}/webhooks, PATCH .../webhooks/{id} and GET
+ * .../webhooks/{id}/deliveries: the operator's view of an organisation's endpoints (the console's too).
+ */
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { webhookOf } from "../http/Representations.ts"
+import { webhookDeliveryOf, webhookOf } from "../http/Representations.ts"
 import { Organisations } from "../organisations/Organisations.ts"
 import { Webhooks } from "../webhooks/Webhooks.ts"
 import { AdminApi } from "./AdminApi.ts"
@@ -19,5 +22,11 @@ export const WebhookAdminHandlers = HttpApiBuilder.group(AdminApi, "webhooks", E
       Effect.gen(function*() {
         const org = yield* organisations.get(params.org_id)
         return webhookOf(yield* webhooks.update(org.id, params.webhook_id, { enabled: payload.enabled }))
+      }))
+    .handle("deliveries", ({ params, query }) =>
+      Effect.gen(function*() {
+        const org = yield* organisations.get(params.org_id)
+        const page = yield* webhooks.deliveries(org.id, params.webhook_id, query.cursor)
+        return { data: page.rows.map(webhookDeliveryOf), next_cursor: page.nextCursor ?? null }
       }))
 }))

@@ -72,7 +72,7 @@ describe(`sms-admin against the operator API (${backend})`, () => {
     expect(keyJson).toEqual({
       key_id: expect.any(String),
       api_key: expect.any(String),
-      permissions: ["sms.send", "sms.schedule", "delivery.read", "balance.read", "contacts.manage"]
+      permissions: ["sms.send", "sms.schedule", "delivery.read", "balance.read", "contacts.manage", "webhooks.manage"]
     })
 
     expect(await cli(["org", "show", orgId!])).toEqual({

@@ -29,6 +29,8 @@ const everyCommand = [
   "message show",
   "message erase",
   "message verify",
+  "webhook list",
+  "webhook disable",
   "clock show",
   "clock advance"
 ]

@@ -19,6 +19,7 @@ import { testNumbers } from "../../src/provider/simulator/Simulator.ts"
 import { AppLayer } from "../../src/app/AppLayer.ts"
 import { scratchDatabaseUrl } from "../support/ScratchDatabase.ts"
 import { adminToken, allPermissions, testConfig } from "../support/TestApp.ts"
+import { type Receiver, startReceiver } from "../webhooks/support.ts"
 
 const chromiumPath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"
 const haveChromium = existsSync(chromiumPath)
@@ -84,6 +85,7 @@ describe.skipIf(!haveChromium)("the simulator console in Chromium", () => {
   let service: Awaited<ReturnType<typeof startService>>
   let browser: Browser
   let page: Page
+  let receiver: Receiver
   const pageErrors: Array<string> = []
 
   const call = async (method: string, path: string, token: string, body?: unknown, headers: Record<string, string> = {}) => {
@@ -99,6 +101,7 @@ describe.skipIf(!haveChromium)("the simulator console in Chromium", () => {
 
   beforeAll(async () => {
     service = await startService()
+    receiver = await startReceiver()
     browser = await chromium.launch({
       executablePath: chromiumPath,
       // this machine's closed network: no background connections, no first-run work
@@ -113,6 +116,7 @@ describe.skipIf(!haveChromium)("the simulator console in Chromium", () => {
   afterAll(async () => {
     await browser?.close()
     await service?.stop()
+    await receiver?.close()
   })
 
   /** The row of a message in the page's table, once it shows `status`. */
@@ -125,6 +129,11 @@ describe.skipIf(!haveChromium)("the simulator console in Chromium", () => {
     expect((await admin("POST", `/organizations/${orgId}/credits`, { amount: 100 })).status).toBe(201)
     const key = await admin("POST", `/organizations/${orgId}/api-keys`, { permissions: allPermissions })
     const apiKey: string = key.body.api_key
+    // a webhook endpoint whose deliveries the page shows
+    const hooksKey = await admin("POST", `/organizations/${orgId}/api-keys`, { permissions: ["webhooks.manage"] })
+    const endpoint = await call("POST", "/api/sms/v2/webhooks/", hooksKey.body.api_key, { url: receiver.url, events: ["message.delivered"] },
+      { "idempotency-key": "console-webhook" })
+    expect(endpoint.status).toBe(201)
 
     // a wrong token is refused; the right one opens the console and stays out of the URL
     await page.goto(`${service.base}/console`)
@@ -190,6 +199,10 @@ describe.skipIf(!haveChromium)("the simulator console in Chromium", () => {
     await page.locator('#timeline li[data-to-status="delivered"]').filter({ hasText: "by receipt" }).waitFor()
     expect(await page.locator("button[data-receipt]").count()).toBe(0)
     expect((await call("GET", `/api/sms/v2/messages/${accepted}/`, apiKey)).body.status).toBe("delivered")
+
+    // the endpoint's deliveries: one per message delivered, succeeded
+    await page.locator(`[data-webhook-id="${endpoint.body.id}"] tr[data-state="succeeded"]`).first().waitFor()
+    expect(receiver.received.length).toBeGreaterThan(0)
 
     // no script refused by the Content-Security-Policy, no error in the page
     expect(pageErrors.filter((e) => !e.includes("401"))).toEqual([])

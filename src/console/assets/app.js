@@ -1,11 +1,11 @@
 // The simulator console: log in with the operator token, then watch an organisation's messages,
-// timelines, batches and balance live, drive the test clock and make the simulator send receipts.
+// timelines, batches, balance and webhook deliveries live, drive the test clock and make the simulator send receipts.
 import { render } from "preact"
 import { useEffect, useMemo, useState } from "preact/hooks"
 import { forgetToken, operatorApi, saveToken, savedToken, seg } from "./api.js"
 import { html } from "./html.js"
 import { usePolling } from "./poll.js"
-import { BatchesTable, ClockBar, MessagesTable, OrgHeader, OrgList, Timeline } from "./views.js"
+import { BatchesTable, ClockBar, MessagesTable, OrgHeader, OrgList, Timeline, WebhooksPanel } from "./views.js"
 
 /** How often what is on screen is read again. */
 const liveMs = 1500
@@ -40,7 +40,7 @@ const Login = ({ refused, onToken }) => {
   </main>`
 }
 
-/** One organisation: its balance, messages (with a selected one's timeline) and batches. */
+/** One organisation: its balance, messages (with a selected one's timeline), batches and webhook endpoints. */
 const OrgView = ({ call, orgId, changes, onChange, onError, onBalance }) => {
   const [filter, setFilter] = useState("")
   const [cursors, setCursors] = useState([])
@@ -52,12 +52,17 @@ const OrgView = ({ call, orgId, changes, onChange, onError, onBalance }) => {
     const query = new URLSearchParams({ limit: String(messagesPerPage) })
     if (filter) query.set("status", filter)
     if (cursor) query.set("cursor", cursor)
-    const [org, messages, batches] = await Promise.all([
+    const [org, messages, batches, webhooks] = await Promise.all([
       call("GET", `/organizations/${seg(orgId)}`),
       call("GET", `/organizations/${seg(orgId)}/messages?${query}`),
-      call("GET", `/organizations/${seg(orgId)}/batches?limit=20`)
+      call("GET", `/organizations/${seg(orgId)}/batches?limit=20`),
+      call("GET", `/organizations/${seg(orgId)}/webhooks`)
     ])
-    return { org, messages, batches }
+    // at most 10 endpoints: each with the first page of its delivery log
+    const endpoints = await Promise.all(webhooks.data.map(async (w) =>
+      ({ ...w, deliveries: (await call("GET", `/organizations/${seg(orgId)}/webhooks/${seg(w.id)}/deliveries`)).data })
+    ))
+    return { org, messages, batches, endpoints }
   }, liveMs, [orgId, filter, cursor])
 
   const selected = usePolling(
@@ -107,6 +112,7 @@ const OrgView = ({ call, orgId, changes, onChange, onError, onBalance }) => {
       ${selectedId !== undefined && html`<${Timeline} message=${selected.data} onClose=${() => setSelectedId(undefined)} />`}
     </div>
     <${BatchesTable} page=${data?.batches} />
+    <${WebhooksPanel} endpoints=${data?.endpoints} />
   </div>`
 }
 

@@ -174,3 +174,38 @@ export const BatchesTable = ({ page }) =>
           </tbody>
         </table>`}
   </section>`
+
+/** How many of an endpoint's deliveries are shown, newest first. */
+const deliveriesShown = 5
+
+/** The organisation's webhook endpoints, each with its latest deliveries (state, attempts, last status). */
+export const WebhooksPanel = ({ endpoints }) =>
+  html`<section class="panel webhooks" aria-label="Webhooks">
+    <div class="panel-head"><h2>Webhooks</h2></div>
+    ${endpoints === undefined
+      ? html`<p class="muted">Loading…</p>`
+      : endpoints.length === 0
+      ? html`<p class="muted">No webhook endpoint.</p>`
+      : endpoints.map((w) =>
+        html`<div key=${w.id} class="webhook" data-webhook-id=${w.id} data-enabled=${String(w.enabled)}>
+          <p><span class="mono">${w.url}</span> <span class="muted">${w.enabled ? "enabled" : "disabled"}, ${w.events.length} event types</span></p>
+          ${w.deliveries.length === 0
+            ? html`<p class="muted">No delivery yet.</p>`
+            : html`<table>
+                <thead><tr><th>Created (UTC)</th><th>Event</th><th>State</th><th>Attempts</th><th>Last status</th><th>Next attempt (UTC)</th></tr></thead>
+                <tbody>
+                  ${w.deliveries.slice(0, deliveriesShown).map((d) =>
+                    html`<tr key=${d.event_id} data-event-id=${d.event_id} data-state=${d.state}>
+                      <td class="mono">${formatTime(d.created_at)}</td>
+                      <td>${d.type}</td>
+                      <td>${d.state}</td>
+                      <td class="num">${d.attempts}</td>
+                      <td class="num">${d.last_status_code ?? "-"}</td>
+                      <td class="mono">${d.next_attempt_at === null ? "-" : formatTime(d.next_attempt_at)}</td>
+                    </tr>`
+                  )}
+                </tbody>
+              </table>`}
+        </div>`
+      )}
+  </section>`

@@ -1,0 +1,67 @@
+/**
+ * Webhook deliveries on the system clock, by the background loop (contract section 10): a
+ * receiver that accepts connections and never answers holds at most 8 attempts of its endpoint in
+ * flight, and meanwhile another organisation's healthy receiver gets its events. /metrics counts
+ * the attempts. Polls with a bound; asserts no timing.
+ */
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { perEndpointInFlightMax } from "../../src/webhooks/Deliveries.ts"
+import { eventually } from "../support/Eventually.ts"
+import { adminToken, makeTestApp } from "../support/TestApp.ts"
+import { createEndpoint, type Receiver, startReceiver, webhookPath, withWebhooks } from "./support.ts"
+
+const app = makeTestApp({ label: "webhook_isolation" })
+let healthy: Receiver
+let stuck: Server
+let stuckUrl: string
+const open = { now: 0, max: 0, total: 0 }
+const held: Array<() => void> = []
+
+beforeAll(async () => {
+  healthy = await startReceiver(200)
+  // answers nothing: each request stays open until the test ends (or the service gives up after 10 s)
+  stuck = createServer((req, res) => {
+    open.now++
+    open.total++
+    open.max = Math.max(open.max, open.now)
+    req.on("close", () => void open.now--)
+    held.push(() => res.destroy())
+  })
+  await new Promise<void>((resolve) => stuck.listen(0, "127.0.0.1", resolve))
+  stuckUrl = `http://127.0.0.1:${(stuck.address() as AddressInfo).port}/hooks`
+})
+afterAll(async () => {
+  for (const release of held) release()
+  await app.dispose()
+  await healthy.close()
+  stuck.closeAllConnections()
+  await new Promise<void>((resolve) => stuck.close(() => resolve()))
+})
+
+describe("webhook isolation", () => {
+  it("a receiver that never answers holds at most 8 attempts; another organisation's events still arrive", async () => {
+    const slow = await app.newOrg({ permissions: withWebhooks })
+    const slowEndpoint = await createEndpoint(app, slow.apiKey, { url: stuckUrl })
+    for (let i = 0; i < 3 * perEndpointInFlightMax; i++) {
+      expect((await app.call("POST", `${webhookPath(slowEndpoint.id)}test/`, { token: slow.apiKey })).status).toBe(202)
+    }
+    await eventually(async () => open.now, (n) => n === perEndpointInFlightMax, { timeoutMs: 20_000, what: "8 attempts open at the stuck receiver" })
+
+    const fine = await app.newOrg({ permissions: withWebhooks })
+    const fineEndpoint = await createEndpoint(app, fine.apiKey, { url: healthy.url })
+    for (let i = 0; i < 3; i++) await app.call("POST", `${webhookPath(fineEndpoint.id)}test/`, { token: fine.apiKey })
+    await eventually(async () => healthy.received.length, (n) => n === 3, { timeoutMs: 20_000, what: "the healthy receiver's 3 events" })
+    // the stuck endpoint still holds no more than its share
+    expect(open.max).toBe(perEndpointInFlightMax)
+    expect(open.now).toBeLessThanOrEqual(perEndpointInFlightMax)
+
+    const log = await app.call("GET", `${webhookPath(fineEndpoint.id)}deliveries/`, { token: fine.apiKey })
+    expect(log.body.data.map((d: { state: string }) => d.state)).toEqual(["succeeded", "succeeded", "succeeded"])
+    const metrics = await app.call("GET", "/metrics", { token: adminToken, headers: { accept: "text/plain" } })
+    const succeeded = /^sms_webhook_attempts_total\{outcome="succeeded"\} (\d+)/m.exec(metrics.text)
+    expect(Number(succeeded?.[1])).toBeGreaterThanOrEqual(3)
+    expect(metrics.text).toMatch(/^sms_webhook_backlog_oldest_age_seconds \S+$/m)
+  })
+})
