@@ -47,8 +47,9 @@ const downMs = 60_000
 const batchChanges = 97 * 2 + 2 + 1 + 3 + 1
 const changesPerSecond = 200
 
-/** A batch of 100 recipients, due at once. */
-const batchOf = (tick: number) => ({
+/** A batch of 100 recipients, due at `sendAt`. */
+const batchOf = (tick: number, sendAt: Date) => ({
+  send_at: sendAt.toISOString(),
   recipients: [
     ...Array.from({ length: 97 }, (_, j) => `+26133${String(tick * 100 + j).padStart(7, "0")}`),
     testNumbers.undeliverable,
@@ -63,9 +64,11 @@ const percentile = (values: ReadonlyArray<number>, p: number): number => {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN
 }
 
-const advance = async (served: Served, seconds: number) => {
+/** Moves the service's test clock; returns its new time. */
+const advance = async (served: Served, seconds: number): Promise<Date> => {
   const reply = await served.admin("POST", "/clock/advance", { seconds })
   expect(reply.status, reply.text).toBe(200)
+  return new Date(reply.body.now)
 }
 
 describe("status webhooks when the receiver fails", () => {
@@ -82,6 +85,7 @@ describe("status webhooks when the receiver fails", () => {
     const org = await subscribedOrg(served, receiver, 100_000)
 
     await receiver.setMode("refuse")
+    let serviceNow = await advance(served, 1)
     const downAt = Date.now()
     let ticks = 0
     while (ticks * 1000 < downMs || Date.now() - downAt < downMs) {
@@ -89,10 +93,10 @@ describe("status webhooks when the receiver fails", () => {
       const admitted = await served.call("POST", "/api/sms/v2/message-batches/", {
         token: org.apiKey,
         headers: { "idempotency-key": `down-${ticks}` },
-        body: batchOf(ticks)
+        body: batchOf(ticks, new Date(serviceNow.getTime() + 500))
       })
       expect(admitted.status, admitted.text).toBe(202)
-      await advance(served, 1)
+      serviceNow = await advance(served, 1)
       ticks++
       await sleep(Math.max(0, 1000 - (Date.now() - tickAt)))
     }
@@ -150,7 +154,11 @@ describe("status webhooks when the receiver fails", () => {
     const backlog = await served.call("POST", "/api/sms/v2/message-batches/", {
       token: stuck.apiKey,
       headers: { "idempotency-key": "hanging-backlog" },
-      body: { recipients: Array.from({ length: 500 }, (_, j) => `+26134${String(j).padStart(7, "0")}`), text: "Fault suite: nobody listens." }
+      body: {
+        recipients: Array.from({ length: 500 }, (_, j) => `+26134${String(j).padStart(7, "0")}`),
+        text: "Fault suite: nobody listens.",
+        send_at: new Date(Date.now() + 1000).toISOString()
+      }
     })
     expect(backlog.status, backlog.text).toBe(202)
     await eventually(async () => (await readWebhookFacts(postgres().url)).events.filter((e) => e.organisationId === stuck.orgId).length,
