@@ -8,6 +8,7 @@ import type { ClaimResult, DrainFacts } from "./scenarios/drain.ts"
 import { type FairShareFacts, fairShareMps } from "./scenarios/fairshare.ts"
 import type { FlowFacts } from "./scenarios/flow.ts"
 import type { ObservabilityResult } from "./scenarios/observability.ts"
+import type { WebhookDrainFacts, WebhookFlowFacts } from "./scenarios/webhooks.ts"
 import { round } from "./stats.ts"
 
 export interface Results {
@@ -23,6 +24,8 @@ export interface Results {
   s11?: FairShareFacts
   s12?: FairShareFacts
   s13?: LoadResult
+  s14?: WebhookFlowFacts
+  s15?: WebhookDrainFacts
   /** HTTP-created messages still `processing` (with their key in progress) 2 s after the HTTP scenarios. */
   leftProcessing?: number
   /** Peak RSS (MB) of the service per scenario. */
@@ -111,6 +114,18 @@ export const rowsOf = (r: Results, connections: number, batchConnections: number
   }
   if (r.s13 !== undefined) {
     rows.push(absolute(`13 immediate sends at 20/s while a backlog drains: p99 ms`, r.s13.p99Ms, { kind: "atMost", value: 250, unit: "ms" }))
+  }
+  if (r.s14 !== undefined) {
+    const name = `14 webhooks, a receiver subscribed to every event while ${r.s14.rate}/s fall due for ${r.s14.durationS} s`
+    rows.push(absolute(`${name}: events/s received`, r.s14.eventsPerSec, { kind: "report" }))
+    rows.push(absolute(`${name}: due->event (message.accepted received) p99 ms`, r.s14.dueToEventP99Ms, { kind: "report" }))
+    rows.push(absolute(`${name}: status change->event received p99 ms`, r.s14.changeToEventP99Ms, { kind: "report" }))
+    rows.push(absolute(`${name}: events never received, of ${r.s14.events}`, r.s14.missing, { kind: "atMost", value: 0, unit: "" }))
+  }
+  if (r.s15 !== undefined && r.s6 !== undefined) {
+    const name = `15 dispatcher drain of ${r.s15.drain.count} with an endpoint subscribed to every event`
+    rows.push(compare(`${name}: messages/s`, r.s15.drain.messagesPerSec, r.s6.service.messagesPerSec, "scenario 6 without webhooks, same run", { kind: "min", value: 0.8 }))
+    rows.push(absolute(`${name}: events not yet received when the drain ended, of ${r.s15.events}`, r.s15.behindAtDrainEnd, { kind: "report" }))
   }
   for (const [scenario, mb] of Object.entries(r.memory)) {
     rows.push(absolute(`7 peak RSS during ${scenario}, MB`, mb, { kind: "below", value: 256, unit: "MB" }))
