@@ -36,7 +36,7 @@ import { printFigures, seconds } from "./support/Figures.ts"
 import { atRest, statusCounts } from "./support/Outcomes.ts"
 import { subscribedOrg } from "./support/Subscriptions.ts"
 import { useThrowawayPostgres } from "./support/Suite.ts"
-import { deliveredTwice, lostEvents, pendingDeliveries, readWebhookFacts, typeCounts } from "./support/WebhookFacts.ts"
+import { deliveredTwice, lostEvents, pendingDeliveries, readWebhookFacts, typeCounts, type WebhookFacts } from "./support/WebhookFacts.ts"
 
 const postgres = useThrowawayPostgres("faults-webhooks-receiver")
 
@@ -85,7 +85,7 @@ describe("status webhooks when the receiver fails", () => {
       const admitted = await served.call("POST", "/api/sms/v2/message-batches/", {
         token: org.apiKey,
         headers: { "idempotency-key": `down-${ticks}` },
-        body: batchOf(ticks, new Date(Date.now() + 200))
+        body: batchOf(ticks, new Date(Date.now() + 1000))
       })
       expect(admitted.status, admitted.text).toBe(202)
       ticks++
@@ -193,10 +193,16 @@ describe("status webhooks when the receiver fails", () => {
       await sleep(Math.max(0, 500 - (Date.now() - tickAt)))
     }
     await atRest(postgres().url, 60_000)
-    const facts = await eventually(() => readWebhookFacts(postgres().url), (f) => {
+    const undelivered = (f: WebhookFacts) => {
       const own = new Set(f.events.filter((e) => e.organisationId === fine.orgId).map((e) => e.id))
-      return f.deliveries.every((d) => !own.has(d.eventId) || d.state === "succeeded")
-    }, { timeoutMs: 60_000, intervalMs: 250, what: "the healthy organisation's events delivered" })
+      return f.deliveries.filter((d) => own.has(d.eventId) && d.state !== "succeeded").length
+    }
+    await eventually(async () => undelivered(await readWebhookFacts(postgres().url)), (n) => n === 0, {
+      timeoutMs: 60_000,
+      intervalMs: 250,
+      what: "the healthy organisation's events delivered (how many are not)"
+    })
+    const facts = await readWebhookFacts(postgres().url)
     clearInterval(sampler)
 
     expect(lostEvents(facts, [fine]), "the healthy organisation's events").toEqual([])
