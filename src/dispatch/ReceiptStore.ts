@@ -113,7 +113,7 @@ export class ReceiptStore extends Context.Service<ReceiptStore, {
               settled_at = CASE WHEN d.state = 'pending' THEN NULL ELSE ${at}::timestamptz END
             FROM d WHERE p.id = d.id AND d.state <> 'ignored'
             RETURNING p.state, p.outcome)
-          SELECT state, outcome, count(*)::integer AS n, NULL::text AS batch_id, false AS batch_check
+          SELECT state, outcome, count(*)::integer AS n, NULL::text AS batch_organisation_id, NULL::text AS batch_id, false AS batch_check
           FROM (SELECT * FROM s UNION ALL SELECT * FROM gone) AS x GROUP BY state, outcome
           UNION ALL SELECT NULL, NULL, 0, ${messages.batchCheck("u")} FROM u`.pipe(
           // a receipt that finishes a batch writes its batch.completed in the same transaction

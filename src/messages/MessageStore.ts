@@ -279,6 +279,7 @@ const movedColumns = (alias: string) =>
 
 /** Per moved message: its batch, and whether that batch may have completed with it and someone wants to know. */
 export interface BatchCheck {
+  readonly batchOrganisationId: string | null
   readonly batchId: string | null
   readonly batchCheck: boolean
 }
@@ -286,24 +287,27 @@ export interface BatchCheck {
 const finalList = finalStatuses.map((s) => `'${s}'`).join(", ")
 
 /**
- * \`batch.completed\` (contract section 10), written with the change that makes a batch's last
+ * `batch.completed` (contract section 10), written with the change that makes a batch's last
  * member final. Two members finishing in concurrent transactions would each see the other not
  * final yet; so the batches are locked (an advisory lock held to the transaction's end) and
  * counted in a statement after the lock, which sees every change committed before it.
  */
 const batchCompletion = (sql: SqlClient.SqlClient) => ({
   batchCheck: (moved: string) =>
-    sql.literal(`${moved}.batch_id::text AS batch_id, (${moved}.batch_id IS NOT NULL AND ${moved}.status IN (${finalList})
+    sql.literal(`${moved}.organisation_id::text AS batch_organisation_id, ${moved}.batch_id::text AS batch_id, (${moved}.batch_id IS NOT NULL AND ${moved}.status IN (${finalList})
       AND ${webhookSubscribed(`${moved}.organisation_id`, "'batch.completed'")}) AS batch_check`),
   completeBatches: (checked: ReadonlyArray<BatchCheck>, at: Date) => {
-    const batchIds = [...new Set(checked.flatMap((c) => (c.batchCheck && c.batchId !== null ? [c.batchId] : [])))].sort()
-    if (batchIds.length === 0) return Effect.void
+    const keys = [...new Set(checked.flatMap((c) =>
+      c.batchCheck && c.batchId !== null && c.batchOrganisationId !== null ? [`${c.batchOrganisationId}:${c.batchId}`] : []
+    ))].sort()
+    if (keys.length === 0) return Effect.void
+    const batches = keys.map((k) => ({ organisation_id: k.slice(0, 36), batch_id: k.slice(37) }))
     return Effect.gen(function*() {
-      yield* sql`SELECT pg_advisory_xact_lock(hashtext('batch:' || b)) FROM unnest(${batchIds}::text[]) AS b ORDER BY b`
+      yield* sql`SELECT pg_advisory_xact_lock(hashtext('batch:' || k)) FROM unnest(${keys}::text[]) AS k ORDER BY k`
+      // each batch's members through the index that leads with (organisation_id, batch_id)
       yield* sql`WITH done AS (
-          SELECT mb.organisation_id, mb.batch_id FROM (
-            SELECT DISTINCT organisation_id, batch_id FROM messages WHERE batch_id = ANY(${batchIds}::uuid[])) AS mb
-          WHERE NOT EXISTS (SELECT 1 FROM messages AS m WHERE m.organisation_id = mb.organisation_id AND m.batch_id = mb.batch_id
+          SELECT b.organisation_id, b.batch_id FROM json_to_recordset(${JSON.stringify(batches)}::json) AS b(organisation_id uuid, batch_id uuid)
+          WHERE NOT EXISTS (SELECT 1 FROM messages AS m WHERE m.organisation_id = b.organisation_id AND m.batch_id = b.batch_id
             AND m.status NOT IN (${sql.literal(finalList)}))),
         ${webhookOutbox(sql).batchEvents("done", at)}
         SELECT 1`

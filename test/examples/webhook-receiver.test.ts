@@ -14,7 +14,8 @@ import { makeReceiver, type StatusEvent } from "./webhook-receiver.ts"
 const app = makeTestApp({ label: "webhook_readme", config: { clock: "test" } })
 afterAll(() => app.dispose())
 
-describe("the README's webhook receiver", () => {
+// the first test starts the app (the embedded database and its migrations): slow on a loaded machine
+describe("the README's webhook receiver", { timeout: 120_000 }, () => {
   it("is the code the README shows", () => {
     const readme = readFileSync(join(import.meta.dirname, "../../README.md"), "utf8")
     const file = readFileSync(join(import.meta.dirname, "webhook-receiver.ts"), "utf8")

@@ -9,7 +9,8 @@ import { newKey, webhooksPath, withWebhooks } from "./support.ts"
 const publicApp = makeTestApp({ config: { webhookAllowPrivate: false } })
 afterAll(() => publicApp.dispose())
 
-describe("webhook addresses", () => {
+// the first test starts the app (the embedded database and its migrations): slow on a loaded machine
+describe("webhook addresses", { timeout: 120_000 }, () => {
   it("tells loopback, private, link-local and unspecified addresses from public ones", () => {
     for (const a of ["127.0.0.1", "10.0.0.1", "172.31.255.255", "192.168.0.1", "169.254.1.1", "0.0.0.0", "100.64.0.1", "::1", "::", "fe80::1", "fd12::1", "::ffff:10.0.0.1"]) {
       expect(isPrivateAddress(a), a).toBe(true)

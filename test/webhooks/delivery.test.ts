@@ -27,7 +27,8 @@ let sends = 0
 const send = (apiKey: string, to: string) =>
   app.call("POST", messagesPath, { token: apiKey, headers: { "idempotency-key": `wh-send-${++sends}` }, body: { to, text: "Salama" } })
 
-describe("webhook deliveries", () => {
+// the first test starts the app (the embedded database and its migrations): slow on a loaded machine
+describe("webhook deliveries", { timeout: 120_000 }, () => {
   // first: the test clock is still at the real time, which standardwebhooks' verify checks the timestamp against
   it("message events carry the message as GET answers it at the transition, signed, with a stable evt_ id", async () => {
     const { apiKey } = await app.newOrg({ credits: 10, permissions: withWebhooks })

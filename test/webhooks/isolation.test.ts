@@ -40,7 +40,8 @@ afterAll(async () => {
   await new Promise<void>((resolve) => stuck.close(() => resolve()))
 })
 
-describe("webhook isolation", () => {
+// the first test starts the app (the embedded database and its migrations): slow on a loaded machine
+describe("webhook isolation", { timeout: 120_000 }, () => {
   it("a receiver that never answers holds at most 8 attempts; another organisation's events still arrive", async () => {
     const slow = await app.newOrg({ permissions: withWebhooks })
     const slowEndpoint = await createEndpoint(app, slow.apiKey, { url: stuckUrl })

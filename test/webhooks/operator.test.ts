@@ -12,7 +12,8 @@ afterAll(() => app.dispose())
 const env = { SMS_ADMIN_TOKEN: adminToken, SMS_ADMIN_URL: "http://sms.test" }
 const cli = (argv: ReadonlyArray<string>) => runIn(appHttpClient(app.handler), argv, env)
 
-describe("webhooks for the operator", () => {
+// the first test starts the app (the embedded database and its migrations): slow on a loaded machine
+describe("webhooks for the operator", { timeout: 120_000 }, () => {
   it("lists an organisation's endpoints without secrets and disables one", async () => {
     const { orgId, apiKey } = await app.newOrg({ permissions: withWebhooks })
     const e = await createEndpoint(app, apiKey, { url, events: ["message.delivered"] })

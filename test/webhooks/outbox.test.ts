@@ -33,7 +33,8 @@ const eventTypes = (orgId: string) =>
 
 const bodies = () => receiver.received.map((r) => JSON.parse(r.body) as { type: string; data: Record<string, unknown> })
 
-describe("webhook outbox", () => {
+// the first test starts the app (the embedded database and its migrations): slow on a loaded machine
+describe("webhook outbox", { timeout: 120_000 }, () => {
   it("a batch emits each member's events and batch.completed once, with the batch as GET answers it", async () => {
     const { orgId, apiKey } = await app.newOrg({ credits: 20, permissions: withWebhooks })
     receiver.received.length = 0

@@ -12,7 +12,8 @@ afterAll(async () => {
   await app.dispose()
 })
 
-describe("webhook endpoints", () => {
+// the first test starts the app (the embedded database and its migrations): slow on a loaded machine
+describe("webhook endpoints", { timeout: 120_000 }, () => {
   it("creation answers 201 with the secret, Location, all events by default; replays the same answer for the same key", async () => {
     const { apiKey } = await app.newOrg({ permissions: withWebhooks })
     const key = newKey()
