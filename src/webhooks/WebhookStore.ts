@@ -7,6 +7,7 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
 import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
 import { fromDatabase } from "../db/Store.ts"
+import { inTransaction } from "../db/Transaction.ts"
 import type { ListPosition } from "../domain/NewestFirst.ts"
 import { webhookMessageStatuses } from "../domain/Webhooks.ts"
 
@@ -165,8 +166,13 @@ export class WebhookStore extends Context.Service<WebhookStore, {
             RETURNING organisation_id, id)
           INSERT INTO webhook_deliveries (organisation_id, endpoint_id, event_id, state, next_attempt_at, created_at, updated_at)
           SELECT organisation_id, ${endpointId}, id, 'pending', ${at}, ${at}, ${at} FROM e`.pipe(Effect.asVoid)),
+      // Claims are serialised across processes (an advisory lock to the transaction's end, then
+      // the statement, whose snapshot sees every claim committed before): two claims at once
+      // would each count the other's attempts as not held and together pass an endpoint's cap.
       claimDue: (at, until, limit, perEndpointMax) =>
-        fromDatabase(sql<ClaimedDelivery>`WITH held AS (
+        fromDatabase(inTransaction(sql)(Effect.andThen(
+          sql`SELECT pg_advisory_xact_lock(hashtext('webhook_deliveries:claim'))`,
+          sql<ClaimedDelivery>`WITH held AS (
             SELECT organisation_id, endpoint_id, count(*) AS n FROM webhook_deliveries
             WHERE state = 'pending' AND claim_until > ${at} GROUP BY organisation_id, endpoint_id),
           room AS (
@@ -191,7 +197,8 @@ export class WebhookStore extends Context.Service<WebhookStore, {
           SELECT c.organisation_id::text, c.endpoint_id::text, c.event_id::text, c.attempts, ep.url, ep.secret,
             ep.previous_secret, ep.previous_secret_until, e.type, e.occurred_at, e.message_id::text, e.batch_id::text, e.message
           FROM c JOIN webhook_endpoints AS ep ON ep.organisation_id = c.organisation_id AND ep.id = c.endpoint_id
-          JOIN webhook_events AS e ON e.organisation_id = c.organisation_id AND e.id = c.event_id`),
+          JOIN webhook_events AS e ON e.organisation_id = c.organisation_id AND e.id = c.event_id`
+        ))),
       record: (records, at) => {
         if (records.length === 0) return Effect.void
         const rows = records.map((r) => ({
