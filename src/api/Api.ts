@@ -167,32 +167,41 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
       payload: WebhookCreate,
       success: HttpApiSchema.WithHeaders(WebhookCreated.pipe(HttpApiSchema.status(201)), { location: Schema.String }),
       error: [...webhookErrors, ...IdempotencyErrors]
-    }).annotate(OpenApi.Summary, "Create a webhook endpoint; its secret is in this answer only (permission webhooks.manage)"),
+    }).annotate(OpenApi.Summary, "Create a webhook endpoint; its secret is in this answer only (permission webhooks.manage)")
+      .annotate(OpenApi.Description, operationDescriptions.createWebhook),
     HttpApiEndpoint.get("list", "/webhooks/", { success: WebhookList, error: webhookErrors })
-      .annotate(OpenApi.Summary, "The organisation's webhook endpoints, newest first (permission webhooks.manage)"),
+      .annotate(OpenApi.Summary, "The organisation's webhook endpoints, newest first (permission webhooks.manage)")
+      .annotate(OpenApi.Description, operationDescriptions.listWebhooks),
     HttpApiEndpoint.get("get", "/webhooks/:webhook_id/", { params: WebhookId, success: Webhook, error: webhookErrors })
-      .annotate(OpenApi.Summary, "A webhook endpoint (permission webhooks.manage)"),
+      .annotate(OpenApi.Summary, "A webhook endpoint (permission webhooks.manage)")
+      .annotate(OpenApi.Description, operationDescriptions.getWebhook),
     HttpApiEndpoint.patch("update", "/webhooks/:webhook_id/", { params: WebhookId, payload: WebhookUpdate, success: Webhook, error: webhookErrors })
-      .annotate(OpenApi.Summary, "Change a webhook endpoint (permission webhooks.manage)"),
+      .annotate(OpenApi.Summary, "Change a webhook endpoint (permission webhooks.manage)")
+      .annotate(OpenApi.Description, operationDescriptions.updateWebhook),
     HttpApiEndpoint.delete("delete", "/webhooks/:webhook_id/", { params: WebhookId, success: HttpApiSchema.NoContent, error: webhookErrors })
-      .annotate(OpenApi.Summary, "Delete a webhook endpoint and its pending deliveries (permission webhooks.manage)"),
+      .annotate(OpenApi.Summary, "Delete a webhook endpoint and its pending deliveries (permission webhooks.manage)")
+      .annotate(OpenApi.Description, operationDescriptions.deleteWebhook),
     HttpApiEndpoint.post("rotateSecret", "/webhooks/:webhook_id/secret/", { params: WebhookId, success: WebhookSecret, error: webhookErrors })
-      .annotate(OpenApi.Summary, "A new secret; the old one keeps signing beside it for 24 hours (permission webhooks.manage)"),
+      .annotate(OpenApi.Summary, "A new secret; the old one keeps signing beside it for 24 hours (permission webhooks.manage)")
+      .annotate(OpenApi.Description, operationDescriptions.rotateWebhookSecret),
     HttpApiEndpoint.get("deliveries", "/webhooks/:webhook_id/deliveries/", {
       params: WebhookId,
       query: { cursor: Schema.optionalKey(Text) },
       success: WebhookDeliveries,
       error: [...webhookErrors, InvalidCursor]
-    }).annotate(OpenApi.Summary, "The endpoint's deliveries, newest first, 100 per page (permission webhooks.manage)"),
+    }).annotate(OpenApi.Summary, "The endpoint's deliveries, newest first, 100 per page (permission webhooks.manage)")
+      .annotate(OpenApi.Description, operationDescriptions.webhookDeliveries),
     HttpApiEndpoint.post("retry", "/webhooks/:webhook_id/deliveries/:event_id/retry/", {
       params: { webhook_id: Uuid, event_id: Text },
       success: HttpApiSchema.Empty(202),
       error: webhookErrors
-    }).annotate(OpenApi.Summary, "Attempt a delivery again now, a failed one too (permission webhooks.manage)"),
+    }).annotate(OpenApi.Summary, "Attempt a delivery again now, a failed one too (permission webhooks.manage)")
+      .annotate(OpenApi.Description, operationDescriptions.retryWebhookDelivery),
     HttpApiEndpoint.post("test", "/webhooks/:webhook_id/test/", { params: WebhookId, success: HttpApiSchema.Empty(202), error: webhookErrors })
       .annotate(OpenApi.Summary, "Send a webhook.test event to the endpoint (permission webhooks.manage)")
+      .annotate(OpenApi.Description, operationDescriptions.testWebhook)
   )
-  .annotate(OpenApi.Description, "Status webhooks: signed (Standard Webhooks), retried and durable pushes of message and batch outcomes")
+  .annotate(OpenApi.Description, tagDescriptions.webhooks)
   .middleware(ApiKeyAuth)
   .prefix(apiPrefix)
 {}

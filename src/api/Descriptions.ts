@@ -125,7 +125,28 @@ change as messages move on. ${readOnly}`,
   batchMessages: `The batch's messages in the order of the submitted recipients, 100 per page (permission
 \`delivery.read\`). Pass \`next_cursor\` unchanged as \`cursor\` for the next page; it is \`null\` on the
 last one. A cursor is opaque and belongs to its batch: a changed one, or one of another batch, is
-\`400 invalid_cursor\` (restart from the first page). Statuses may change between pages. ${readOnly}`
+\`400 invalid_cursor\` (restart from the first page). Statuses may change between pages. ${readOnly}`,
+
+  createWebhook: `Creates a status webhook endpoint (permission \`webhooks.manage\`, at most 10 per organisation):
+events are POSTed to \`url\`, signed as Standard Webhooks with the \`secret\` of this answer, the only
+one that shows it. Needs \`Idempotency-Key\`; a replay returns the original \`201\` body.
+
+${retryCreation}`,
+  listWebhooks: `The organisation's webhook endpoints, newest first, never with their secret. ${readOnly}`,
+  getWebhook: `A webhook endpoint, never with its secret; another organisation's is \`404\`. ${readOnly}`,
+  updateWebhook: `Changes the fields given of a webhook endpoint; the others stay. Sending the same body again
+changes nothing more: retry at will.`,
+  deleteWebhook: `Deletes a webhook endpoint and drops its pending deliveries. Repeatable: a retry after a lost
+answer finds it gone (\`404\`).`,
+  rotateWebhookSecret: `A new secret for the endpoint; the previous one keeps signing beside it for 24 hours, so a
+receiver can switch without losing events. Each call rotates again: retry only after checking that
+the answer was lost.`,
+  webhookDeliveries: `The endpoint's delivery log, newest first, 100 per page; pass \`next_cursor\` unchanged as
+\`cursor\`. ${readOnly}`,
+  retryWebhookDelivery: `Attempts a delivery again now, a failed one too (\`202\`). Repeatable: a retry makes it due
+again, and the receiver may get the event once more (deliveries are at least once).`,
+  testWebhook: `Sends a \`webhook.test\` event to the endpoint (\`202\`). Each call sends one more: retry only after
+a lost answer, and expect a second event.`
 } as const
 
 /** What each group of operations is about. */
@@ -133,5 +154,6 @@ export const tagDescriptions = {
   balance: "SMS credits of the key's organisation.",
   contacts: "Contacts of the key's organisation, identified by phone number.",
   messages: "Single SMS: send now, schedule, read the outcome.",
-  "message-batches": "One text to many recipients at one scheduled time."
+  "message-batches": "One text to many recipients at one scheduled time.",
+  webhooks: "Status webhooks: signed, retried, durable pushes of message and batch outcomes (permission webhooks.manage)."
 } as const

@@ -49,8 +49,8 @@ const isCreation = (op: Operation) => (op.parameters ?? []).some((p) => p.in ===
 
 /**
  * Adds X-Request-Id and X-Content-Type-Options to every response, Retry-After to 503, Allow to
- * 405, Location and Idempotent-Replayed to creations. (No answer of the public API holds a
- * secret, so none declares the `Cache-Control: no-store` such answers carry.)
+ * 405, Location and Idempotent-Replayed to creations. (The one answer of the public API that
+ * holds a secret, a webhook endpoint's creation, also carries `Cache-Control: no-store`.)
  */
 export const withResponseHeaders = (spec: Record<string, unknown>): Record<string, unknown> => {
   for (const item of Object.values(spec.paths ?? {}) as Array<Record<string, Operation>>) {

@@ -1,5 +1,6 @@
 /** The status webhook routes under /api/sms/v2/webhooks/ (contract section 10), permission webhooks.manage. */
 import { Effect } from "effect"
+import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../api/Api.ts"
 import { Webhooks } from "../webhooks/Webhooks.ts"
@@ -23,7 +24,10 @@ export const WebhooksHandlers = HttpApiBuilder.group(Api, "webhooks", Effect.fn(
           }).pipe(
             // only a message's erasure answers 410, and an endpoint is no message
             Effect.catchTag("PersonalDataErased", Effect.die)
-          ))
+          )).pipe(
+            // the answer holds the secret: no browser or proxy keeps a copy
+            Effect.map(HttpServerResponse.setHeader("cache-control", "no-store"))
+          )
       }))
     .handle("list", () =>
       manage.pipe(Effect.flatMap(webhooks.list), Effect.map((rows) => ({ data: rows.map(webhookOf) }))))

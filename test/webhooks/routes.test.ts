@@ -25,6 +25,7 @@ describe("webhook endpoints", { timeout: 120_000 }, () => {
     expect(first.body.secret).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/)
     expect(Buffer.from(first.body.secret.slice(6), "base64").length).toBe(24)
     expect(first.headers.get("location")).toBe(`/api/sms/v2/webhooks/${first.body.id}/`)
+    expect(first.headers.get("cache-control")).toBe("no-store")
 
     const replay = await app.call("POST", webhooksPath, { token: apiKey, headers: { "idempotency-key": key }, body })
     expect(replay.status).toBe(201)
