@@ -19,12 +19,12 @@ const call = async (service: Service, method: string, path: string, body: unknow
   return json
 }
 
-/** An organisation with the sender INFO, a key with every permission and `credits` never-expiring credits. */
-export const createOrg = async (service: Service, name: string, credits: number): Promise<BenchOrg> => {
+/** An organisation with the sender INFO, a key with every permission (and `extra` ones) and `credits` never-expiring credits. */
+export const createOrg = async (service: Service, name: string, credits: number, extra: ReadonlyArray<string> = []): Promise<BenchOrg> => {
   const org = await call(service, "POST", "/organizations", { name, default_sender_name: "INFO" })
   const id = String(org["id"])
   const key = await call(service, "POST", `/organizations/${id}/api-keys`, {
-    permissions: ["sms.send", "sms.schedule", "delivery.read", "balance.read", "contacts.manage"]
+    permissions: ["sms.send", "sms.schedule", "delivery.read", "balance.read", "contacts.manage", ...extra]
   })
   await call(service, "POST", `/organizations/${id}/credits`, { amount: credits })
   return { id, keyId: String(key["key_id"]), apiKey: String(key["api_key"]), sender: "INFO" }

@@ -9,6 +9,7 @@ import { type FairShareFacts, fairShareMps } from "./scenarios/fairshare.ts"
 import type { FlowFacts } from "./scenarios/flow.ts"
 import type { ObservabilityResult } from "./scenarios/observability.ts"
 import type { RetentionFacts } from "./scenarios/retention.ts"
+import type { WebhookDrainFacts, WebhookFlowFacts } from "./scenarios/webhooks.ts"
 import { round } from "./stats.ts"
 
 export interface Results {
@@ -25,6 +26,8 @@ export interface Results {
   s12?: FairShareFacts
   s13?: LoadResult
   s16?: RetentionFacts
+  s14?: WebhookFlowFacts
+  s15?: WebhookDrainFacts
   /** HTTP-created messages still `processing` (with their key in progress) 2 s after the HTTP scenarios. */
   leftProcessing?: number
   /** Peak RSS (MB) of the service per scenario. */
@@ -122,6 +125,18 @@ export const rowsOf = (r: Results, connections: number, batchConnections: number
     rows.push(compare(`${name}: p99 ms`, erasing.p99Ms, idle.p99Ms, label, { kind: "max", value: 1.1 }))
     rows.push(absolute(`16 messages erased in the measured ${r.s16.windowS} s (${r.s16.erasedPerSec}/s; ${r.s16.leftAfter} left after)`, r.s16.erasedInWindow, { kind: "above", value: 0 }))
     rows.push(absolute("16 erased messages whose key still replays its answer, plus credits moved by erasure", r.s16.keysUnerased + Math.abs(r.s16.creditsMoved), { kind: "atMost", value: 0, unit: "" }))
+  }
+  if (r.s14 !== undefined) {
+    const name = `14 webhooks, a receiver subscribed to every event while ${r.s14.rate}/s fall due for ${r.s14.durationS} s`
+    rows.push(absolute(`${name}: events/s received`, r.s14.eventsPerSec, { kind: "report" }))
+    rows.push(absolute(`${name}: due->event (message.accepted received) p99 ms`, r.s14.dueToEventP99Ms, { kind: "report" }))
+    rows.push(absolute(`${name}: status change->event received p99 ms`, r.s14.changeToEventP99Ms, { kind: "report" }))
+    rows.push(absolute(`${name}: events never received, of ${r.s14.events}`, r.s14.missing, { kind: "atMost", value: 0, unit: "" }))
+  }
+  if (r.s15 !== undefined && r.s6 !== undefined) {
+    const name = `15 dispatcher drain of ${r.s15.drain.count} with an endpoint subscribed to every event`
+    rows.push(compare(`${name}: messages/s`, r.s15.drain.messagesPerSec, r.s6.service.messagesPerSec, "scenario 6 without webhooks, same run", { kind: "min", value: 0.8 }))
+    rows.push(absolute(`${name}: events not yet received when the drain ended, of ${r.s15.events}`, r.s15.behindAtDrainEnd, { kind: "report" }))
   }
   for (const [scenario, mb] of Object.entries(r.memory)) {
     rows.push(absolute(`7 peak RSS during ${scenario}, MB`, mb, { kind: "below", value: 256, unit: "MB" }))

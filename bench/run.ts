@@ -23,6 +23,7 @@ import { observedAdmission } from "./scenarios/observability.ts"
 import { replay } from "./scenarios/replay.ts"
 import { retentionPhase, retentionUnderLoad } from "./scenarios/retention.ts"
 import { smppDrain } from "./scenarios/smpp.ts"
+import { subscribe, webhookDrain, webhookFlow } from "./scenarios/webhooks.ts"
 import { memorySampler, type Service, startService } from "./service.ts"
 import { fullSettings, smokeSettings } from "./settings.ts"
 import { round } from "./stats.ts"
@@ -86,8 +87,8 @@ try {
       ...(cpuProf ? { nodeFlags: ["--cpu-prof", `--cpu-prof-dir=${join(import.meta.dirname, "results")}`] } : {})
     }))
   const running = service
-  const withLot = async (name: string, credits: number): Promise<OrgWithLot> => {
-    const org = await createOrg(running, name, credits)
+  const withLot = async (name: string, credits: number, extra: ReadonlyArray<string> = []): Promise<OrgWithLot> => {
+    const org = await createOrg(running, name, credits, extra)
     return { ...org, lot: await scalar(url, `SELECT id FROM credit_lots WHERE organisation_id = '${org.id}'`) }
   }
   const ctx: BenchContext = {
@@ -125,6 +126,23 @@ try {
     await tidy()
     const drained = await phase("dispatcher drain", () => serviceDrain(ctx), running, mem)
     results.s6 = { service: drained }
+  }
+  if (wanted("14")) {
+    const hookOrg = await withLot("bench webhooks flow", settings.flowRate * settings.flowDurationS + 10, ["webhooks.manage"])
+    const receiver = await subscribe(running, hookOrg.apiKey)
+    await tidy()
+    results.s14 = await phase("webhooks while messages flow", () => webhookFlow(ctx, hookOrg, receiver), running, mem).finally(() => receiver.close())
+  }
+  if (wanted("15")) {
+    // scenario 6 without webhooks in the same run, when it was not asked for
+    if (results.s6 === undefined) {
+      await tidy()
+      results.s6 = { service: await phase("dispatcher drain", () => serviceDrain(ctx), running, mem) }
+    }
+    const hookOrg = await withLot("bench webhooks drain", settings.drainCount + 10, ["webhooks.manage"])
+    const receiver = await subscribe(running, hookOrg.apiKey)
+    await tidy()
+    results.s15 = await phase("dispatcher drain with webhooks", () => webhookDrain(ctx, hookOrg, receiver), running, mem).finally(() => receiver.close())
   }
   if (wanted("8")) {
     await tidy()
@@ -194,6 +212,7 @@ const broken = [
   ...loads.flatMap((l) => (l !== undefined && l.ok === 0 ? [`a ${l.tool} phase got no expected answer: ${JSON.stringify(l.statusCounts)}`] : [])),
   ...(results.s6 !== undefined && !results.s6.service.complete ? ["the dispatcher drain did not finish in time"] : []),
   ...(results.s9 !== undefined && !results.s9.complete ? ["the SMPP drain did not finish in time"] : []),
+  ...(results.s15 !== undefined && !results.s15.drain.complete ? ["the drain with webhooks did not finish in time"] : []),
   ...(results.s10 !== undefined && results.s10.service.ok === 0 ? ["the observed admission got no expected answer"] : [])
 ]
 const table = markdownTable(rows)

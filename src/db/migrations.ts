@@ -364,6 +364,9 @@ export const migrations: ReadonlyArray<Migration> = [
         FOREIGN KEY (organisation_id, event_id) REFERENCES webhook_events (organisation_id, id)
       )`,
       `CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE state = 'pending'`,
+      // each endpoint's due deliveries in order, for the claim (WebhookStore.claimDue)
+      `CREATE INDEX webhook_deliveries_endpoint_due ON webhook_deliveries (organisation_id, endpoint_id, next_attempt_at)
+        WHERE state = 'pending'`,
       `CREATE INDEX webhook_deliveries_log ON webhook_deliveries (organisation_id, endpoint_id, created_at DESC, event_id DESC)`
     ]
   },

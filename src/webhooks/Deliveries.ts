@@ -11,7 +11,7 @@
  * runs the background loop, which never waits for one attempt before starting the next, so a
  * slow endpoint delays no other.
  */
-import { Cause, Context, Duration, Effect, Layer, Metric, Random } from "effect"
+import { Cause, Context, Duration, Effect, Layer, Metric, Queue, Random } from "effect"
 import { AppConfig } from "../config/Config.ts"
 import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
 import { webhookRetryDelayMs } from "../domain/Webhooks.ts"
@@ -121,11 +121,14 @@ export class Deliveries extends Context.Service<Deliveries, {
 
     const loop = Effect.gen(function*() {
       let inFlight = 0
+      // an attempt that ends frees a place of its endpoint (at most 8 each): the loop claims again
+      // at once rather than after the poll interval, which would cap an endpoint at 8 per interval
+      const ended = yield* Queue.sliding<true>(1)
       const one = (d: ClaimedDelivery) =>
         attempt(d).pipe(
           Effect.flatMap((r) => Effect.flatMap(now, (at) => store.record([r], at))),
           Effect.catchCause((cause) => Effect.logWarning("webhook attempt not recorded; it is tried again when its claim runs out", Cause.squash(cause))),
-          Effect.ensuring(Effect.sync(() => void inFlight--))
+          Effect.ensuring(Effect.sync(() => void inFlight--).pipe(Effect.andThen(Queue.offer(ended, true))))
         )
       while (true) {
         const free = Math.min(claimSizeMax, inFlightMax - inFlight)
@@ -134,7 +137,9 @@ export class Deliveries extends Context.Service<Deliveries, {
           inFlight++
           yield* Effect.forkDetach(one(d))
         }
-        if (free === 0 || claimed.length < free) yield* Effect.sleep(Duration.millis(pollIntervalMs))
+        if (free === 0 || claimed.length < free) {
+          yield* Queue.take(ended).pipe(Effect.timeoutOrElse({ duration: Duration.millis(pollIntervalMs), orElse: () => Effect.succeed(true) }))
+        }
       }
     })
 

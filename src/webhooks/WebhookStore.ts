@@ -7,6 +7,7 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
 import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
 import { fromDatabase } from "../db/Store.ts"
+import { inTransaction } from "../db/Transaction.ts"
 import type { ListPosition } from "../domain/NewestFirst.ts"
 import { webhookMessageStatuses } from "../domain/Webhooks.ts"
 
@@ -165,23 +166,29 @@ export class WebhookStore extends Context.Service<WebhookStore, {
             RETURNING organisation_id, id)
           INSERT INTO webhook_deliveries (organisation_id, endpoint_id, event_id, state, next_attempt_at, created_at, updated_at)
           SELECT organisation_id, ${endpointId}, id, 'pending', ${at}, ${at}, ${at} FROM e`.pipe(Effect.asVoid)),
+      // Claims are serialised across processes (an advisory lock to the transaction's end, then
+      // the statement, whose snapshot sees every claim committed before): two claims at once
+      // would each count the other's attempts as not held and together pass an endpoint's cap.
       claimDue: (at, until, limit, perEndpointMax) =>
-        fromDatabase(sql<ClaimedDelivery>`WITH held AS (
+        fromDatabase(inTransaction(sql)(Effect.andThen(
+          sql`SELECT pg_advisory_xact_lock(hashtext('webhook_deliveries:claim'))`,
+          sql<ClaimedDelivery>`WITH held AS (
             SELECT organisation_id, endpoint_id, count(*) AS n FROM webhook_deliveries
             WHERE state = 'pending' AND claim_until > ${at} GROUP BY organisation_id, endpoint_id),
+          room AS (
+            SELECT ep.organisation_id, ep.id, ${perEndpointMax} - coalesce(h.n, 0) AS n FROM webhook_endpoints AS ep
+            LEFT JOIN held AS h ON h.organisation_id = ep.organisation_id AND h.endpoint_id = ep.id
+            WHERE ep.enabled AND coalesce(h.n, 0) < ${perEndpointMax}),
+          -- each endpoint's earliest due deliveries, as many as it has room for: an endpoint whose
+          -- backlog is older and larger than a claim never hides another's due deliveries
           due AS (
-            SELECT d.organisation_id, d.endpoint_id, d.event_id, d.next_attempt_at FROM webhook_deliveries AS d
-            JOIN webhook_endpoints AS ep ON ep.organisation_id = d.organisation_id AND ep.id = d.endpoint_id AND ep.enabled
-            WHERE d.state = 'pending' AND d.next_attempt_at <= ${at} AND (d.claim_until IS NULL OR d.claim_until <= ${at})
-            ORDER BY d.next_attempt_at LIMIT ${limit * 4}
-            FOR UPDATE OF d SKIP LOCKED),
-          chosen AS (
-            SELECT r.* FROM (
-              SELECT due.*, row_number() OVER (PARTITION BY due.organisation_id, due.endpoint_id ORDER BY due.next_attempt_at) AS rank
-              FROM due) AS r
-            LEFT JOIN held AS h ON h.organisation_id = r.organisation_id AND h.endpoint_id = r.endpoint_id
-            WHERE r.rank + coalesce(h.n, 0) <= ${perEndpointMax}
-            ORDER BY r.next_attempt_at LIMIT ${limit}),
+            SELECT c.* FROM room CROSS JOIN LATERAL (
+              SELECT d.organisation_id, d.endpoint_id, d.event_id, d.next_attempt_at FROM webhook_deliveries AS d
+              WHERE d.organisation_id = room.organisation_id AND d.endpoint_id = room.id
+                AND d.state = 'pending' AND d.next_attempt_at <= ${at} AND (d.claim_until IS NULL OR d.claim_until <= ${at})
+              ORDER BY d.next_attempt_at LIMIT room.n
+              FOR UPDATE OF d SKIP LOCKED) AS c),
+          chosen AS (SELECT * FROM due ORDER BY next_attempt_at LIMIT ${limit}),
           c AS (
             UPDATE webhook_deliveries AS d SET claim_until = ${until}
             FROM chosen WHERE d.organisation_id = chosen.organisation_id AND d.endpoint_id = chosen.endpoint_id
@@ -190,7 +197,8 @@ export class WebhookStore extends Context.Service<WebhookStore, {
           SELECT c.organisation_id::text, c.endpoint_id::text, c.event_id::text, c.attempts, ep.url, ep.secret,
             ep.previous_secret, ep.previous_secret_until, e.type, e.occurred_at, e.message_id::text, e.batch_id::text, e.message
           FROM c JOIN webhook_endpoints AS ep ON ep.organisation_id = c.organisation_id AND ep.id = c.endpoint_id
-          JOIN webhook_events AS e ON e.organisation_id = c.organisation_id AND e.id = c.event_id`),
+          JOIN webhook_events AS e ON e.organisation_id = c.organisation_id AND e.id = c.event_id`
+        ))),
       record: (records, at) => {
         if (records.length === 0) return Effect.void
         const rows = records.map((r) => ({
