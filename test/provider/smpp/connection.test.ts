@@ -104,7 +104,10 @@ describe("refused bind", () => {
     smsc.refuseBinds = true
     const logs: Array<string> = []
     const route = routeTo(smsc, { name: "telma", endpoint: { host: "127.0.0.1", port: smsc.port, systemId: "sim", password: Redacted.make("s3cret-pw") } })
-    const { result, health } = await withProvider(testSettings([route], { responseTimeoutMs: 600 }), new FakeInbox(), (p) =>
+    // the retry waits longer than the deadline, so that the deadline finds the refusal, not a retry
+    // in progress (a loaded machine may take most of a short deadline to connect once)
+    const timing = { ...testSettings([]).timing, reconnectInitialMs: 10_000, reconnectMaxMs: 10_000 }
+    const { result, health } = await withProvider(testSettings([route], { responseTimeoutMs: 2_000, timing }), new FakeInbox(), (p) =>
       Effect.gen(function*() {
         const result = yield* p.submit(submission(testNumbers.delivered))
         return { result, health: yield* p.health }
