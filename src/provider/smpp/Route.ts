@@ -11,7 +11,7 @@ import type { RouteHealth } from "../Provider.ts"
 import { type BindGate, openGate } from "./BindSlots.ts"
 import { type Answer, type Link, type LinkHandlers, openLink, type Response } from "./Link.ts"
 import { reconnectSchedule, stepper } from "./RetrySchedules.ts"
-import { rateGuardMs, SlidingRate } from "./SlidingRate.ts"
+import { rateGuardMs, SlidingRate, usableRate } from "./SlidingRate.ts"
 import type { RouteSettings, SmppTiming } from "../../config/SmppSettings.ts"
 
 /** What a `submit_sm` was sent for, kept with it so that a late answer can be reported. */
@@ -87,9 +87,9 @@ export class Route {
     this.label = `${settings.endpoint.host}:${settings.endpoint.port}`
     this.detail = `connecting to ${this.label}`
     this.window = Semaphore.makeUnsafe(settings.window)
-    const share = mpsShare(settings.mps, settings.binds)
-    this.rate = share > 0 ? new SlidingRate(share) : undefined
-    this.spacingMs = share > 0 ? (1000 + rateGuardMs) / share : 0
+    const allowed = usableRate(mpsShare(settings.mps, settings.binds))
+    this.rate = allowed > 0 ? new SlidingRate(allowed) : undefined
+    this.spacingMs = allowed > 0 ? (1000 + rateGuardMs) / allowed : 0
     this.handlers = {
       onDeliver: (link, pdu) => events.onDeliver(this, link, pdu),
       onLateAnswer: (late, response) => events.onLateAnswer(this, late, response),
