@@ -32,7 +32,6 @@ export const urlSyntaxProblem = (raw: string): string | undefined => {
   const url = new URL(raw)
   if (url.protocol !== "http:" && url.protocol !== "https:") return "must be an absolute http or https URL"
   if (url.username !== "" || url.password !== "") return "must not carry credentials"
-  if (url.hostname === "") return "must name a host"
   return undefined
 }
 
