@@ -110,7 +110,8 @@ export class Provider extends Context.Service<Provider, {
   /** Longest `submit` may take before it answers (its own response deadline): the caller's guard waits a little longer. */
   readonly submitDeadlineMs: number
   /**
-   * The most submissions a second it takes in all (the sum of its routes' caps), or undefined
+   * The most submissions a second it hands over in all (the sum of what its routes allow
+   * themselves: this process's share of each cap, less the margin), or undefined
    * when a route has no cap: the dispatcher keeps no more messages in hand than it can hand over
    * in a moment, so a message of another organisation falling due is not queued behind them.
    */

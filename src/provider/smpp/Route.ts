@@ -61,6 +61,8 @@ export class Route {
   private readonly rate: SlidingRate | undefined
   /** Dispatched messages' turns, evenly spaced at the route's share of the cap (with its guard); one waiter at a time. */
   private readonly spacingMs: number
+  /** Submissions a second this route hands over at most (its share of the cap, less the margin); 0 without a cap. */
+  readonly ratePerSecond: number
   private nextTurnMs = 0
   private readonly turns = Semaphore.makeUnsafe(1)
   private readonly label: string
@@ -90,6 +92,7 @@ export class Route {
     const allowed = usableRate(mpsShare(settings.mps, settings.binds))
     this.rate = allowed > 0 ? new SlidingRate(allowed) : undefined
     this.spacingMs = allowed > 0 ? (1000 + rateGuardMs) / allowed : 0
+    this.ratePerSecond = allowed > 0 ? 1000 / this.spacingMs : 0
     this.handlers = {
       onDeliver: (link, pdu) => events.onDeliver(this, link, pdu),
       onLateAnswer: (late, response) => events.onLateAnswer(this, late, response),

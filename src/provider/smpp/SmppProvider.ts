@@ -121,8 +121,8 @@ export const SmppProviderLive = (settings: SmppSettings): Layer.Layer<Provider, 
       health: Effect.sync(() => routes.map((route) => route.health)),
       routeOf: (to) => routeFor(to)?.name,
       submitDeadlineMs: settings.responseTimeoutMs,
-      ratePerSecond: routes.every((route) => route.settings.mps > 0)
-        ? routes.reduce((sum, route) => sum + route.settings.mps, 0)
+      ratePerSecond: routes.every((route) => route.ratePerSecond > 0)
+        ? routes.reduce((sum, route) => sum + route.ratePerSecond, 0)
         : undefined
     })
   }))
