@@ -373,11 +373,18 @@ export const messageFragments = (sql: SqlClient.SqlClient) => ({
   /**
    * A lateral subquery giving the newest `accepted` message with provider ref `ref` (and number
    * `recipient`, unless it is null) as `organisation_id, id, accepted_at`, locked.
+   *
+   * The messages with the ref are found first, by the ref's index alone (`OFFSET 0` keeps the
+   * status test and the order out of that subquery): with statistics taken before a drain (no
+   * message accepted yet), the planner otherwise walked the whole `messages_accepted` index
+   * backwards for each receipt, 900 pages a receipt at 30,000 accepted.
    */
   newestAccepted: (ref: Fragment, recipient: Fragment) =>
-    sql`SELECT organisation_id, id, updated_at AS accepted_at FROM messages
-      WHERE provider_message_id = ${ref} AND status = 'accepted' AND (${recipient} IS NULL OR to_number = ${recipient})
-      ORDER BY updated_at DESC, created_at DESC, id DESC LIMIT 1
+    sql`SELECT organisation_id, id, accepted_at FROM (
+        SELECT organisation_id, id, status, to_number, created_at, updated_at AS accepted_at FROM messages
+        WHERE provider_message_id = ${ref} OFFSET 0) AS c
+      WHERE status = 'accepted' AND (${recipient} IS NULL OR to_number = ${recipient})
+      ORDER BY accepted_at DESC, created_at DESC, id DESC LIMIT 1
       FOR UPDATE`,
   /** Whether a message to `recipient` still waits for an outcome (its acceptance may be settling, or its answer was lost). */
   inFlightTo: (recipient: Fragment) =>

@@ -80,12 +80,13 @@ export class SimulatorStore extends Context.Service<SimulatorStore, {
           WHERE organisation_id = ${organisationId} AND message_id = ${messageId}
             AND receipt <> 'none' AND receipt_at IS NULL RETURNING message_id`.pipe(Effect.map((rows) => rows.length > 0))),
       claimDue: (at, resendAt, limit) =>
-        fromDatabase(sql<DueReceipt>`UPDATE simulator_messages AS s SET receipt_due_at = ${resendAt}
-          FROM (SELECT provider_ref FROM simulator_messages
+        // the set is picked once (an initplan): joined as a subquery, a planner misled by stale
+        // statistics ran it again for every row of the table (a nested loop, quadratic in the backlog)
+        fromDatabase(sql<DueReceipt>`UPDATE simulator_messages SET receipt_due_at = ${resendAt}
+          WHERE provider_ref = ANY(ARRAY(SELECT provider_ref FROM simulator_messages
             WHERE receipt_due_at <= ${at} ORDER BY receipt_due_at LIMIT ${limit}
-            FOR UPDATE SKIP LOCKED) AS d
-          WHERE s.provider_ref = d.provider_ref
-          RETURNING s.provider_ref, s.receipt, s.receipt_at`),
+            FOR UPDATE SKIP LOCKED))
+          RETURNING provider_ref, receipt, receipt_at`),
       sent: (providerRefs) =>
         providerRefs.length === 0
           ? Effect.void
@@ -95,8 +96,8 @@ export class SimulatorStore extends Context.Service<SimulatorStore, {
       )),
       dropReceipted: (before, limit) =>
         fromDatabase(sql<{ n: number }>`WITH gone AS (
-            DELETE FROM simulator_messages WHERE provider_ref IN (SELECT provider_ref FROM simulator_messages
-              WHERE receipt_due_at IS NULL AND receipt_at < ${before} ORDER BY receipt_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+            DELETE FROM simulator_messages WHERE provider_ref = ANY(ARRAY(SELECT provider_ref FROM simulator_messages
+              WHERE receipt_due_at IS NULL AND receipt_at < ${before} ORDER BY receipt_at LIMIT ${limit} FOR UPDATE SKIP LOCKED))
             RETURNING provider_ref)
           SELECT count(*)::integer AS n FROM gone`.pipe(Effect.map((rows) => rows[0]?.n ?? 0))),
       forceReceipt: (organisationId, messageId, outcome, at) =>
