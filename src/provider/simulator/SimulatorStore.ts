@@ -80,10 +80,11 @@ export class SimulatorStore extends Context.Service<SimulatorStore, {
           WHERE organisation_id = ${organisationId} AND message_id = ${messageId}
             AND receipt <> 'none' AND receipt_at IS NULL RETURNING message_id`.pipe(Effect.map((rows) => rows.length > 0))),
       claimDue: (at, resendAt, limit) =>
-        // the set is picked once (an initplan): joined as a subquery, a planner misled by stale
-        // statistics ran it again for every row of the table (a nested loop, quadratic in the backlog)
+        // the set is picked once (an initplan) and its rows updated where they lie (a TID scan; the
+        // lock keeps them in place): joined as a subquery, a planner misled by stale statistics ran
+        // it again for every row of the table (a nested loop, quadratic in the backlog)
         fromDatabase(sql<DueReceipt>`UPDATE simulator_messages SET receipt_due_at = ${resendAt}
-          WHERE provider_ref = ANY(ARRAY(SELECT provider_ref FROM simulator_messages
+          WHERE ctid = ANY(ARRAY(SELECT ctid FROM simulator_messages
             WHERE receipt_due_at <= ${at} ORDER BY receipt_due_at LIMIT ${limit}
             FOR UPDATE SKIP LOCKED))
           RETURNING provider_ref, receipt, receipt_at`),
@@ -96,7 +97,7 @@ export class SimulatorStore extends Context.Service<SimulatorStore, {
       )),
       dropReceipted: (before, limit) =>
         fromDatabase(sql<{ n: number }>`WITH gone AS (
-            DELETE FROM simulator_messages WHERE provider_ref = ANY(ARRAY(SELECT provider_ref FROM simulator_messages
+            DELETE FROM simulator_messages WHERE ctid = ANY(ARRAY(SELECT ctid FROM simulator_messages
               WHERE receipt_due_at IS NULL AND receipt_at < ${before} ORDER BY receipt_at LIMIT ${limit} FOR UPDATE SKIP LOCKED))
             RETURNING provider_ref)
           SELECT count(*)::integer AS n FROM gone`.pipe(Effect.map((rows) => rows[0]?.n ?? 0))),
