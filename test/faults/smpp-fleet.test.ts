@@ -1,7 +1,7 @@
 /**
  * SMSC limits hold for the fleet (contract section 11, issue 20): three service processes on one
- * database send through one SMSC entry with `"binds": 1` and `"mps": 100` (and a window of 50,
- * so that the cap, not the window, bounds the drain), the SMSC simulator running as a process of
+ * database send through one SMSC entry with `"binds": 1` and `"mps": 100` (and a window of 50, of
+ * which the cap leaves 5: SlidingRate.capSplit), the SMSC simulator running as a process of
  * its own. Immediate sends go to all three (the two without the bind
  * hand theirs over through the database), then 1200 scheduled messages fall due; once the SMSC
  * has taken 300 of them, the process holding the bind is killed (kill -9). What must hold:

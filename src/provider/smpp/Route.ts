@@ -3,7 +3,8 @@
  * on the reconnection schedule of RetrySchedules.ts; an outage logged once at WARN when it starts
  * and once at INFO when a bind ends it), and the gates every `submit_sm` passes on it: a bound
  * connection (waited for up to the submission's own deadline), the window (at most `window`
- * awaiting their response) and the MPS cap (at most `mps` in any 1 s window).
+ * awaiting their response, fewer under a cap) and the MPS cap (the SMSC never counts more than the
+ * route's share of `mps` in a second: SlidingRate.capSplit).
  */
 import { type Clock, Deferred, Effect, Fiber, Option, Semaphore } from "effect"
 import smpp from "smpp"
@@ -11,7 +12,7 @@ import type { RouteHealth } from "../Provider.ts"
 import { type BindGate, openGate } from "./BindSlots.ts"
 import { type Answer, type Link, type LinkHandlers, openLink, type Response } from "./Link.ts"
 import { reconnectSchedule, stepper } from "./RetrySchedules.ts"
-import { rateGuardMs, SlidingRate, usableRate } from "./SlidingRate.ts"
+import { capSplit, SlidingRate } from "./SlidingRate.ts"
 import type { RouteSettings, SmppTiming } from "../../config/SmppSettings.ts"
 
 /** What a `submit_sm` was sent for, kept with it so that a late answer can be reported. */
@@ -42,6 +43,8 @@ export interface RouteEvents {
 }
 
 const unbindTimeoutMs = 1000
+/** How early a dispatched message's turn may come (GCRA tolerance): a sleep that overslept is caught up by the next turns, in bursts no longer than this. */
+const paceToleranceMs = 100
 /** How often a bound route checks that its bind slot's lease is still safely alive. */
 const slotCheckMs = 200
 
@@ -58,10 +61,12 @@ export class Route {
   private closing = false
   private concatRef = 0
   private readonly window: Semaphore.Semaphore
+  /** Most `submit_sm` awaiting their response: the configured window, or less under a cap (capSplit). */
+  private readonly inFlightMax: number
   private readonly rate: SlidingRate | undefined
-  /** Dispatched messages' turns, evenly spaced at the route's share of the cap (with its guard); one waiter at a time. */
+  /** Dispatched messages' turns, evenly spaced at the route's rate; one waiter at a time. */
   private readonly spacingMs: number
-  /** Submissions a second this route hands over at most (its share of the cap, less the margin); 0 without a cap. */
+  /** Submissions a second this route hands over at most (its share of the cap, less its window: capSplit); 0 without a cap. */
   readonly ratePerSecond: number
   private nextTurnMs = 0
   private readonly turns = Semaphore.makeUnsafe(1)
@@ -88,11 +93,13 @@ export class Route {
     this.clock = clock
     this.label = `${settings.endpoint.host}:${settings.endpoint.port}`
     this.detail = `connecting to ${this.label}`
-    this.window = Semaphore.makeUnsafe(settings.window)
-    const allowed = usableRate(mpsShare(settings.mps, settings.binds))
-    this.rate = allowed > 0 ? new SlidingRate(allowed) : undefined
-    this.spacingMs = allowed > 0 ? (1000 + rateGuardMs) / allowed : 0
-    this.ratePerSecond = allowed > 0 ? 1000 / this.spacingMs : 0
+    const share = mpsShare(settings.mps, settings.binds)
+    const split = share > 0 ? capSplit(share, settings.window) : undefined
+    this.inFlightMax = split?.inFlight ?? settings.window
+    this.window = Semaphore.makeUnsafe(this.inFlightMax)
+    this.rate = split === undefined ? undefined : new SlidingRate(split.perSecond)
+    this.spacingMs = split === undefined ? 0 : 1000 / split.perSecond
+    this.ratePerSecond = split?.perSecond ?? 0
     this.handlers = {
       onDeliver: (link, pdu) => events.onDeliver(this, link, pdu),
       onLateAnswer: (late, response) => events.onLateAnswer(this, late, response),
@@ -139,12 +146,10 @@ export class Route {
     if (this.spacingMs === 0) return Effect.void
     const self = this
     return Effect.gen(function*() {
-      // a turn may come up to the rate's guard early (GCRA tolerance): a sleep that overslept
-      // under load is caught up by the next turns, without a burst longer than the guard
       const nowMs = self.clock.currentTimeMillisUnsafe()
       const theoreticalMs = Math.max(nowMs, self.nextTurnMs)
       self.nextTurnMs = theoreticalMs + self.spacingMs
-      const turnMs = theoreticalMs - rateGuardMs
+      const turnMs = theoreticalMs - paceToleranceMs
       if (turnMs > nowMs) yield* Effect.sleep(turnMs - nowMs)
     }).pipe(self.turns.withPermits(1))
   }
@@ -247,7 +252,7 @@ export class Route {
         if (typeof link === "string") return { _tag: "NotWritten", reason: link } as const
         const permit = yield* self.window.take(1).pipe(Effect.timeoutOption(Math.max(0, deadlineMs - self.clock.currentTimeMillisUnsafe())))
         if (Option.isNone(permit)) {
-          return { _tag: "NotWritten", reason: `${self.name}: its window of ${self.settings.window} stayed full until the deadline` } as const
+          return { _tag: "NotWritten", reason: `${self.name}: its window of ${self.inFlightMax} stayed full until the deadline` } as const
         }
         const outcome = yield* self.write(link, fields, context, deadlineMs).pipe(Effect.ensuring(self.window.release(1)))
         if (outcome !== "again") return outcome

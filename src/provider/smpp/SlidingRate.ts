@@ -1,23 +1,34 @@
 /**
  * At most `perSecond` events in any 1 s window, sliding: an event may happen when the
- * `perSecond`-th event before it is at least a second (plus a guard) old. The guard absorbs the
- * time between our write and the SMSC's read, so the SMSC never counts more than the cap in its
- * own window. O(1) per event: a ring of the last `perSecond` event times.
+ * `perSecond`-th event before it is at least a second old. O(1) per event: a ring of the last
+ * `perSecond` event times. With the window of capSplit, this keeps an SMSC's own count under the cap.
  */
 
-/** Milliseconds added to the 1 s window so that delays on the way do not bunch events up at the SMSC. */
-export const rateGuardMs = 100
+/** The part of a capped route's rate kept for submissions awaiting their answer (capSplit). */
+export const inFlightShare = 0.05
+
+/** How a capped route divides its cap between submissions awaiting their answer and new writes. */
+export interface CapSplit {
+  /** Most `submit_sm` awaiting their answer: the route's window, under the cap. */
+  readonly inFlight: number
+  /** Most `submit_sm` written in any 1 s. */
+  readonly perSecond: number
+}
 
 /**
- * The share of a cap the service uses: an SMSC counts submissions when it reads them, and a
- * stalled SMSC (or a process of ours) reads a backlog as a burst; 100 ms of guard alone still let
- * the SMSC simulator count 104 in a second under a cap of 100 on a loaded machine. At 90 % of
- * the cap over 1.1 s, a burst would have to compress 230 ms of sends to reach the cap.
+ * How a route holds a cap of `cap` `submit_sm` a second as the SMSC counts them (when it reads
+ * them), with a window of `window`. What an SMSC reads in one of its seconds was either written
+ * in that second (at most `perSecond`) or written before it and still unread when it began, so
+ * awaiting its answer (at most `inFlight`): never more than `inFlight + perSecond = cap`, however
+ * long the SMSC or this process stall, as long as answers come within the response deadline (a
+ * submission past its deadline frees its place in the window). 5 % of the cap (at least 1, at most
+ * the window) awaits answers, the rest is the rate: 190 a second under a cap of 200. A cap of 1
+ * cannot be split (1 and 1). Without a cap (0) there is nothing to split.
  */
-export const rateHeadroom = 0.9
-
-/** The events per (1 s + guard) the service allows itself under a cap of `cap` a second (0: no cap). */
-export const usableRate = (cap: number): number => (cap === 0 ? 0 : Math.max(1, Math.floor(cap * rateHeadroom)))
+export const capSplit = (cap: number, window: number): CapSplit => {
+  const inFlight = Math.min(window, Math.max(1, Math.floor(cap * inFlightShare)))
+  return { inFlight, perSecond: Math.max(1, cap - inFlight) }
+}
 
 export class SlidingRate {
   private readonly times: Array<number>
@@ -32,7 +43,7 @@ export class SlidingRate {
 
   /** How long to wait from `now` (ms) before an event is allowed; 0 means it is allowed now. */
   waitMs(now: number): number {
-    return Math.max(0, this.times[this.next]! + 1000 + rateGuardMs - now)
+    return Math.max(0, this.times[this.next]! + 1000 - now)
   }
 
   /** Records an event at `now` if it is allowed, and says whether it was. */

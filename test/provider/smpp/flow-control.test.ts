@@ -3,7 +3,7 @@
  * answer on the connection), the MPS cap (most submit_sm in any 1 s window, a two-part message
  * counting two) and throttling (retried with backoff, then Unreachable at the deadline).
  */
-import { usableRate } from "../../../src/provider/smpp/SlidingRate.ts"
+import { capSplit } from "../../../src/provider/smpp/SlidingRate.ts"
 import { Effect } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import type { Smsc } from "../../../simulator/smsc/Smsc.ts"
@@ -29,7 +29,7 @@ describe("window", () => {
 })
 
 describe("MPS cap", () => {
-  it("never sends more than `mps` submit_sm in any 1 s window (90 % of it: usableRate), a two-part message counting two", async () => {
+  it("never lets the SMSC count more than `mps` submit_sm in a second (capSplit), a two-part message counting two", async () => {
     const single = Array.from({ length: 8 }, (_, i) => submission(ordinary(i), `mps ${i}`))
     const double = Array.from({ length: 2 }, (_, i) => submission(ordinary(20 + i), `${"long ".repeat(40)}${i}`))
     const start = performance.now()
@@ -38,10 +38,14 @@ describe("MPS cap", () => {
     const elapsedMs = performance.now() - start
     expect(results.map((r) => r._tag)).toEqual([...single, ...double].map(() => "Accepted"))
     expect(smsc.received).toHaveLength(12)
-    // a cap of 4 leaves the service 3 in any 1.1 s (usableRate): reached, never exceeded
-    expect(smsc.maxPerSecond).toBe(usableRate(4))
-    // 12 submit_sm at 3 in any 1.1 s: the 10th cannot go before 3.3 s
-    expect(elapsedMs).toBeGreaterThan(3300)
+    // a cap of 4 is 1 awaiting its answer and 3 written in any 1 s (capSplit): the SMSC counts
+    // at least the 3 and never more than the cap
+    const { inFlight, perSecond } = capSplit(4, 10)
+    expect(smsc.maxOutstanding).toBe(inFlight)
+    expect(smsc.maxPerSecond).toBeGreaterThanOrEqual(perSecond)
+    expect(smsc.maxPerSecond).toBeLessThanOrEqual(4)
+    // 12 submit_sm at 3 in any 1 s: the 10th cannot go before 3 s
+    expect(elapsedMs).toBeGreaterThan(3000)
   })
 })
 
