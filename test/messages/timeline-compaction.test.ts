@@ -4,13 +4,16 @@
  * are gone and its answers (the integrator's GET, the operator's with the timeline) are the same
  * bytes as before; a message not final, or final for less than a day, keeps its rows; an erased
  * message keeps its timeline, collapsed before or after its erasure; rows that do not chain are
- * left as they are. Each test advances the shared clock: it only judges its own messages.
+ * left as they are; messages another transaction holds are skipped, not waited for (PostgreSQL).
+ * Each test advances the shared clock: it only judges its own messages.
  */
 import { randomUUID } from "node:crypto"
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { afterAll, describe, expect, it } from "vitest"
+import { compactAfterMs, compactionSetMax } from "../../src/dispatch/Compaction.ts"
 import { entryBytes } from "../../src/messages/CompactTimeline.ts"
+import { MessageStore } from "../../src/messages/MessageStore.ts"
 import { backend, makeTestApp } from "../support/TestApp.ts"
 
 const app = makeTestApp({ label: "timeline_compaction", config: { clock: "test" } })
@@ -135,5 +138,36 @@ describe(`timeline compaction (${backend})`, () => {
     await app.advance(dayMs + 60_000)
     expect(await m.stored()).toEqual({ rows: 4, collapsed: 0 })
     expect(await m.answers()).toEqual(answers)
+  })
+
+  // the embedded database serves one connection at a time: a transaction holding a row holds it all
+  it.skipIf(backend !== "PostgreSQL")("skips the messages another transaction holds, without waiting for them", async () => {
+    const [held, free] = [await send(), await send()]
+    await delivered(held)
+    // a day later, without running the background work: the collapse below is the only one
+    await app.moveClock(dayMs + 60_000)
+    let locked!: () => void
+    let release!: () => void
+    const [isLocked, released] = [new Promise<void>((r) => (locked = r)), new Promise<void>((r) => (release = r))]
+    const holder = app.run(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* Effect.gen(function*() {
+        yield* sql`SELECT 1 FROM messages WHERE organisation_id = ${held.orgId} AND id = ${held.id} FOR UPDATE`
+        locked()
+        yield* Effect.promise(() => released)
+      }).pipe(sql.withTransaction)
+    }))
+    await isLocked
+    const collapse = app.run(Effect.gen(function*() {
+      return yield* (yield* MessageStore).collapseTimelines(new Date((yield* Clock.currentTimeMillis) - compactAfterMs), compactionSetMax)
+    }))
+    // it answers while the row is still held (a wait would time the test out)
+    expect(await collapse).toBeGreaterThanOrEqual(1)
+    expect(await free.stored()).toEqual({ rows: 0, collapsed: 3 * entryBytes })
+    expect(await held.stored()).toEqual({ rows: 3, collapsed: null })
+    release()
+    await holder
+    await app.advance(1_000)
+    expect(await held.stored()).toEqual({ rows: 0, collapsed: 3 * entryBytes })
   })
 })
