@@ -415,5 +415,18 @@ export const migrations: ReadonlyArray<Migration> = [
       // immediate sends handed over to the holders of their route's bind come first (HandOver.ts)
       `CREATE INDEX messages_handed_over ON messages (due_at) WHERE status = 'scheduled' AND send_at IS NULL`
     ]
+  },
+  {
+    version: 14,
+    name: "a finished message's timeline collapsed into its row",
+    statements: [
+      // A day after a message became final, compaction moves its message_events rows here, 9 bytes
+      // an entry (src/messages/CompactTimeline.ts). Null: not collapsed yet (every message of an
+      // upgraded database, collapsed by compaction in its sets like any other).
+      `ALTER TABLE messages ADD COLUMN timeline bytea`,
+      // compaction finds the finished messages not collapsed yet, oldest first; a collapsed one leaves the index
+      `CREATE INDEX messages_timeline_due ON messages (updated_at)
+        WHERE timeline IS NULL AND status IN ('delivered', 'undeliverable', 'failed', 'blocked')`
+    ]
   }
 ]

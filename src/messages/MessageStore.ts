@@ -2,9 +2,10 @@
  * The tables of messages and their timeline (`messages`, `message_events`), owned here. Every
  * status change after admission goes through `transitionSet`, which moves each row only from its
  * expected states and writes its timeline entry in the same statement; the caller's transaction
- * makes it atomic with the ledger. What dispatch, verification and recovery claim is in
- * MessageQueueStore.ts; the fragments at the end are what other modules' statements compose
- * (the one-statement admission, receipts).
+ * makes it atomic with the ledger. A day after a message became final, compaction collapses its
+ * timeline rows into its own row (`collapseTimelines`, CompactTimeline.ts); `timeline` reads both.
+ * What dispatch, verification and recovery claim is in MessageQueueStore.ts; the fragments at the
+ * end are what other modules' statements compose (the one-statement admission, receipts).
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
@@ -15,10 +16,10 @@ import type { ListPosition } from "../domain/NewestFirst.ts"
 import { isUuid } from "../domain/Uuid.ts"
 import { organisationFragments } from "../organisations/OrganisationStore.ts"
 import { webhookOutbox, webhookSubscribed } from "../webhooks/WebhookStore.ts"
+import { encodable, type EventSource, packedEntry, unpackedEntries } from "./CompactTimeline.ts"
 import type { MessageRow } from "./MessageRow.ts"
 
-/** What moved a message: `matched_receipt` is verification by a receipt that came without the provider's answer. */
-export type EventSource = "admission" | "provider" | "receipt" | "verification" | "recovery" | "dispatch" | "erasure" | "matched_receipt"
+export type { EventSource } from "./CompactTimeline.ts"
 
 export interface NewMessage {
   readonly id: string
@@ -127,8 +128,16 @@ export class MessageStore extends Context.Service<MessageStore, {
   readonly transitionSet: (transitions: ReadonlyArray<Transition>) => Fails<ReadonlyArray<MessageStatus | undefined>>
   /** Records that the message is about to be handed to the provider (after this, a crash means "unknown"). */
   readonly markSubmitted: (organisationId: string, ids: ReadonlyArray<string>, at: Date) => Fails<void>
-  /** The message's status changes, oldest first. */
+  /** The message's status changes, oldest first: those collapsed into its row, then any still in rows of their own. */
   readonly timeline: (organisationId: string, id: string) => Fails<ReadonlyArray<TimelineEntry>>
+  /**
+   * Collapses the timelines of at most `limit` messages final since before `before` (and not
+   * collapsed yet) into their own rows, in one statement: their `message_events` rows are packed
+   * into `messages.timeline` and deleted. Messages another transaction holds are skipped, so an
+   * admission, which never waits for a final message anyway, never waits for this. Returns how
+   * many messages it collapsed.
+   */
+  readonly collapseTimelines: (before: Date, limit: number) => Fails<number>
   /**
    * Blanks recipient, sender and text of each of these messages whose processing is finished, in
    * one statement; returns those (the others are left alone).
@@ -228,6 +237,37 @@ export class MessageStore extends Context.Service<MessageStore, {
       return transitions.map((_, i) => byIndex.get(i))
     })
 
+    // The rows of a message whose entries do not chain (an entry's from_status other than the
+    // previous one's to_status) or have no code are left as they are: collapsing them would lose
+    // what they say. Such a message still gets an empty timeline, so that it is not looked at again.
+    // FOR NO KEY UPDATE: an insert into message_events (its foreign key takes KEY SHARE) never waits.
+    const collapseTimelines = (before: Date, limit: number) =>
+      fromDatabase(sql<{ n: number }>`WITH due AS (
+          SELECT organisation_id, id FROM messages
+          WHERE timeline IS NULL AND status IN ${sql.literal(finalList)} AND updated_at < ${before}
+          ORDER BY updated_at LIMIT ${limit}
+          FOR NO KEY UPDATE SKIP LOCKED),
+        entries AS (
+          SELECT e.organisation_id, e.message_id, e.id, ${sql.literal(encodable("e"))}
+              AND e.from_status IS NOT DISTINCT FROM lag(e.to_status) OVER (PARTITION BY e.organisation_id, e.message_id ORDER BY e.id)
+              AS collapsible
+          FROM message_events AS e JOIN due ON e.organisation_id = due.organisation_id AND e.message_id = due.id),
+        kept AS (SELECT DISTINCT organisation_id, message_id FROM entries WHERE NOT collapsible),
+        gone AS (
+          DELETE FROM message_events AS e USING entries AS x
+          WHERE e.organisation_id = x.organisation_id AND e.id = x.id
+            AND NOT EXISTS (SELECT 1 FROM kept WHERE kept.organisation_id = x.organisation_id AND kept.message_id = x.message_id)
+          RETURNING e.organisation_id, e.message_id, e.id, e.to_status, e.source, e.at),
+        packed AS (
+          SELECT g.organisation_id, g.message_id, string_agg(${sql.literal(packedEntry("g"))}, ''::bytea ORDER BY g.id) AS timeline
+          FROM gone AS g GROUP BY g.organisation_id, g.message_id),
+        collapsed AS (
+          UPDATE messages AS m SET timeline = coalesce(p.timeline, ''::bytea)
+          FROM due LEFT JOIN packed AS p ON p.organisation_id = due.organisation_id AND p.message_id = due.id
+          WHERE m.organisation_id = due.organisation_id AND m.id = due.id
+          RETURNING 1)
+        SELECT count(*)::float8 AS n FROM collapsed`.pipe(Effect.map((rows) => rows[0]?.n ?? 0)))
+
     // count(*) is bigint: read as float8 so the driver hands numbers back
     const inFlightCounts = (at: Date) =>
       fromDatabase(sql<InFlightCounts>`SELECT
@@ -274,9 +314,19 @@ export class MessageStore extends Context.Service<MessageStore, {
       markSubmitted: (organisationId, ids, at) =>
         fromDatabase(sql`UPDATE messages SET submitted_at = ${at}, updated_at = ${at}
           WHERE organisation_id = ${organisationId} AND id = ANY(${ids}::uuid[])`.pipe(Effect.asVoid)),
+      // A collapsed entry's from_status is the previous one's to_status (CompactTimeline.ts). Rows
+      // may follow a collapsed timeline (none can today: a final message never moves again, and
+      // erasure writes no entry); they come after it, as they were written after it.
       timeline: (organisationId, id) =>
-        fromDatabase(sql<TimelineEntry>`SELECT from_status, to_status, source, at FROM message_events
-          WHERE organisation_id = ${organisationId} AND message_id = ${id} ORDER BY id`),
+        fromDatabase(sql<TimelineEntry>`SELECT from_status, to_status, source, at FROM (
+            SELECT 0 AS part, c.n AS ord, lag(c.to_status) OVER (ORDER BY c.n) AS from_status, c.to_status, c.source, c.at
+            FROM messages AS m CROSS JOIN LATERAL (${sql.literal(unpackedEntries("m.timeline"))}) AS c
+            WHERE m.organisation_id = ${organisationId} AND m.id = ${id}
+            UNION ALL
+            SELECT 1, e.id, e.from_status, e.to_status, e.source, e.at FROM message_events AS e
+            WHERE e.organisation_id = ${organisationId} AND e.message_id = ${id}) AS t
+          ORDER BY part, ord`),
+      collapseTimelines,
       erase: (messages, at) =>
         messages.length === 0
           ? Effect.succeed([])

@@ -4,7 +4,9 @@
  * with one log line each; a database created by the previous migrator (its `schema_migrations`
  * rows) upgrades in place, applying nothing again, to the same schema as a fresh one; and
  * processes starting at once apply each migration exactly once (PostgreSQL only: the embedded
- * database serves one connection at a time).
+ * database serves one connection at a time). A database holding messages in every status gets
+ * migration 14 (the collapsed timeline): each timeline reads the same, and compaction then
+ * collapses those of the finished messages without changing one entry (times to the microsecond).
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Logger } from "effect"
@@ -13,6 +15,8 @@ import { layerConfig } from "../../src/config/Config.ts"
 import { DatabaseClient } from "../../src/db/Database.ts"
 import { migrate } from "../../src/db/Migrator.ts"
 import { migrations } from "../../src/db/migrations.ts"
+import { unpackedEntries } from "../../src/messages/CompactTimeline.ts"
+import { MessageStore } from "../../src/messages/MessageStore.ts"
 import { decodeEnv } from "../support/ConfigEnv.ts"
 import { scratchDatabaseUrl } from "../support/ScratchDatabase.ts"
 
@@ -85,6 +89,63 @@ const schemaOf = Effect.gen(function*() {
   }
 })
 
+/**
+ * A message in each status with the timeline that brought it there (times with microseconds, as
+ * any writer may store them), written with the schema of version 13.
+ */
+const timelinesByStatus: Record<string, ReadonlyArray<readonly [from: string | null, to: string, source: string]>> = {
+  scheduled: [[null, "scheduled", "admission"]],
+  processing: [[null, "processing", "admission"]],
+  accepted: [[null, "processing", "admission"], ["processing", "accepted", "provider"]],
+  delivered: [[null, "scheduled", "admission"], ["scheduled", "processing", "dispatch"], ["processing", "accepted", "provider"],
+    ["accepted", "delivered", "receipt"]],
+  undeliverable: [[null, "processing", "admission"], ["processing", "accepted", "provider"], ["accepted", "undeliverable", "receipt"]],
+  blocked: [[null, "scheduled", "admission"], ["scheduled", "blocked", "dispatch"]],
+  failed: [[null, "processing", "admission"], ["processing", "unknown", "recovery"], ["unknown", "failed", "verification"]],
+  unknown: [[null, "processing", "admission"], ["processing", "unknown", "provider"]]
+}
+const finished = ["delivered", "undeliverable", "blocked", "failed"]
+
+const seedMessages = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  for (const [i, [status, timeline]] of Object.entries(timelinesByStatus).entries()) {
+    const id = `00000000-0000-4000-8000-00000000000${i}`
+    const at = (step: number) => `2026-01-0${i + 1}T10:00:0${step}.12345${step}Z`
+    yield* sql`INSERT INTO messages (organisation_id, id, to_number, sender_name, text, segments, status, created_at, updated_at)
+      VALUES (${demoOrganisation}, ${id}, '+261340000001', 'KEPT', ${status}, 1, ${status}, ${at(0)}, ${at(timeline.length - 1)})`
+    for (const [step, [from, to, source]] of timeline.entries()) {
+      yield* sql`INSERT INTO message_events (organisation_id, message_id, from_status, to_status, source, at)
+        VALUES (${demoOrganisation}, ${id}, ${from}, ${to}, ${source}, ${at(step)})`
+    }
+  }
+})
+
+/** Every message's timeline as MessageStore reads it, by its text (its status), times as the database prints them. */
+const timelines = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const store = yield* MessageStore
+  const ids = yield* sql<{ id: string; text: string }>`SELECT id::text, text FROM messages ORDER BY text`
+  const read: Record<string, unknown> = {}
+  for (const { id, text } of ids) read[text] = yield* store.timeline(demoOrganisation, id)
+  return read
+}).pipe(Effect.provide(MessageStore.layer))
+
+const utc = (at: string) => `to_char(${at} AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US')`
+
+/** Each entry's time to the microsecond, in timeline order per message: from the rows, and from the collapsed timelines unless `rowsOnly`. */
+const entryTimes = (rowsOnly: boolean) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const collapsed = rowsOnly ? "" : `UNION ALL
+      SELECT m.text, c.n, ${utc("c.at")} FROM messages AS m CROSS JOIN LATERAL (${unpackedEntries("m.timeline")}) AS c`
+    const rows = yield* sql<{ at: string }>`SELECT at FROM (
+        SELECT m.text, e.id AS n, ${sql.literal(utc("e.at"))} AS at FROM message_events AS e
+        JOIN messages AS m ON m.organisation_id = e.organisation_id AND m.id = e.message_id
+        ${sql.literal(collapsed)}) AS t
+      ORDER BY text, n`
+    return rows.map((r) => r.at)
+  })
+
 const on = (client: Client) => <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.provideContext(effect, client)
 
 describe(`migrations on effect/sql's Migrator (${backend})`, { timeout: 120_000 }, () => {
@@ -98,6 +159,8 @@ describe(`migrations on effect/sql's Migrator (${backend})`, { timeout: 120_000 
       // the last migrations' work is there
       expect(schema.columns).toContainEqual(expect.objectContaining({ tableName: "provider_receipts", columnName: "recipient" }))
       expect(schema.indexes).toContainEqual(expect.objectContaining({ indexname: "messages_in_flight_to" }))
+      expect(schema.columns).toContainEqual(expect.objectContaining({ tableName: "messages", columnName: "timeline", dataType: "bytea" }))
+      expect(schema.indexes).toContainEqual(expect.objectContaining({ indexname: "messages_timeline_due" }))
       expect(schema.functions.map((f) => f.proname)).toContain("sms_abort")
     }))
 
@@ -132,6 +195,40 @@ describe(`migrations on effect/sql's Migrator (${backend})`, { timeout: 120_000 
       expect(yield* legacy(migrateLogged)).toEqual(allVersions.filter((v) => v > 5))
       expect((yield* legacy(recorded)).map((r) => r.migrationId)).toEqual(allVersions)
       expect(yield* legacy(schemaOf)).toEqual(yield* fresh(schemaOf))
+    }))
+
+  it.live("a database holding messages in every status upgrades to collapsed timelines: each reads the same, before and after compaction", () =>
+    Effect.gen(function*() {
+      const db = on(yield* (yield* freshDatabase("timelines")))
+      yield* db(legacyMigrate(13))
+      yield* db(seedMessages)
+      const times = yield* db(entryTimes(true))
+      expect(times).toHaveLength(Object.values(timelinesByStatus).flat().length)
+      expect(times).toContain("2026-01-04 10:00:03.123453")
+
+      expect(yield* db(migrateLogged)).toEqual([14])
+      const upgraded = yield* db(timelines)
+      for (const [status, timeline] of Object.entries(timelinesByStatus)) {
+        expect((upgraded[status] as Array<{ fromStatus: string | null; toStatus: string; source: string }>).map((e) => [e.fromStatus, e.toStatus, e.source]))
+          .toEqual(timeline)
+      }
+
+      const collapse = (limit: number) =>
+        db(Effect.gen(function*() {
+          return yield* (yield* MessageStore).collapseTimelines(new Date("2027-01-01T00:00:00Z"), limit)
+        }).pipe(Effect.provide(MessageStore.layer)))
+      expect(yield* collapse(3)).toBe(3)
+      expect(yield* collapse(1_000)).toBe(1)
+      expect(yield* collapse(1_000)).toBe(0)
+      const left = yield* db(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql<{ text: string; rows: number; collapsed: number | null }>`SELECT m.text, length(m.timeline) AS collapsed,
+          (SELECT count(*) FROM message_events AS e WHERE e.organisation_id = m.organisation_id AND e.message_id = m.id)::integer AS rows
+          FROM messages AS m ORDER BY m.text`))
+      expect(left).toEqual(Object.entries(timelinesByStatus).sort(([a], [b]) => a.localeCompare(b)).map(([text, timeline]) =>
+        finished.includes(text) ? { text, rows: 0, collapsed: 9 * timeline.length } : { text, rows: timeline.length, collapsed: null }
+      ))
+      expect(yield* db(timelines)).toEqual(upgraded)
+      expect(yield* db(entryTimes(false))).toEqual(times)
     }))
 
   it.live.skipIf(!onPostgres)("processes starting at once apply each migration exactly once, on a fresh database and on the previous migrator's", () =>

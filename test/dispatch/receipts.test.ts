@@ -65,9 +65,9 @@ const facts = (orgId: string, id: string) =>
     const sql = yield* SqlClient.SqlClient
     const [m] = yield* sql<{ status: string; deliveryTime: Date | null; updatedAt: Date }>`SELECT status, delivery_time, updated_at
       FROM messages WHERE organisation_id = ${orgId} AND id = ${id}`
-    const timeline = yield* sql<{ t: string }>`SELECT coalesce(from_status, '') || '>' || to_status || '@' || source AS t
-      FROM message_events WHERE organisation_id = ${orgId} AND message_id = ${id} ORDER BY id`
-    return { status: m!.status, deliveryTime: m!.deliveryTime, transitions: timeline.map((r) => r.t) }
+    // through the store: the rows, or the message's own row once compaction collapsed them
+    const timeline = yield* (yield* MessageStore).timeline(orgId, id)
+    return { status: m!.status, deliveryTime: m!.deliveryTime, transitions: timeline.map((e) => `${e.fromStatus ?? ""}>${e.toStatus}@${e.source}`) }
   }))
 
 const pendingOf = (providerRef: string) =>

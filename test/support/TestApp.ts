@@ -21,11 +21,11 @@
  */
 import { Clock, Context, Duration, Effect, Layer, Redacted } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
-import { SqlClient } from "effect/sql"
 import { appLayer } from "../../src/app/AppLayer.ts"
 import { clockLayer, ServiceClock } from "../../src/clock/ServiceClock.ts"
 import type { AppConfigShape } from "../../src/config/Config.ts"
 import { DueWork } from "../../src/dispatch/DueWork.ts"
+import { MessageStore } from "../../src/messages/MessageStore.ts"
 import type { Permission } from "../../src/domain/Permissions.ts"
 import { Provider } from "../../src/provider/Provider.ts"
 import { ProviderLive } from "../../src/provider/ProviderLayer.ts"
@@ -236,13 +236,13 @@ export const makeTestApp = (options: TestAppOptions = {}) => {
 
   const newOrg = organisationFactory(admin)
 
-  /** A message's timeline straight from the store: status changes with their source and time. */
+  /**
+   * A message's timeline straight from the store: status changes with their source and time (its
+   * rows, or its row once compaction collapsed them).
+   */
   const timeline = (orgId: string, messageId: string) =>
     run(Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      return yield* sql<{ fromStatus: string | null; toStatus: string; source: string; at: Date }>`SELECT
-          from_status, to_status, source, at FROM message_events
-        WHERE organisation_id = ${orgId} AND message_id = ${messageId} ORDER BY id`
+      return yield* (yield* MessageStore).timeline(orgId, messageId)
     }))
 
   return { call, handler, admin, newOrg, run, now, advance, advanceTo, moveClock, timeline, calls, config, dispose: () => dispose() }
