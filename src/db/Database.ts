@@ -13,12 +13,7 @@ const names = {
   transformQueryNames: Str.camelToSnake,
   transformResultNames: Str.snakeToCamel,
   connectTimeout: "5 seconds",
-  applicationName: "sms-service",
-  // Statements stay prepared, but each run is planned for the tables as they are: the queues
-  // (receipts, simulator rows, due messages) go from empty to tens of thousands of rows within a
-  // minute, and a generic plan cached while one was empty joined it in nested loops, quadratic in
-  // the backlog (seconds a statement), until an ANALYZE invalidated it.
-  startupParameters: { plan_cache_mode: "force_custom_plan" }
+  applicationName: "sms-service"
 } as const
 
 /** A client for the configured database, as it is: no migration applied. */

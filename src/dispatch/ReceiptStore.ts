@@ -7,7 +7,7 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
-import { fromDatabase } from "../db/Store.ts"
+import { fromDatabase, replanned } from "../db/Store.ts"
 import { type BatchCheck, messageFragments } from "../messages/MessageStore.ts"
 import { inTransaction } from "../db/Transaction.ts"
 import type { IncomingReceipt } from "../provider/Provider.ts"
@@ -82,9 +82,9 @@ export class ReceiptStore extends Context.Service<ReceiptStore, {
       // locked (so the status read is the one the update sees). Of several receipts of one message
       // in a set, the first decides; the others wait for the next set, where they are repeats.
       // Every join goes through an index (no join between CTEs: the planner would nest loops over
-      // them, quadratic in the set's size).
+      // them, quadratic in the set's size), planned for the tables as they are at each run (replanned).
       applyDue: (at, limit, retry) =>
-        fromDatabase(sql<{ state: string; outcome: string; n: number } & BatchCheck>`WITH r AS (
+        fromDatabase(replanned(sql<{ state: string; outcome: string; n: number } & BatchCheck>`WITH r AS (
             SELECT id, provider_ref, recipient, outcome, occurred_at, attempts FROM provider_receipts
             WHERE state = 'pending' AND next_attempt_at <= ${at}
             ORDER BY next_attempt_at, id LIMIT ${limit}
@@ -121,7 +121,7 @@ export class ReceiptStore extends Context.Service<ReceiptStore, {
             RETURNING p.state, p.outcome)
           SELECT state, outcome, count(*)::integer AS n, NULL::text AS batch_organisation_id, NULL::text AS batch_id, false AS batch_check
           FROM (SELECT * FROM s UNION ALL SELECT * FROM gone) AS x GROUP BY state, outcome
-          UNION ALL SELECT NULL, NULL, 0, ${messages.batchCheck("u")} FROM u`.pipe(
+          UNION ALL SELECT NULL, NULL, 0, ${messages.batchCheck("u")} FROM u`).pipe(
           // a receipt that finishes a batch writes its batch.completed in the same transaction
           Effect.tap((rows) => messages.completeBatches(rows, at)),
           inTransaction(sql)

@@ -6,7 +6,7 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { DatabaseUnavailable } from "../../db/DatabaseUnavailable.ts"
-import { fromDatabase } from "../../db/Store.ts"
+import { fromDatabase, replanned } from "../../db/Store.ts"
 
 export type ReceiptKind = "delivered" | "undeliverable" | "none"
 
@@ -81,13 +81,13 @@ export class SimulatorStore extends Context.Service<SimulatorStore, {
             AND receipt <> 'none' AND receipt_at IS NULL RETURNING message_id`.pipe(Effect.map((rows) => rows.length > 0))),
       claimDue: (at, resendAt, limit) =>
         // the set is picked once (an initplan) and its rows updated where they lie (a TID scan; the
-        // lock keeps them in place): joined as a subquery, a planner misled by stale statistics ran
-        // it again for every row of the table (a nested loop, quadratic in the backlog)
-        fromDatabase(sql<DueReceipt>`UPDATE simulator_messages SET receipt_due_at = ${resendAt}
+        // lock keeps them in place), planned at each run (replanned): joined as a subquery under a
+        // plan cached while the table was empty, it ran again for every row of the table
+        fromDatabase(replanned(sql<DueReceipt>`UPDATE simulator_messages SET receipt_due_at = ${resendAt}
           WHERE ctid = ANY(ARRAY(SELECT ctid FROM simulator_messages
             WHERE receipt_due_at <= ${at} ORDER BY receipt_due_at LIMIT ${limit}
             FOR UPDATE SKIP LOCKED))
-          RETURNING provider_ref, receipt, receipt_at`),
+          RETURNING provider_ref, receipt, receipt_at`)),
       sent: (providerRefs) =>
         providerRefs.length === 0
           ? Effect.void
