@@ -29,8 +29,3 @@ export const createOrg = async (service: Service, name: string, credits: number,
   await call(service, "POST", `/organizations/${id}/credits`, { amount: credits })
   return { id, keyId: String(key["key_id"]), apiKey: String(key["api_key"]), sender: "INFO" }
 }
-
-/** Sets (or with null unsets) the organisation's retention period through the operator API. */
-export const setRetention = async (service: Service, organisationId: string, days: number | null): Promise<void> => {
-  await call(service, "PATCH", `/organizations/${organisationId}`, { retention_days: days })
-}

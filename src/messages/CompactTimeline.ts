@@ -29,7 +29,8 @@ export type EventSource = (typeof eventSources)[number]
 
 /**
  * The codes as stored: a status's or a source's code is its index here. Append only: reordering
- * would change what collapsed timelines already say. At most 16 of each (a nibble).
+ * would change what collapsed timelines already say. At most 16 of each (a nibble). A list of its
+ * own on purpose, not MessageStatuses (whose order is free to change): these codes are on disk.
  */
 export const statusCodes = [
   "scheduled",
