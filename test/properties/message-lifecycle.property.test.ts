@@ -26,7 +26,7 @@
  * its number and crash history, and its idempotency key must replay, not be stuck.
  *
  * Only the crashing dispatch is a copy (of WorkSteps.dispatch); keep it in step with it.
- * PROPERTY_NUM_RUNS (default 500 with CI, else 60), PROPERTY_MAX_COMMANDS (20) and
+ * PROPERTY_NUM_RUNS (default 300 with CI, else 60), PROPERTY_MAX_COMMANDS (20) and
  * PROPERTY_STATS=1 (prints how the messages ended, by path) tune a run.
  */
 import { Cause, Effect, Exit, References } from "effect"
@@ -52,7 +52,7 @@ import { Provider } from "../../src/provider/Provider.ts"
 import { now } from "../../src/clock/Time.ts"
 import { backend, makeTestApp, SimulatedCrash } from "../support/TestApp.ts"
 
-const numRuns = Number(process.env.PROPERTY_NUM_RUNS ?? (process.env.CI ? 500 : 60))
+const numRuns = Number(process.env.PROPERTY_NUM_RUNS ?? (process.env.CI ? 300 : 60))
 const maxCommands = Number(process.env.PROPERTY_MAX_COMMANDS ?? 20)
 const dayMs = 86_400_000
 const receiptDelayMs = 2_000
