@@ -58,8 +58,16 @@ describe("webhook isolation", { timeout: 120_000 }, () => {
     expect(open.max).toBe(perEndpointInFlightMax)
     expect(open.now).toBeLessThanOrEqual(perEndpointInFlightMax)
 
-    const log = await app.call("GET", `${webhookPath(fineEndpoint.id)}deliveries/`, { token: fine.apiKey })
-    expect(log.body.data.map((d: { state: string }) => d.state)).toEqual(["succeeded", "succeeded", "succeeded"])
+    // the receiver has the request before the service has its answer recorded: poll the log
+    const states = await eventually(
+      async () => {
+        const log = await app.call("GET", `${webhookPath(fineEndpoint.id)}deliveries/`, { token: fine.apiKey })
+        return log.body.data.map((d: { state: string }) => d.state)
+      },
+      (s) => s.length === 3 && s.every((state: string) => state === "succeeded"),
+      { timeoutMs: 20_000, what: "the healthy endpoint's 3 deliveries recorded as succeeded" }
+    )
+    expect(states).toEqual(["succeeded", "succeeded", "succeeded"])
     const metrics = await app.call("GET", "/metrics", { token: adminToken, headers: { accept: "text/plain" } })
     const succeeded = /^sms_webhook_attempts_total\{outcome="succeeded"\} (\d+)/m.exec(metrics.text)
     expect(Number(succeeded?.[1])).toBeGreaterThanOrEqual(3)
