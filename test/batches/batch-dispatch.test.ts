@@ -229,7 +229,8 @@ describe(`batch dispatch with the background fibers running and receipts at once
   it("every receipt is applied even when it overtakes the settlement of its acceptance", async () => {
     const { orgId, apiKey } = await app.newOrg({ credits: 400 })
     const recipients = mixed(291, 800)
-    const { batch } = await admit(apiKey, recipients, { text: "one segment" }, 1_000)
+    // due in 5 s: send_at must still be in the future when a loaded machine admits the batch
+    const { batch } = await admit(apiKey, recipients, { text: "one segment" }, 5_000)
     const expected = countsOf(recipients.map(expectedFinal))
     const last = await eventually(
       async () => (await getBatch(app, apiKey, batch.id)).counts,
