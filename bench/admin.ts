@@ -19,13 +19,21 @@ const call = async (service: Service, method: string, path: string, body: unknow
   return json
 }
 
-/** An organisation with the sender INFO, a key with every permission (and `extra` ones) and `credits` never-expiring credits. */
+/** An organisation with the sender INFO, a key with every permission (and `extra` ones) and `credits` never-expiring credits (none when 0), granted through the operator API. */
 export const createOrg = async (service: Service, name: string, credits: number, extra: ReadonlyArray<string> = []): Promise<BenchOrg> => {
   const org = await call(service, "POST", "/organizations", { name, default_sender_name: "INFO" })
   const id = String(org["id"])
   const key = await call(service, "POST", `/organizations/${id}/api-keys`, {
     permissions: ["sms.send", "sms.schedule", "delivery.read", "balance.read", "contacts.manage", ...extra]
   })
-  await call(service, "POST", `/organizations/${id}/credits`, { amount: credits })
+  if (credits > 0) await call(service, "POST", `/organizations/${id}/credits`, { amount: credits })
   return { id, keyId: String(key["key_id"]), apiKey: String(key["api_key"]), sender: "INFO" }
 }
+
+/** SQL granting `credits` to an organisation as one lot with its grant entry; returns the lot's id. */
+export const oneLotGrant = (organisationId: string, credits: number): string =>
+  `WITH lot AS (
+    INSERT INTO credit_lots (organisation_id, amount, valid_until, created_at)
+    VALUES ('${organisationId}', ${credits}, NULL, now()) RETURNING organisation_id, id, amount)
+  INSERT INTO credit_entries (organisation_id, lot_id, kind, amount, at)
+  SELECT organisation_id, id, 'grant', amount, now() FROM lot RETURNING lot_id`

@@ -1,6 +1,7 @@
 -- One scheduled single-message admission, statement for statement as the service issues it: the
 -- API key lookup (src/organisations/ApiKeys.ts authenticate), then the one-statement admission of
--- src/messages/QuickAdmission.ts (sending profile, stored key, first valid lot; the key claimed
+-- src/messages/QuickAdmission.ts (sending profile, stored key, a lot of the earliest validity that
+-- no concurrent admission holds; the key claimed
 -- with its 202 answer, the message and its timeline row, the reservation, its hold and entry).
 -- pgbench turns every colon-prefixed name into a parameter, even inside a literal: the JSON text
 -- below therefore has a space after each key's colon and writes the colons of times as \u003a.
@@ -18,10 +19,16 @@ WITH org AS (
     FROM idempotency_keys AS k
     LEFT JOIN messages AS m ON m.organisation_id = k.organisation_id AND m.id = k.message_id
     WHERE k.organisation_id = :org::uuid AND k.route = 'messages' AND k.key = 'pgbench-' || (:k)::text),
+  first_expiry AS (
+    SELECT e.valid_until FROM credit_lots AS e
+    WHERE e.organisation_id = :org::uuid AND (e.valid_until IS NULL OR e.valid_until >= current_date) AND e.amount - e.reserved - e.consumed > 0
+    ORDER BY e.valid_until ASC NULLS LAST LIMIT 1),
   lot AS (
-    SELECT id, amount - reserved - consumed AS free FROM credit_lots
-    WHERE organisation_id = :org::uuid AND (valid_until IS NULL OR valid_until >= current_date) AND amount - reserved - consumed > 0
-    ORDER BY valid_until ASC NULLS LAST, id ASC LIMIT 1),
+    SELECT l.id, l.amount - l.reserved - l.consumed AS free FROM credit_lots AS l, first_expiry AS f
+    WHERE l.organisation_id = :org::uuid AND (l.valid_until IS NULL OR l.valid_until >= current_date)
+      AND l.amount - l.reserved - l.consumed >= 1 AND l.valid_until IS NOT DISTINCT FROM f.valid_until
+    ORDER BY l.id LIMIT 1
+    FOR UPDATE OF l SKIP LOCKED),
   k AS (
     INSERT INTO idempotency_keys (organisation_id, route, key, fingerprint, state, message_id,
       response_status, response_body, response_location, created_at, updated_at)

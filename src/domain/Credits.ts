@@ -46,3 +46,23 @@ export const allocate = (
   }
   return holds
 }
+
+/** The most lots one grant is split into. */
+export const lotsPerGrantMax = 32
+
+/** The fewest credits a lot split from a grant holds. */
+export const creditsPerSplitLotMin = 64
+
+/**
+ * The amounts of the lots one grant is stored as. Concurrent admissions each lock the lot they
+ * reserve from until they commit; a large grant split into up to `lotsPerGrantMax` lots of one
+ * validity lets as many admissions reserve at once instead of queueing on one row. Each lot holds
+ * at least `creditsPerSplitLotMin` credits (a grant below twice that stays one lot), the amounts
+ * differ by at most one credit and add up to the grant.
+ */
+export const splitGrant = (amount: number): ReadonlyArray<number> => {
+  const lots = Math.max(1, Math.min(lotsPerGrantMax, Math.floor(amount / creditsPerSplitLotMin)))
+  const base = Math.floor(amount / lots)
+  const rest = amount - base * lots
+  return Array.from({ length: lots }, (_, i) => base + (i < rest ? 1 : 0))
+}

@@ -12,7 +12,7 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
 import { fromDatabase } from "../db/Store.ts"
-import type { LotFree } from "../domain/Credits.ts"
+import { type LotFree, splitGrant } from "../domain/Credits.ts"
 
 /** Every credit of an organisation in exactly one bucket: granted = consumed + reserved + available + expiredUnreserved. */
 export interface LedgerTotals {
@@ -43,7 +43,10 @@ type Fails<A> = Effect.Effect<A, DatabaseUnavailable>
 
 // Stryker disable StringLiteral: the service's key ("sms/LedgerStore" below) is unique whatever its text
 export class LedgerStore extends Context.Service<LedgerStore, {
-  /** Adds a lot of `amount` credits valid through `validUntil` (null = never expires), with its grant entry. */
+  /**
+   * Adds `amount` credits valid through `validUntil` (null = never expires) as the lots of
+   * `splitGrant`, each with its grant entry.
+   */
   readonly grant: (organisationId: string, amount: number, validUntil: string | null, at: Date) => Fails<void>
   /** Locks the organisation's lots valid on `today` with free credits, in the order they are drawn from (earliest expiry first). */
   readonly lockFreeLots: (organisationId: string, today: string) => Fails<ReadonlyArray<LotFree>>
@@ -64,18 +67,24 @@ export class LedgerStore extends Context.Service<LedgerStore, {
       grant: (organisationId, amount, validUntil, at) =>
         fromDatabase(sql`WITH lot AS (
             INSERT INTO credit_lots (organisation_id, amount, valid_until, created_at)
-            VALUES (${organisationId}, ${amount}, ${validUntil}::date, ${at})
+            SELECT ${organisationId}, a.amount, ${validUntil}::date, ${at}
+            FROM unnest(${`{${splitGrant(amount).join(",")}}`}::integer[]) WITH ORDINALITY AS a(amount, n)
+            ORDER BY a.n
             RETURNING organisation_id, id, amount)
           INSERT INTO credit_entries (organisation_id, lot_id, kind, amount, at)
           SELECT organisation_id, id, 'grant', amount, ${at} FROM lot`.pipe(Effect.asVoid)),
+      // locked in id order (as settle locks them), returned in drawing order; the order names the
+      // bigint column (qualified), not the text one of the select list
       lockFreeLots: (organisationId, today) =>
-        fromDatabase(sql<LotFree>`SELECT id::text AS id, (amount - reserved - consumed) AS free
-          FROM credit_lots
-          WHERE organisation_id = ${organisationId}
-            AND (valid_until IS NULL OR valid_until >= ${today}::date)
-            AND amount - reserved - consumed > 0
-          ORDER BY valid_until ASC NULLS LAST, credit_lots.id ASC
-          FOR UPDATE`),
+        fromDatabase(sql<LotFree>`SELECT locked.id::text AS id, locked.free FROM (
+            SELECT id, valid_until, (amount - reserved - consumed) AS free
+            FROM credit_lots
+            WHERE organisation_id = ${organisationId}
+              AND (valid_until IS NULL OR valid_until >= ${today}::date)
+              AND amount - reserved - consumed > 0
+            ORDER BY id
+            FOR UPDATE) AS locked
+          ORDER BY locked.valid_until ASC NULLS LAST, locked.id ASC`),
       hold: (organisationId, holds, at) => {
         // Stryker disable next-line ConditionalExpression: equivalent, no hold inserts and updates no row; the return saves the statement
         if (holds.length === 0) return Effect.void
@@ -106,13 +115,22 @@ export class LedgerStore extends Context.Service<LedgerStore, {
             RETURNING ch.organisation_id, ch.message_id, ch.lot_id, ch.amount, x.kind),
           e AS (
             INSERT INTO credit_entries (organisation_id, lot_id, message_id, kind, amount, at)
-            SELECT organisation_id, lot_id, message_id, kind, amount, ${at} FROM h)
+            SELECT organisation_id, lot_id, message_id, kind, amount, ${at} FROM h),
+          -- the lots locked in id order first, as every statement that waits for lots locks them
+          locked AS (
+            SELECT l.organisation_id, l.id FROM credit_lots AS l
+            WHERE (l.organisation_id, l.id) IN (SELECT organisation_id, lot_id FROM h)
+            ORDER BY l.organisation_id, l.id
+            FOR UPDATE)
           UPDATE credit_lots AS l
           SET reserved = l.reserved - t.amount, consumed = l.consumed + t.consumed
           FROM (SELECT organisation_id, lot_id, sum(amount)::integer AS amount,
               coalesce(sum(amount) FILTER (WHERE kind = 'consume'), 0)::integer AS consumed
-            FROM h GROUP BY organisation_id, lot_id) AS t
-          WHERE l.organisation_id = t.organisation_id AND l.id = t.lot_id`.pipe(Effect.asVoid))
+            FROM h GROUP BY organisation_id, lot_id) AS t, locked
+          WHERE l.organisation_id = t.organisation_id AND l.id = t.lot_id
+            AND locked.organisation_id = t.organisation_id AND locked.id = t.lot_id
+            -- read whole (an init plan) before the first row is updated: every lot is locked in order first
+            AND (SELECT count(*) FROM locked) > 0`.pipe(Effect.asVoid))
       },
       // float8, not integer: an organisation's lots may hold more than 2^31 - 1 credits in all (each
       // at most 10^9), and float8 counts exactly up to 2^53
@@ -132,34 +150,48 @@ export class LedgerStore extends Context.Service<LedgerStore, {
 }
 
 /**
- * Fragments of the one-statement admission. `firstLot(...)` is the CTE `lot`: the first lot
- * valid on `today` with free credits, read with its current counters and locked, so a concurrent
- * admission cannot take its credits between the statement's read and its reservation.
+ * Fragments of the one-statement admission. `lotFor(...)` is the CTEs `first_expiry` and `lot`:
+ * one lot of the earliest validity that still has free credits, covering the whole reservation,
+ * locked, so a concurrent admission cannot take its credits between the statement's read and its
+ * reservation. A lot another statement holds is skipped (`splitGrant` gives a large grant many
+ * lots of one validity, so concurrent admissions reserve from different rows); when every covering
+ * lot is held, the admission is left to the general path.
+ *
+ * This statement never waits for a lot, so it is never part of a deadlock over lots; the
+ * statements that do wait (`lockFreeLots`, `settle`) lock lots in one order, by id.
  */
-export const ledgerFragments = (sql: SqlClient.SqlClient) => ({
-  firstLot: (organisationId: string, today: string) =>
-    sql`lot AS (
-      SELECT id, amount - reserved - consumed AS free FROM credit_lots
-      WHERE organisation_id = ${organisationId} AND (valid_until IS NULL OR valid_until >= ${today}::date)
-        AND amount - reserved - consumed > 0
-      ORDER BY valid_until ASC NULLS LAST, id ASC LIMIT 1
-      FOR UPDATE)`,
-  /** Whether `lot` covers `credits`. */
-  lotCovers: (credits: number) => sql`EXISTS (SELECT 1 FROM lot WHERE lot.free >= ${credits})`,
-  /**
-   * The CTEs `r` (the lot's reserved counter raised by `credits` once `claimed` has a row), `h`
-   * (a pending hold per member of `members`) and `ce` (their reserve entries).
-   */
-  reserveFromLot: (organisationId: string, credits: number, perMessage: number, claimed: string, members: string, at: Date) =>
-    sql`r AS (
-        UPDATE credit_lots AS l SET reserved = l.reserved + ${credits}
-        FROM lot
-        WHERE l.organisation_id = ${organisationId} AND l.id = lot.id AND EXISTS (SELECT 1 FROM ${sql(claimed)})
-        RETURNING l.id),
-      h AS (
-        INSERT INTO credit_holds (organisation_id, message_id, lot_id, amount, state, created_at)
-        SELECT ${organisationId}, m.id, r.id, ${perMessage}, 'pending', ${at} FROM r, ${sql(members)} AS m),
-      ce AS (
-        INSERT INTO credit_entries (organisation_id, lot_id, message_id, kind, amount, at)
-        SELECT ${organisationId}, r.id, m.id, 'reserve', ${perMessage}, ${at} FROM r, ${sql(members)} AS m)`
-})
+export const ledgerFragments = (sql: SqlClient.SqlClient) => {
+  const valid = (lots: string, organisationId: string, today: string) =>
+    sql`${sql(lots)}.organisation_id = ${organisationId}
+      AND (${sql(lots)}.valid_until IS NULL OR ${sql(lots)}.valid_until >= ${today}::date)`
+  return {
+    lotFor: (organisationId: string, today: string, credits: number) =>
+      sql`first_expiry AS (
+        SELECT e.valid_until FROM credit_lots AS e WHERE ${valid("e", organisationId, today)} AND e.amount - e.reserved - e.consumed > 0
+        ORDER BY e.valid_until ASC NULLS LAST LIMIT 1),
+      lot AS (
+        SELECT l.id, l.amount - l.reserved - l.consumed AS free FROM credit_lots AS l, first_expiry AS f
+        WHERE ${valid("l", organisationId, today)} AND l.amount - l.reserved - l.consumed >= ${credits}
+          AND l.valid_until IS NOT DISTINCT FROM f.valid_until
+        ORDER BY l.id LIMIT 1
+        FOR UPDATE OF l SKIP LOCKED)`,
+    /** Whether `lot` holds a lot covering the reservation. */
+    lotCovers: sql`EXISTS (SELECT 1 FROM lot)`,
+    /**
+     * The CTEs `r` (the lot's reserved counter raised by `credits` once `claimed` has a row), `h`
+     * (a pending hold per member of `members`) and `ce` (their reserve entries).
+     */
+    reserveFromLot: (organisationId: string, credits: number, perMessage: number, claimed: string, members: string, at: Date) =>
+      sql`r AS (
+          UPDATE credit_lots AS l SET reserved = l.reserved + ${credits}
+          FROM lot
+          WHERE l.organisation_id = ${organisationId} AND l.id = lot.id AND EXISTS (SELECT 1 FROM ${sql(claimed)})
+          RETURNING l.id),
+        h AS (
+          INSERT INTO credit_holds (organisation_id, message_id, lot_id, amount, state, created_at)
+          SELECT ${organisationId}, m.id, r.id, ${perMessage}, 'pending', ${at} FROM r, ${sql(members)} AS m),
+        ce AS (
+          INSERT INTO credit_entries (organisation_id, lot_id, message_id, kind, amount, at)
+          SELECT ${organisationId}, r.id, m.id, 'reserve', ${perMessage}, ${at} FROM r, ${sql(members)} AS m)`
+  }
+}

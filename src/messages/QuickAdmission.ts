@@ -1,6 +1,6 @@
 /**
  * Admission in one round trip for the common case: the organisation can send with that sender,
- * the Idempotency-Key is new, and its first valid credit lot covers the whole reservation. One
+ * the Idempotency-Key is new, and one lot of its earliest validity covers the whole reservation. One
  * statement then claims the key (with its answer when it is known), inserts the message(s) and
  * their timeline, reserves from that lot and writes the holds and entries. The same statement
  * reads a key already stored, so a replay is one round trip too.
@@ -106,16 +106,15 @@ export class QuickAdmission extends Context.Service<QuickAdmission, {
     const messages = messageFragments(sql)
     const ledger = ledgerFragments(sql)
 
-    /** The reads the statement decides on: the sending profile, the key if stored, the first valid lot with free credits. */
-    const reads = (c: Common, route: "messages" | "message-batches") =>
+    /** The reads the statement decides on: the sending profile, the key if stored, a lot of the earliest validity covering `credits`. */
+    const reads = (c: Common, route: "messages" | "message-batches", credits: number) =>
       sql`${organisations.sendingProfile(c.organisationId, c.senderName)},
         ${keys.existing(c.organisationId, route, c.key)},
-        ${ledger.firstLot(c.organisationId, c.today)}`
+        ${ledger.lotFor(c.organisationId, c.today, credits)}`
 
-    /** Whether the key may be claimed by this statement: sendable, new, and the first lot covers `credits`. */
-    const claimable = (credits: number) =>
-      sql`EXISTS (SELECT 1 FROM org WHERE org.sms_enabled AND org.sender_active) AND NOT EXISTS (SELECT 1 FROM existing)
-        AND ${ledger.lotCovers(credits)}`
+    /** Whether the key may be claimed by this statement: sendable, new, and a lot covers the reservation. */
+    const claimable = sql`EXISTS (SELECT 1 FROM org WHERE org.sms_enabled AND org.sender_active) AND NOT EXISTS (SELECT 1 FROM existing)
+        AND ${ledger.lotCovers}`
 
     /** The statement's answer: whether it claimed, the sender, the stored key. */
     const outcome = sql`SELECT (SELECT count(*) FROM k)::integer AS claimed, (SELECT sender_name FROM org) AS sender_name,
@@ -132,8 +131,8 @@ export class QuickAdmission extends Context.Service<QuickAdmission, {
       const key = { organisationId: m.organisationId, route: "messages" as const, key: m.key, fingerprint: m.fingerprint, messageId: m.id, ...(m.answer === undefined ? {} : { answer: m.answer }) }
       const member = sql`SELECT k.message_id AS id, NULL::uuid AS batch_id, NULL::integer AS batch_position, ${m.to}::text AS to_number,
         org.sender_name, ${status}::text AS status, ${m.sendAt}::timestamptz AS send_at, ${m.workerId}::uuid AS worker_id FROM k, org`
-      return fromDatabase(sql<Row>`WITH ${reads(m, "messages")},
-        ${keys.claim(key, m.at, bodyWithSender(m.answer === undefined ? null : JSON.stringify(m.answer.body)), claimable(m.segments))},
+      return fromDatabase(sql<Row>`WITH ${reads(m, "messages", m.segments)},
+        ${keys.claim(key, m.at, bodyWithSender(m.answer === undefined ? null : JSON.stringify(m.answer.body)), claimable)},
         ${messages.insert(m.organisationId, m.text, m.segments, member, m.at)},
         ${ledger.reserveFromLot(m.organisationId, m.segments, m.segments, "k", "ins", m.at)}
         ${outcome}`.pipe(Effect.map(resultOf), Effect.withSpan("QuickAdmission.message")))
@@ -146,8 +145,8 @@ export class QuickAdmission extends Context.Service<QuickAdmission, {
       const member = sql`SELECT x.id, k.batch_id, x.position AS batch_position, x.to_number, org.sender_name, 'scheduled'::text AS status,
           ${b.sendAt}::timestamptz AS send_at, NULL::uuid AS worker_id
         FROM k, org, json_to_recordset(${members}::json) AS x(id uuid, to_number text, position integer)`
-      return fromDatabase(sql<Row>`WITH ${reads(b, "message-batches")},
-        ${keys.claim(key, b.at, sql`${JSON.stringify(b.answer.body)}::text`, claimable(credits))},
+      return fromDatabase(sql<Row>`WITH ${reads(b, "message-batches", credits)},
+        ${keys.claim(key, b.at, sql`${JSON.stringify(b.answer.body)}::text`, claimable)},
         ${b.batchRow},
         ${messages.insert(b.organisationId, b.text, b.segments, member, b.at)},
         ${ledger.reserveFromLot(b.organisationId, credits, b.segments, "k", "ins", b.at)}

@@ -1,6 +1,7 @@
 /** Lot arithmetic of the ledger (src/domain/Credits.ts): which lots fund which reservation. */
 import { describe, expect, it } from "vitest"
-import { allocate } from "../../src/domain/Credits.ts"
+import * as fc from "fast-check"
+import { allocate, creditsPerSplitLotMin, lotsPerGrantMax, splitGrant } from "../../src/domain/Credits.ts"
 
 describe("allocate", () => {
   it("draws from the lots in their given order, a reservation spanning lots", () => {
@@ -51,5 +52,27 @@ describe("allocate", () => {
     const lots = [{ id: "L1", free: 4 }]
     allocate(lots, [{ messageId: "m1", credits: 4 }])
     expect(lots).toEqual([{ id: "L1", free: 4 }])
+  })
+})
+
+describe("splitGrant", () => {
+  it("splits a grant into lots that add up to it, differ by at most one credit, each at least the minimum", () => {
+    fc.assert(fc.property(fc.integer({ min: 1, max: 1_000_000_000 }), (amount) => {
+      const lots = splitGrant(amount)
+      expect(lots.reduce((a, b) => a + b, 0)).toBe(amount)
+      expect(lots.length).toBeGreaterThanOrEqual(1)
+      expect(lots.length).toBeLessThanOrEqual(lotsPerGrantMax)
+      expect(Math.max(...lots) - Math.min(...lots)).toBeLessThanOrEqual(1)
+      if (lots.length > 1) expect(Math.min(...lots)).toBeGreaterThanOrEqual(creditsPerSplitLotMin)
+      // as many lots as the minimum allows: one more would hold less than the minimum
+      if (lots.length < lotsPerGrantMax) expect(Math.floor(amount / (lots.length + 1))).toBeLessThan(creditsPerSplitLotMin)
+    }))
+  })
+
+  it("keeps a small grant as one lot and splits a large one as far as the maximum", () => {
+    expect(splitGrant(1)).toEqual([1])
+    expect(splitGrant(2 * creditsPerSplitLotMin - 1)).toEqual([2 * creditsPerSplitLotMin - 1])
+    expect(splitGrant(2 * creditsPerSplitLotMin + 1)).toEqual([creditsPerSplitLotMin + 1, creditsPerSplitLotMin])
+    expect(splitGrant(100_000)).toEqual(Array.from({ length: 32 }, () => 3125))
   })
 })

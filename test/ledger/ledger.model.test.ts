@@ -2,19 +2,23 @@
  * Model-based test of the SQL credit ledger (contract section 3): random sequences of grants,
  * reservations, settlements and clock moves run against the Ledger on a real database and against
  * the pure model of ./model.ts; after every step the two must agree on the balance, the totals,
- * every lot's counters and every hold.
+ * every lot's counters and every hold. Reservations go through both admission paths: the general
+ * one (Ledger.reserve) and the one-statement admission of a scheduled message (QuickAdmission),
+ * which reserves from one lot of the earliest validity or leaves the message to the general path.
  */
 import { expect, layer } from "@effect/vitest"
 import { Duration, Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import * as fc from "fast-check"
+import { now, today } from "../../src/clock/Time.ts"
 import { Ledger } from "../../src/ledger/Ledger.ts"
+import { QuickAdmission } from "../../src/messages/QuickAdmission.ts"
 import type { Organisations } from "../../src/organisations/Organisations.ts"
 import { addDays, LedgerModel, type ModelReservation, nextMidnight } from "./model.ts"
 import { backend, entrySums, holdRows, LedgerTestLayer, lotRows, newOrganisation, start } from "./support.ts"
 
-type Services = Ledger | Organisations | SqlClient.SqlClient
+type Services = Ledger | Organisations | QuickAdmission | SqlClient.SqlClient
 
 interface Real {
   readonly orgId: string
@@ -134,6 +138,51 @@ class ReserveCommand implements LedgerCommand {
     `reserve([${this.credits.join(", ")}]${this.inTransaction ? ", in transaction" : ""})`
 }
 
+/** How the quick reservations of the whole run ended: the run fails if the one-statement path never admitted. */
+const quickOutcomes = { quick: 0, general: 0, insufficient: 0 }
+
+class QuickReserveCommand implements LedgerCommand {
+  readonly credits: 1 | 2
+  constructor(credits: 1 | 2) {
+    this.credits = credits
+  }
+  check = () => true
+  async run(model: LedgerModel, real: Real) {
+    const reservation: ModelReservation = { messageId: model.freshMessageId(), credits: this.credits }
+    const fundable = model.canFund([reservation])
+    const outcome = await real.run(Effect.gen(function*() {
+      const quick = yield* (yield* QuickAdmission).message({
+        organisationId: real.orgId,
+        key: `quick-${reservation.messageId}`,
+        fingerprint: "model",
+        senderName: undefined,
+        text: "model",
+        segments: reservation.credits,
+        at: yield* now,
+        today: yield* today,
+        id: reservation.messageId,
+        to: "+261340000000",
+        sendAt: new Date((yield* now).getTime() + dayMillis),
+        handOver: false,
+        workerId: null,
+        answer: undefined
+      })
+      if (quick._tag === "Admitted") return "quick" as const
+      expect(quick._tag, "a new key is admitted or left to the general path").toBe("Fallback")
+      // what the service does next: the general path
+      return yield* (yield* Ledger).reserve(real.orgId, [reservation]).pipe(
+        Effect.as("general" as const),
+        Effect.catchTag("InsufficientCredits", () => Effect.succeed("insufficient" as const))
+      )
+    }))
+    quickOutcomes[outcome]++
+    expect(outcome === "insufficient", `${this.toString()} with ${model.balance().available} available today ${model.today}`).toBe(!fundable)
+    expect(model.reserve([reservation])).toBe(fundable)
+    await verify(model, real, `${this.toString()} (${outcome})`)
+  }
+  toString = () => `quickReserve(${this.credits})`
+}
+
 /** Which message to settle: the i-th still pending one, the i-th ever reserved (maybe settled already), or one never reserved. */
 type Target = { readonly pending: number } | { readonly reserved: number } | { readonly unknown: true }
 
@@ -193,7 +242,8 @@ class ClockCommand implements LedgerCommand {
 }
 
 const grantArb = fc.record({
-  amount: fc.integer({ min: 1, max: 50 }),
+  // small grants are one lot; from 128 credits a grant is split into several lots (splitGrant)
+  amount: fc.oneof({ arbitrary: fc.integer({ min: 1, max: 50 }), weight: 3 }, { arbitrary: fc.integer({ min: 128, max: 400 }), weight: 1 }),
   dayOffset: fc.option(fc.integer({ min: 0, max: 5 }), { nil: null, freq: 3 })
 }).map(({ amount, dayOffset }) => new GrantCommand(amount, dayOffset))
 
@@ -204,6 +254,8 @@ const reserveArb = fc.tuple(
   ),
   fc.boolean()
 ).map(([credits, inTransaction]) => new ReserveCommand(credits, inTransaction))
+
+const quickReserveArb = fc.constantFrom(1 as const, 2 as const).map((credits) => new QuickReserveCommand(credits))
 
 const settleArb = fc.tuple(
   fc.constantFrom("consume" as const, "release" as const),
@@ -222,7 +274,7 @@ const clockArb = fc.oneof(
 )
 
 const commandsArb = fc.commands(
-  [grantArb, grantArb, reserveArb, reserveArb, reserveArb, settleArb, settleArb, settleArb, clockArb],
+  [grantArb, grantArb, reserveArb, reserveArb, quickReserveArb, quickReserveArb, settleArb, settleArb, settleArb, clockArb],
   { maxCommands: 30, size: "medium" }
 )
 
@@ -245,5 +297,7 @@ layer(LedgerTestLayer, { excludeTestServices: true })(`Ledger against its model 
         }
       })
       yield* Effect.promise(() => fc.assert(property, { numRuns }))
+      expect(quickOutcomes.quick, JSON.stringify(quickOutcomes)).toBeGreaterThan(0)
+      expect(quickOutcomes.general + quickOutcomes.insufficient, JSON.stringify(quickOutcomes)).toBeGreaterThan(0)
     }).pipe(Effect.provide(TestClock.layer())), 300_000)
 })

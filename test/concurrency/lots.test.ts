@@ -1,0 +1,106 @@
+/**
+ * Concurrent admissions and the credit lots on PostgreSQL (src/ledger/LedgerStore.ts
+ * `ledgerFragments`, src/domain/Credits.ts `splitGrant`): a large grant is stored as several lots
+ * of one validity, and an admission skips a lot another admission holds, so admissions reserve
+ * from different rows at once instead of queueing on one; however many arrive together, no credit
+ * is reserved twice. The embedded PGlite serves one connection at a time, so only PostgreSQL can
+ * tell: without DATABASE_URL the block is skipped and its name says why.
+ *
+ * "Does not wait" is observed without timing, as in claims.test.ts: the first admission runs in a
+ * transaction kept open (its lot stays locked) while the second runs with `lock_timeout`.
+ */
+import { Deferred, Effect, Fiber } from "effect"
+import { SqlClient } from "effect/sql"
+import { randomUUID } from "node:crypto"
+import { afterAll, describe, expect, it } from "vitest"
+import { now, today } from "../../src/clock/Time.ts"
+import { splitGrant } from "../../src/domain/Credits.ts"
+import { QuickAdmission, type QuickResult } from "../../src/messages/QuickAdmission.ts"
+import { makeTestApp } from "../support/TestApp.ts"
+
+const databaseUrl = process.env.DATABASE_URL
+
+describe.skipIf(!databaseUrl)("needs PostgreSQL (set DATABASE_URL; the embedded PGlite serves one connection at a time)", () => {
+  const app = makeTestApp({ label: "lots" })
+  afterAll(() => app.dispose())
+
+  /** A scheduled one-segment message admitted by the one-statement admission. */
+  const admitQuickly = (organisationId: string) =>
+    Effect.gen(function*() {
+      const at = yield* now
+      return yield* (yield* QuickAdmission).message({
+        organisationId,
+        key: `lots-${randomUUID()}`,
+        fingerprint: "lots",
+        senderName: undefined,
+        text: "lots",
+        segments: 1,
+        at,
+        today: yield* today,
+        id: randomUUID(),
+        to: "+261340000001",
+        sendAt: new Date(at.getTime() + 3_600_000),
+        handOver: false,
+        workerId: null,
+        answer: undefined
+      })
+    })
+
+  const lotsOfHolds = (organisationId: string) =>
+    app.run(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      return yield* sql<{ lotId: string; amount: number }>`SELECT lot_id::text AS lot_id, sum(amount)::integer AS amount
+        FROM credit_holds WHERE organisation_id = ${organisationId} GROUP BY lot_id`
+    }))
+
+  it("a second admission reserves from another lot of the grant while the first holds its lot", async () => {
+    const { orgId } = await app.newOrg({ credits: 100_000 })
+    const { first, second } = await app.run(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const admittedFirst = yield* Deferred.make<QuickResult>()
+      const release = yield* Deferred.make<void>()
+      const firstFiber = yield* Effect.forkChild(Effect.gen(function*() {
+        yield* Deferred.succeed(admittedFirst, yield* admitQuickly(orgId))
+        yield* Deferred.await(release)
+      }).pipe(sql.withTransaction))
+      const firstResult = yield* Deferred.await(admittedFirst)
+      const secondResult = yield* Effect.gen(function*() {
+        yield* sql`SET LOCAL lock_timeout = '5s'`
+        return yield* admitQuickly(orgId)
+      }).pipe(
+        sql.withTransaction,
+        Effect.catchCause((cause) => Effect.succeed(`the second admission failed: ${cause}`)),
+        Effect.ensuring(Deferred.succeed(release, undefined))
+      )
+      yield* Fiber.join(firstFiber)
+      return { first: firstResult, second: secondResult }
+    }))
+    expect(first._tag).toBe("Admitted")
+    expect(typeof second === "string" ? second : second._tag, "the second admission").toBe("Admitted")
+    const holds = await lotsOfHolds(orgId)
+    expect(holds.map((h) => h.amount), "one credit from each of two lots").toEqual([1, 1])
+  }, 60_000)
+
+  it("many admissions at once reserve exactly the credits there are, from several lots", async () => {
+    const credits = 200
+    expect(splitGrant(credits).length, "the grant is several lots").toBeGreaterThan(1)
+    const { orgId, apiKey } = await app.newOrg({ credits })
+    const sendAt = new Date(Date.now() + 3_600_000).toISOString()
+    const statuses = await Promise.all(Array.from({ length: credits + 40 }, async (_, i) => {
+      const res = await app.call("POST", "/api/sms/v2/messages/", {
+        token: apiKey,
+        headers: { "idempotency-key": `lots-${randomUUID()}` },
+        body: { to: `+26134${String(i).padStart(7, "0")}`, text: "at once", send_at: sendAt }
+      })
+      return res.status === 202 ? "admitted" : `${res.status} ${res.body?.error?.code}`
+    }))
+    const count = (s: string) => statuses.filter((x) => x === s).length
+    expect(count("admitted")).toBe(credits)
+    expect(count("409 insufficient_credits")).toBe(40)
+    const balance = await app.call("GET", "/api/sms/v2/balance/", { token: apiKey })
+    expect({ reserved: balance.body.reserved, available: balance.body.available }).toEqual({ reserved: credits, available: 0 })
+    const holds = await lotsOfHolds(orgId)
+    expect(holds.reduce((sum, h) => sum + h.amount, 0)).toBe(credits)
+    expect(holds.length, "the holds are spread over the grant's lots").toBe(splitGrant(credits).length)
+  }, 120_000)
+})
