@@ -7,11 +7,14 @@
  * the rows to an operator looking into a recent message. The public answers (a message, its
  * timeline) never read them. And its timeline, a day after it became final (or was erased),
  * collapsed from its `message_events` rows into its own row (MessageStore.collapseTimelines): the
- * same entries read back, 36 bytes instead of about 800 for four. Sets of `compactionSetMax`,
- * SKIP LOCKED.
+ * same entries read back, 36 bytes instead of about 800 for four; in the same transaction its
+ * settled credit holds are removed (LedgerStore.dropSettledHolds), which its ledger entries
+ * still explain. Sets of `compactionSetMax`, SKIP LOCKED.
  */
 import { Context, Effect, Layer, Option } from "effect"
 import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
+import { Transactions } from "../db/Transactions.ts"
+import { LedgerStore } from "../ledger/LedgerStore.ts"
 import { verifySchedule } from "../messages/MessageQueueStore.ts"
 import { MessageStore } from "../messages/MessageStore.ts"
 import { SimulatorControl } from "../provider/SimulatorControl.ts"
@@ -32,12 +35,18 @@ export class Compaction extends Context.Service<Compaction, {
   static readonly layer = Layer.effect(Compaction, Effect.gen(function*() {
     const receipts = yield* ReceiptStore
     const messages = yield* MessageStore
+    const ledger = yield* LedgerStore
+    const transactions = yield* Transactions
     const simulator = yield* Effect.serviceOption(SimulatorControl)
     const compactOnce = Effect.gen(function*() {
       const at = (yield* now).getTime()
       const fromReceipts = yield* receipts.dropApplied(new Date(at - compactAfterMs), compactionSetMax)
       const fromSimulator = Option.isSome(simulator) ? yield* simulator.value.compact(new Date(at - simulatorMemoryMs), compactionSetMax) : 0
-      const timelines = yield* messages.collapseTimelines(new Date(at - compactAfterMs), compactionSetMax)
+      const timelines = yield* transactions.transaction(Effect.gen(function*() {
+        const collapsed = yield* messages.collapseTimelines(new Date(at - compactAfterMs), compactionSetMax)
+        yield* ledger.dropSettledHolds(collapsed)
+        return collapsed.length
+      }))
       return fromReceipts + fromSimulator + timelines
     }).pipe(Effect.withSpan("Compaction.compactOnce"))
     return Compaction.of({ compactOnce })

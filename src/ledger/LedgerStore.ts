@@ -1,8 +1,9 @@
 /**
- * The credit tables (contract section 3), owned here: `credit_lots` (a grant each, with the
- * counters of what is reserved and consumed), `credit_holds` (the part of one message's
- * reservation drawn from one lot: pending, then posted or voided) and `credit_entries` (the
- * journal that explains every change of a lot's counters). A lot's counters never change without
+ * The credit tables (contract section 3), owned here: `credit_lots` (a grant, or a part of a
+ * large one, with the counters of what is reserved and consumed), `credit_holds` (the part of one
+ * message's reservation drawn from one lot: pending, then posted or voided; a settled one is
+ * removed when compaction collapses its message's timeline) and `credit_entries` (the journal
+ * that explains every change of a lot's counters). A lot's counters never change without
  * the entry that explains it. Expiry is judged against the day the caller gives.
  *
  * The one-statement admission (messages/QuickAdmission.ts) is composed from the fragments at the
@@ -54,6 +55,12 @@ export class LedgerStore extends Context.Service<LedgerStore, {
   readonly hold: (organisationId: string, holds: ReadonlyArray<Hold>, at: Date) => Fails<void>
   /** Posts or voids the pending holds of a set of messages, in one statement, each lot touched once. */
   readonly settle: (settlements: ReadonlyArray<HoldSettlement>, at: Date) => Fails<void>
+  /**
+   * Removes the settled (posted or voided) holds of these messages, in one statement; returns how
+   * many. The entries that explain them stay: each message's reserve entry and its consume or
+   * release entry, per lot, say what its holds said. Pending holds are never touched.
+   */
+  readonly dropSettledHolds: (messages: ReadonlyArray<{ readonly organisationId: string; readonly id: string }>) => Fails<number>
   /** Every bucket of the ledger invariant as of `today`. */
   readonly totals: (organisationId: string, today: string) => Fails<LedgerTotals>
   /** Credits reserved by messages not yet settled, every organisation together (for /metrics). */
@@ -131,6 +138,17 @@ export class LedgerStore extends Context.Service<LedgerStore, {
             AND locked.organisation_id = t.organisation_id AND locked.id = t.lot_id
             -- read whole (an init plan) before the first row is updated: every lot is locked in order first
             AND (SELECT count(*) FROM locked) > 0`.pipe(Effect.asVoid))
+      },
+      dropSettledHolds: (messages) => {
+        // Stryker disable next-line ConditionalExpression: equivalent, an empty set deletes no row; the return saves the statement
+        if (messages.length === 0) return Effect.succeed(0)
+        const rows = JSON.stringify(messages.map((m) => ({ organisation_id: m.organisationId, message_id: m.id })))
+        return fromDatabase(sql<{ n: number }>`WITH gone AS (
+            DELETE FROM credit_holds AS h
+            USING json_to_recordset(${rows}::json) AS x(organisation_id uuid, message_id uuid)
+            WHERE h.organisation_id = x.organisation_id AND h.message_id = x.message_id AND h.state <> 'pending'
+            RETURNING 1)
+          SELECT count(*)::float8 AS n FROM gone`.pipe(Effect.map((r) => r[0]?.n ?? 0)))
       },
       // float8, not integer: an organisation's lots may hold more than 2^31 - 1 credits in all (each
       // at most 10^9), and float8 counts exactly up to 2^53

@@ -134,10 +134,10 @@ export class MessageStore extends Context.Service<MessageStore, {
    * Collapses the timelines of at most `limit` messages final since before `before` (and not
    * collapsed yet) into their own rows, in one statement: their `message_events` rows are packed
    * into `messages.timeline` and deleted. Messages another transaction holds are skipped, so an
-   * admission, which never waits for a final message anyway, never waits for this. Returns how
-   * many messages it collapsed.
+   * admission, which never waits for a final message anyway, never waits for this. Returns the
+   * messages it collapsed.
    */
-  readonly collapseTimelines: (before: Date, limit: number) => Fails<number>
+  readonly collapseTimelines: (before: Date, limit: number) => Fails<ReadonlyArray<MessageKey>>
   /**
    * Blanks recipient, sender and text of each of these messages whose processing is finished, in
    * one statement; returns those (the others are left alone).
@@ -242,7 +242,7 @@ export class MessageStore extends Context.Service<MessageStore, {
     // what they say. Such a message still gets an empty timeline, so that it is not looked at again.
     // FOR NO KEY UPDATE: an insert into message_events (its foreign key takes KEY SHARE) never waits.
     const collapseTimelines = (before: Date, limit: number) =>
-      fromDatabase(sql<{ n: number }>`WITH due AS (
+      fromDatabase(sql<MessageKey>`WITH due AS (
           SELECT organisation_id, id FROM messages
           WHERE timeline IS NULL AND status IN ${sql.literal(finalList)} AND updated_at < ${before}
           ORDER BY updated_at LIMIT ${limit}
@@ -265,8 +265,8 @@ export class MessageStore extends Context.Service<MessageStore, {
           UPDATE messages AS m SET timeline = coalesce(p.timeline, ''::bytea)
           FROM due LEFT JOIN packed AS p ON p.organisation_id = due.organisation_id AND p.message_id = due.id
           WHERE m.organisation_id = due.organisation_id AND m.id = due.id
-          RETURNING 1)
-        SELECT count(*)::float8 AS n FROM collapsed`.pipe(Effect.map((rows) => rows[0]?.n ?? 0)))
+          RETURNING m.organisation_id, m.id)
+        SELECT organisation_id::text AS organisation_id, id::text AS id FROM collapsed`)
 
     // count(*) is bigint: read as float8 so the driver hands numbers back
     const inFlightCounts = (at: Date) =>

@@ -5,6 +5,7 @@
  * bytes as before; a message not final, or final for less than a day, keeps its rows; an erased
  * message keeps its timeline, collapsed before or after its erasure; rows that do not chain are
  * left as they are; messages another transaction holds are skipped, not waited for (PostgreSQL).
+ * With the timeline go the message's settled credit holds; its ledger entries and the balance stay.
  * Each test advances the shared clock: it only judges its own messages.
  */
 import { randomUUID } from "node:crypto"
@@ -13,6 +14,7 @@ import { SqlClient } from "effect/sql"
 import { afterAll, describe, expect, it } from "vitest"
 import { compactAfterMs, compactionSetMax } from "../../src/dispatch/Compaction.ts"
 import { entryBytes } from "../../src/messages/CompactTimeline.ts"
+import { LedgerStore } from "../../src/ledger/LedgerStore.ts"
 import { MessageStore } from "../../src/messages/MessageStore.ts"
 import { backend, makeTestApp } from "../support/TestApp.ts"
 
@@ -97,6 +99,35 @@ describe(`timeline compaction (${backend})`, () => {
     expect(await old.answers()).toEqual(oldAnswers)
   })
 
+  it("with a collapsed timeline go the message's settled credit holds; its ledger entries and the balance stay", async () => {
+    /** The organisation's holds by state, its entries' sums by kind, and its balance. */
+    const ledgerOf = async (m: Sent) => ({
+      ...(await app.run(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const holds = yield* sql<{ state: string; n: number }>`SELECT state, count(*)::integer AS n FROM credit_holds
+          WHERE organisation_id = ${m.orgId} GROUP BY state ORDER BY state`
+        const entries = yield* sql<{ kind: string; amount: number }>`SELECT kind, sum(amount)::integer AS amount FROM credit_entries
+          WHERE organisation_id = ${m.orgId} GROUP BY kind ORDER BY kind`
+        return { holds, entries }
+      }))),
+      balance: (await app.call("GET", "/api/sms/v2/balance/", { token: m.apiKey })).text
+    })
+    const done = await send()
+    await delivered(done)
+    const waiting = await send(10 * dayMs)
+    const [doneBefore, waitingBefore] = [await ledgerOf(done), await ledgerOf(waiting)]
+    expect(doneBefore.holds).toEqual([{ state: "posted", n: 1 }])
+    expect(doneBefore.entries).toEqual([{ kind: "consume", amount: 1 }, { kind: "grant", amount: 10 }, { kind: "reserve", amount: 1 }])
+    expect(waitingBefore.holds).toEqual([{ state: "pending", n: 1 }])
+    // a pending hold is never removed, even when asked for
+    expect(await app.run(Effect.flatMap(LedgerStore, (l) => l.dropSettledHolds([{ organisationId: waiting.orgId, id: waiting.id }])))).toBe(0)
+
+    await app.advance(dayMs + 60_000)
+    expect(await done.stored()).toEqual({ rows: 0, collapsed: 3 * entryBytes })
+    expect(await ledgerOf(done)).toEqual({ ...doneBefore, holds: [] })
+    expect(await ledgerOf(waiting)).toEqual(waitingBefore)
+  })
+
   it("an erased message shows its timeline, collapsed after its erasure or before it", async () => {
     const erasedFirst = await send()
     const collapsedFirst = await send()
@@ -159,7 +190,7 @@ describe(`timeline compaction (${backend})`, () => {
     }))
     await isLocked
     const collapse = app.run(Effect.gen(function*() {
-      return yield* (yield* MessageStore).collapseTimelines(new Date((yield* Clock.currentTimeMillis) - compactAfterMs), compactionSetMax)
+      return (yield* (yield* MessageStore).collapseTimelines(new Date((yield* Clock.currentTimeMillis) - compactAfterMs), compactionSetMax)).length
     }))
     // it answers while the row is still held (a wait would time the test out)
     expect(await collapse).toBeGreaterThanOrEqual(1)
