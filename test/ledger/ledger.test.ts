@@ -4,8 +4,9 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { Ledger } from "../../src/ledger/Ledger.ts"
+import { LedgerStore } from "../../src/ledger/LedgerStore.ts"
 import { addDays, dayOf, messageUuid, nextMidnight } from "./model.ts"
-import { backend, holdRows, LedgerTestLayer, lotRows, newOrganisation, start } from "./support.ts"
+import { backend, entrySums, holdRows, LedgerTestLayer, lotRows, newOrganisation, start } from "./support.ts"
 
 const today = dayOf(start)
 const [m1, m2, m3] = [messageUuid(1), messageUuid(2), messageUuid(3)]
@@ -189,6 +190,39 @@ layer(LedgerTestLayer, { excludeTestServices: true })(`Ledger examples (${backen
       yield* ledger.grant(org, 1, addDays(today, 1))
       const error = yield* Effect.flip(ledger.reserve(org, [{ messageId: m1, credits: 2 }, { messageId: m2, credits: 2 }]))
       expect("error" in error ? error.error : error).toEqual({ code: "insufficient_credits", message: "Not enough valid credits: 4 needed, 3 available" })
+    })))
+
+  it.effect("a large grant is stored as several lots of its validity, each with its grant entry; the balance is the grant's", () =>
+    atStart(Effect.gen(function*() {
+      const ledger = yield* Ledger
+      const org = yield* newOrganisation
+      yield* ledger.grant(org, 200, addDays(today, 2))
+      expect(yield* lotRows(org)).toEqual([67, 67, 66].map((amount) => ({ amount, validUntil: addDays(today, 2), reserved: 0, consumed: 0 })))
+      expect((yield* entrySums(org)).map((s) => s.granted)).toEqual([67, 67, 66])
+      expect(yield* ledger.balance(org)).toEqual({ total: 200, reserved: 0, available: 200, validUntil: addDays(today, 2) })
+      // a reservation larger than one lot is drawn across them, in grant order
+      yield* ledger.reserve(org, [{ messageId: m1, credits: 100 }])
+      expect((yield* lotRows(org)).map((l) => l.reserved)).toEqual([67, 33, 0])
+      expect(yield* ledger.balance(org)).toEqual({ total: 200, reserved: 100, available: 100, validUntil: addDays(today, 2) })
+    })))
+
+  it.effect("dropSettledHolds removes the posted and voided holds of the messages named, never a pending one; the entries stay", () =>
+    atStart(Effect.gen(function*() {
+      const [ledger, store] = [yield* Ledger, yield* LedgerStore]
+      const org = yield* newOrganisation
+      yield* ledger.grant(org, 10, null)
+      yield* ledger.reserve(org, [{ messageId: m1, credits: 1 }, { messageId: m2, credits: 2 }, { messageId: m3, credits: 3 }])
+      yield* ledger.consume(org, m1)
+      yield* ledger.release(org, m2)
+      const entriesBefore = yield* entrySums(org)
+      const totalsBefore = yield* ledger.totals(org)
+      const named = [m1, m2, m3].map((id) => ({ organisationId: org, id }))
+      expect(yield* store.dropSettledHolds(named)).toBe(2)
+      expect(yield* holdRows(org)).toEqual([{ messageId: m3, lotSeq: 0, validUntil: null, amount: 3, state: "pending" }])
+      expect(yield* entrySums(org)).toEqual(entriesBefore)
+      expect(yield* ledger.totals(org)).toEqual(totalsBefore)
+      expect(yield* store.dropSettledHolds(named)).toBe(0)
+      expect(yield* store.dropSettledHolds([])).toBe(0)
     })))
 
   it.effect("settlement is idempotent: a second consume, a late release and unknown ids are no-ops", () =>
