@@ -148,7 +148,7 @@ export class LedgerStore extends Context.Service<LedgerStore, {
             USING json_to_recordset(${rows}::json) AS x(organisation_id uuid, message_id uuid)
             WHERE h.organisation_id = x.organisation_id AND h.message_id = x.message_id AND h.state <> 'pending'
             RETURNING 1)
-          SELECT count(*)::float8 AS n FROM gone`.pipe(Effect.map((r) => r[0]?.n ?? 0)))
+          SELECT count(*)::float8 AS n FROM gone`.pipe(Effect.map((r) => r[0]!.n)))
       },
       // float8, not integer: an organisation's lots may hold more than 2^31 - 1 credits in all (each
       // at most 10^9), and float8 counts exactly up to 2^53
