@@ -42,6 +42,11 @@ export interface HoldSettlement {
 
 type Fails<A> = Effect.Effect<A, DatabaseUnavailable>
 
+/** The lots `lots` (a table alias) of the organisation that are valid on `today`. */
+const validLots = (sql: SqlClient.SqlClient, lots: string, organisationId: string, today: string) =>
+  sql`${sql(lots)}.organisation_id = ${organisationId}
+    AND (${sql(lots)}.valid_until IS NULL OR ${sql(lots)}.valid_until >= ${today}::date)`
+
 // Stryker disable StringLiteral: the service's key ("sms/LedgerStore" below) is unique whatever its text
 export class LedgerStore extends Context.Service<LedgerStore, {
   /**
@@ -84,12 +89,10 @@ export class LedgerStore extends Context.Service<LedgerStore, {
       // bigint column (qualified), not the text one of the select list
       lockFreeLots: (organisationId, today) =>
         fromDatabase(sql<LotFree>`SELECT locked.id::text AS id, locked.free FROM (
-            SELECT id, valid_until, (amount - reserved - consumed) AS free
-            FROM credit_lots
-            WHERE organisation_id = ${organisationId}
-              AND (valid_until IS NULL OR valid_until >= ${today}::date)
-              AND amount - reserved - consumed > 0
-            ORDER BY id
+            SELECT l.id, l.valid_until, (l.amount - l.reserved - l.consumed) AS free
+            FROM credit_lots AS l
+            WHERE ${validLots(sql, "l", organisationId, today)} AND l.amount - l.reserved - l.consumed > 0
+            ORDER BY l.id
             FOR UPDATE) AS locked
           ORDER BY locked.valid_until ASC NULLS LAST, locked.id ASC`),
       hold: (organisationId, holds, at) => {
@@ -133,9 +136,8 @@ export class LedgerStore extends Context.Service<LedgerStore, {
           SET reserved = l.reserved - t.amount, consumed = l.consumed + t.consumed
           FROM (SELECT organisation_id, lot_id, sum(amount)::integer AS amount,
               coalesce(sum(amount) FILTER (WHERE kind = 'consume'), 0)::integer AS consumed
-            FROM h GROUP BY organisation_id, lot_id) AS t, locked
+            FROM h GROUP BY organisation_id, lot_id) AS t
           WHERE l.organisation_id = t.organisation_id AND l.id = t.lot_id
-            AND locked.organisation_id = t.organisation_id AND locked.id = t.lot_id
             -- read whole (an init plan) before the first row is updated: every lot is locked in order first
             AND (SELECT count(*) FROM locked) > 0`.pipe(Effect.asVoid))
       },
@@ -178,38 +180,33 @@ export class LedgerStore extends Context.Service<LedgerStore, {
  * This statement never waits for a lot, so it is never part of a deadlock over lots; the
  * statements that do wait (`lockFreeLots`, `settle`) lock lots in one order, by id.
  */
-export const ledgerFragments = (sql: SqlClient.SqlClient) => {
-  const valid = (lots: string, organisationId: string, today: string) =>
-    sql`${sql(lots)}.organisation_id = ${organisationId}
-      AND (${sql(lots)}.valid_until IS NULL OR ${sql(lots)}.valid_until >= ${today}::date)`
-  return {
-    lotFor: (organisationId: string, today: string, credits: number) =>
-      sql`first_expiry AS (
-        SELECT e.valid_until FROM credit_lots AS e WHERE ${valid("e", organisationId, today)} AND e.amount - e.reserved - e.consumed > 0
-        ORDER BY e.valid_until ASC NULLS LAST LIMIT 1),
-      lot AS (
-        SELECT l.id, l.amount - l.reserved - l.consumed AS free FROM credit_lots AS l, first_expiry AS f
-        WHERE ${valid("l", organisationId, today)} AND l.amount - l.reserved - l.consumed >= ${credits}
-          AND l.valid_until IS NOT DISTINCT FROM f.valid_until
-        ORDER BY l.id LIMIT 1
-        FOR UPDATE OF l SKIP LOCKED)`,
-    /** Whether `lot` holds a lot covering the reservation. */
-    lotCovers: sql`EXISTS (SELECT 1 FROM lot)`,
-    /**
-     * The CTEs `r` (the lot's reserved counter raised by `credits` once `claimed` has a row), `h`
-     * (a pending hold per member of `members`) and `ce` (their reserve entries).
-     */
-    reserveFromLot: (organisationId: string, credits: number, perMessage: number, claimed: string, members: string, at: Date) =>
-      sql`r AS (
-          UPDATE credit_lots AS l SET reserved = l.reserved + ${credits}
-          FROM lot
-          WHERE l.organisation_id = ${organisationId} AND l.id = lot.id AND EXISTS (SELECT 1 FROM ${sql(claimed)})
-          RETURNING l.id),
-        h AS (
-          INSERT INTO credit_holds (organisation_id, message_id, lot_id, amount, state, created_at)
-          SELECT ${organisationId}, m.id, r.id, ${perMessage}, 'pending', ${at} FROM r, ${sql(members)} AS m),
-        ce AS (
-          INSERT INTO credit_entries (organisation_id, lot_id, message_id, kind, amount, at)
-          SELECT ${organisationId}, r.id, m.id, 'reserve', ${perMessage}, ${at} FROM r, ${sql(members)} AS m)`
-  }
-}
+export const ledgerFragments = (sql: SqlClient.SqlClient) => ({
+  lotFor: (organisationId: string, today: string, credits: number) =>
+    sql`first_expiry AS (
+      SELECT e.valid_until FROM credit_lots AS e WHERE ${validLots(sql, "e", organisationId, today)} AND e.amount - e.reserved - e.consumed > 0
+      ORDER BY e.valid_until ASC NULLS LAST LIMIT 1),
+    lot AS (
+      SELECT l.id, l.amount - l.reserved - l.consumed AS free FROM credit_lots AS l, first_expiry AS f
+      WHERE ${validLots(sql, "l", organisationId, today)} AND l.amount - l.reserved - l.consumed >= ${credits}
+        AND l.valid_until IS NOT DISTINCT FROM f.valid_until
+      ORDER BY l.id LIMIT 1
+      FOR UPDATE OF l SKIP LOCKED)`,
+  /** Whether `lot` holds a lot covering the reservation. */
+  lotCovers: sql`EXISTS (SELECT 1 FROM lot)`,
+  /**
+   * The CTEs `r` (the lot's reserved counter raised by `credits` once `claimed` has a row), `h`
+   * (a pending hold per member of `members`) and `ce` (their reserve entries).
+   */
+  reserveFromLot: (organisationId: string, credits: number, perMessage: number, claimed: string, members: string, at: Date) =>
+    sql`r AS (
+        UPDATE credit_lots AS l SET reserved = l.reserved + ${credits}
+        FROM lot
+        WHERE l.organisation_id = ${organisationId} AND l.id = lot.id AND EXISTS (SELECT 1 FROM ${sql(claimed)})
+        RETURNING l.id),
+      h AS (
+        INSERT INTO credit_holds (organisation_id, message_id, lot_id, amount, state, created_at)
+        SELECT ${organisationId}, m.id, r.id, ${perMessage}, 'pending', ${at} FROM r, ${sql(members)} AS m),
+      ce AS (
+        INSERT INTO credit_entries (organisation_id, lot_id, message_id, kind, amount, at)
+        SELECT ${organisationId}, r.id, m.id, 'reserve', ${perMessage}, ${at} FROM r, ${sql(members)} AS m)`
+})
