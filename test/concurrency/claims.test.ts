@@ -5,12 +5,13 @@
  * has not locked (`FOR UPDATE SKIP LOCKED`). The embedded PGlite serves one connection at a time,
  * so only PostgreSQL can tell: without DATABASE_URL the block is skipped and its name says why.
  *
- * How "never waits" is observed without timing anything: the first dispatcher claims inside a
- * transaction it keeps open (its rows stay locked) until the second has finished; the second
- * claims with `lock_timeout` set, so if its claim ever waited for a locked row it would fail with
- * lock_not_available instead of returning (without SKIP LOCKED, it waits for the first's rows).
+ * How "never waits" is observed without timing anything (test/support/WhileHeld.ts): the first
+ * dispatcher claims inside a transaction it keeps open (its rows stay locked) until the second has
+ * finished; the second claims with `lock_timeout` set, so if its claim ever waited for a locked
+ * row it would fail with lock_not_available instead of returning (without SKIP LOCKED, it waits
+ * for the first's rows).
  */
-import { Deferred, Effect, Fiber } from "effect"
+import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import { afterAll, describe, expect, it } from "vitest"
@@ -19,6 +20,7 @@ import { MessageQueueStore } from "../../src/messages/MessageQueueStore.ts"
 import { MessageStore } from "../../src/messages/MessageStore.ts"
 import type { MessageRow } from "../../src/messages/MessageRow.ts"
 import { makeTestApp } from "../support/TestApp.ts"
+import { whileHeld } from "../support/WhileHeld.ts"
 
 const databaseUrl = process.env.DATABASE_URL
 
@@ -43,35 +45,14 @@ describe.skipIf(!databaseUrl)("needs PostgreSQL (set DATABASE_URL; the embedded 
     return ids
   }
 
-  /**
-   * Runs `claim` as the first dispatcher, in a transaction held open (its rows locked) while
-   * `claim` runs again as the second one, with lock_timeout; then lets the first commit.
-   */
+  /** `claim` as the first dispatcher, its rows held, while it runs again as the second (`whileHeld`). */
   const twoDispatchers = <E>(claim: (worker: string) => Effect.Effect<ReadonlyArray<MessageRow>, E, MessageQueueStore>) =>
-    app.run(Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const claimedFirst = yield* Deferred.make<ReadonlyArray<MessageRow>>()
-      const release = yield* Deferred.make<void>()
-      const first = yield* Effect.forkChild(
-        Effect.gen(function*() {
-          const rows = yield* claim(randomUUID())
-          yield* Deferred.succeed(claimedFirst, rows)
-          yield* Deferred.await(release)
-          return rows
-        }).pipe(sql.withTransaction)
-      )
-      const firstRows = yield* Deferred.await(claimedFirst)
-      const secondRows = yield* Effect.gen(function*() {
-        yield* sql`SET LOCAL lock_timeout = '5s'`
-        return yield* claim(randomUUID())
-      }).pipe(
-        sql.withTransaction,
-        Effect.catchCause((cause) => Effect.succeed(`the second claim failed: ${cause}`)),
-        Effect.ensuring(Deferred.succeed(release, undefined))
-      )
-      yield* Fiber.join(first)
-      return { first: firstRows.map((m) => m.id), second: typeof secondRows === "string" ? secondRows : secondRows.map((m) => m.id) }
-    }))
+    app.run(whileHeld("claim", claim(randomUUID()), claim(randomUUID())).pipe(
+      Effect.map(({ first, second }) => ({
+        first: first.map((m) => m.id),
+        second: typeof second === "string" ? second : second.map((m) => m.id)
+      }))
+    ))
 
   it("two dispatchers claiming due messages at once never wait on each other's rows", async () => {
     const ids = await scheduled(6)
@@ -111,27 +92,7 @@ describe.skipIf(!databaseUrl)("needs PostgreSQL (set DATABASE_URL; the embedded 
       // no default retention in this app: only this organisation's messages are past theirs
       return (yield* erasure.erase(yield* store.expired(undefined, at, 3), at)).map((m) => m.id)
     })
-    const { first, second } = await app.run(Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const erasedFirst = yield* Deferred.make<ReadonlyArray<string>>()
-      const release = yield* Deferred.make<void>()
-      const firstFiber = yield* Effect.forkChild(Effect.gen(function*() {
-        const erased = yield* eraseSet
-        yield* Deferred.succeed(erasedFirst, erased)
-        yield* Deferred.await(release)
-      }).pipe(sql.withTransaction))
-      const firstIds = yield* Deferred.await(erasedFirst)
-      const secondIds = yield* Effect.gen(function*() {
-        yield* sql`SET LOCAL lock_timeout = '5s'`
-        return yield* eraseSet
-      }).pipe(
-        sql.withTransaction,
-        Effect.catchCause((cause) => Effect.succeed(`the second set failed: ${cause}`)),
-        Effect.ensuring(Deferred.succeed(release, undefined))
-      )
-      yield* Fiber.join(firstFiber)
-      return { first: firstIds, second: secondIds }
-    }))
+    const { first, second } = await app.run(whileHeld("set", eraseSet, eraseSet))
     expect(first).toHaveLength(3)
     expect(second, "the second set").toEqual(expect.any(Array))
     expect([...first, ...second].sort(), "each message erased once, by one of them").toEqual([...ids].sort())

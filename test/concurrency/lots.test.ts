@@ -6,17 +6,17 @@
  * is reserved twice. The embedded PGlite serves one connection at a time, so only PostgreSQL can
  * tell: without DATABASE_URL the block is skipped and its name says why.
  *
- * "Does not wait" is observed without timing, as in claims.test.ts: the first admission runs in a
- * transaction kept open (its lot stays locked) while the second runs with `lock_timeout`.
+ * "Does not wait" is observed without timing (test/support/WhileHeld.ts): the first admission runs
+ * in a transaction kept open (its lot stays locked) while the second runs with `lock_timeout`.
  */
-import { Deferred, Effect, Fiber } from "effect"
+import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import { afterAll, describe, expect, it } from "vitest"
-import { now, today } from "../../src/clock/Time.ts"
 import { splitGrant } from "../../src/domain/Credits.ts"
-import { QuickAdmission, type QuickResult } from "../../src/messages/QuickAdmission.ts"
+import { admitScheduledQuickly } from "../support/QuickAdmit.ts"
 import { makeTestApp } from "../support/TestApp.ts"
+import { whileHeld } from "../support/WhileHeld.ts"
 
 const databaseUrl = process.env.DATABASE_URL
 
@@ -25,26 +25,7 @@ describe.skipIf(!databaseUrl)("needs PostgreSQL (set DATABASE_URL; the embedded 
   afterAll(() => app.dispose())
 
   /** A scheduled one-segment message admitted by the one-statement admission. */
-  const admitQuickly = (organisationId: string) =>
-    Effect.gen(function*() {
-      const at = yield* now
-      return yield* (yield* QuickAdmission).message({
-        organisationId,
-        key: `lots-${randomUUID()}`,
-        fingerprint: "lots",
-        senderName: undefined,
-        text: "lots",
-        segments: 1,
-        at,
-        today: yield* today,
-        id: randomUUID(),
-        to: "+261340000001",
-        sendAt: new Date(at.getTime() + 3_600_000),
-        handOver: false,
-        workerId: null,
-        answer: undefined
-      })
-    })
+  const admitQuickly = (organisationId: string) => admitScheduledQuickly(organisationId, randomUUID(), 1)
 
   const lotsOfHolds = (organisationId: string) =>
     app.run(Effect.gen(function*() {
@@ -55,26 +36,7 @@ describe.skipIf(!databaseUrl)("needs PostgreSQL (set DATABASE_URL; the embedded 
 
   it("a second admission reserves from another lot of the grant while the first holds its lot", async () => {
     const { orgId } = await app.newOrg({ credits: 100_000 })
-    const { first, second } = await app.run(Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const admittedFirst = yield* Deferred.make<QuickResult>()
-      const release = yield* Deferred.make<void>()
-      const firstFiber = yield* Effect.forkChild(Effect.gen(function*() {
-        yield* Deferred.succeed(admittedFirst, yield* admitQuickly(orgId))
-        yield* Deferred.await(release)
-      }).pipe(sql.withTransaction))
-      const firstResult = yield* Deferred.await(admittedFirst)
-      const secondResult = yield* Effect.gen(function*() {
-        yield* sql`SET LOCAL lock_timeout = '5s'`
-        return yield* admitQuickly(orgId)
-      }).pipe(
-        sql.withTransaction,
-        Effect.catchCause((cause) => Effect.succeed(`the second admission failed: ${cause}`)),
-        Effect.ensuring(Deferred.succeed(release, undefined))
-      )
-      yield* Fiber.join(firstFiber)
-      return { first: firstResult, second: secondResult }
-    }))
+    const { first, second } = await app.run(whileHeld("admission", admitQuickly(orgId), admitQuickly(orgId)))
     expect(first._tag).toBe("Admitted")
     expect(typeof second === "string" ? second : second._tag, "the second admission").toBe("Admitted")
     const holds = await lotsOfHolds(orgId)

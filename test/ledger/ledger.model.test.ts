@@ -11,10 +11,10 @@ import { Duration, Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import * as fc from "fast-check"
-import { now, today } from "../../src/clock/Time.ts"
 import { Ledger } from "../../src/ledger/Ledger.ts"
 import { QuickAdmission } from "../../src/messages/QuickAdmission.ts"
 import type { Organisations } from "../../src/organisations/Organisations.ts"
+import { admitScheduledQuickly } from "../support/QuickAdmit.ts"
 import { addDays, LedgerModel, type ModelReservation, nextMidnight } from "./model.ts"
 import { backend, entrySums, holdRows, LedgerTestLayer, lotRows, newOrganisation, start } from "./support.ts"
 
@@ -151,22 +151,7 @@ class QuickReserveCommand implements LedgerCommand {
     const reservation: ModelReservation = { messageId: model.freshMessageId(), credits: this.credits }
     const fundable = model.canFund([reservation])
     const outcome = await real.run(Effect.gen(function*() {
-      const quick = yield* (yield* QuickAdmission).message({
-        organisationId: real.orgId,
-        key: `quick-${reservation.messageId}`,
-        fingerprint: "model",
-        senderName: undefined,
-        text: "model",
-        segments: reservation.credits,
-        at: yield* now,
-        today: yield* today,
-        id: reservation.messageId,
-        to: "+261340000000",
-        sendAt: new Date((yield* now).getTime() + dayMillis),
-        handOver: false,
-        workerId: null,
-        answer: undefined
-      })
+      const quick = yield* admitScheduledQuickly(real.orgId, reservation.messageId, reservation.credits)
       if (quick._tag === "Admitted") return "quick" as const
       expect(quick._tag, "a new key is admitted or left to the general path").toBe("Fallback")
       // what the service does next: the general path
