@@ -37,3 +37,7 @@ export const oneLotGrant = (organisationId: string, credits: number): string =>
     VALUES ('${organisationId}', ${credits}, NULL, now()) RETURNING organisation_id, id, amount)
   INSERT INTO credit_entries (organisation_id, lot_id, kind, amount, at)
   SELECT organisation_id, id, 'grant', amount, now() FROM lot RETURNING lot_id`
+
+/** SQL reading the organisation's first lot (the lowest id). */
+export const firstLotOf = (organisationId: string): string =>
+  `SELECT min(id) FROM credit_lots WHERE organisation_id = '${organisationId}'`

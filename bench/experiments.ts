@@ -8,7 +8,7 @@
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { createOrg } from "./admin.ts"
+import { createOrg, firstLotOf } from "./admin.ts"
 import type { OrgWithLot } from "./context.ts"
 import { runPgbench } from "./pgbench.ts"
 import { createDatabase, dropDatabase, query, runFile, scalar, withDatabase } from "./psql.ts"
@@ -33,7 +33,7 @@ try {
   const service = await startService({ databaseUrl: url, logDir: mkdtempSync(join(tmpdir(), "sms-bench-exp-")) })
   const withLot = async (name: string): Promise<OrgWithLot> => {
     const org = await createOrg(service, name, 1_000_000_000)
-    return { ...org, lot: await scalar(url, `SELECT min(id) FROM credit_lots WHERE organisation_id = '${org.id}'`) }
+    return { ...org, lot: await scalar(url, firstLotOf(org.id)) }
   }
   const admissionOrg = await withLot("experiments admission")
   const settleOrg = await withLot("experiments settle")

@@ -7,7 +7,7 @@
 import { mkdtempSync } from "node:fs"
 import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from "node:os"
 import { join } from "node:path"
-import { createOrg, oneLotGrant } from "./admin.ts"
+import { createOrg, firstLotOf, oneLotGrant } from "./admin.ts"
 import type { BenchContext, OrgWithLot } from "./context.ts"
 import { graphileDrain } from "./graphile.ts"
 import { createDatabase, dropDatabase, query, scalar, withDatabase } from "./psql.ts"
@@ -99,7 +99,7 @@ try {
   /** An organisation granted its credits through the operator API, as an integrator's are (several lots). */
   const withGrant = async (name: string, credits: number): Promise<OrgWithLot> => {
     const org = await createOrg(running, name, credits)
-    return { ...org, lot: await scalar(url, `SELECT min(id) FROM credit_lots WHERE organisation_id = '${org.id}'`) }
+    return { ...org, lot: await scalar(url, firstLotOf(org.id)) }
   }
   const ctx: BenchContext = {
     settings,

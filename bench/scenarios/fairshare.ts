@@ -45,7 +45,6 @@ const scheduleEachSecond = async (ctx: BenchContext, org: OrgWithLot, firstDue: 
   }
 }
 
-/** Moves whatever is left of `org`'s backlog out of the way. */
 /**
  * Moves what is left of `org`'s backlog out of the way of the next scenario. The dispatcher is
  * still claiming: rows it holds are skipped (never waited for: a plain UPDATE deadlocked with a
