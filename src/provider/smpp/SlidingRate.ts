@@ -1,6 +1,6 @@
 /**
  * At most `perSecond` events in any 1 s window, sliding: an event may happen when the
- * `perSecond`-th event before it is at least a second old. O(1) per event: a ring of the last
+ * `perSecond`-th event before it is at least a second old (`slidingWindowMs`). O(1) per event: a ring of the last
  * `perSecond` event times. With the window of capSplit, this keeps an SMSC's own count under the cap.
  */
 
@@ -30,6 +30,14 @@ export const capSplit = (cap: number, window: number): CapSplit => {
   return { inFlight, perSecond: Math.max(1, cap - inFlight) }
 }
 
+/**
+ * The span an event's window lasts, in the whole milliseconds of the Clock: a second, and 2 ms
+ * more. Two times read 1000 whole milliseconds apart may be up to 1 ms less apart in fact, and the
+ * wall clock the Clock reads may be slewed by up to 0.05 % (0.5 ms a second); the SMSC counts its
+ * seconds in real time. Without the 2 ms, an SMSC once counted 5 under a cap of 4.
+ */
+export const slidingWindowMs = 1002
+
 export class SlidingRate {
   private readonly times: Array<number>
   private readonly perSecond: number
@@ -43,7 +51,7 @@ export class SlidingRate {
 
   /** How long to wait from `now` (ms) before an event is allowed; 0 means it is allowed now. */
   waitMs(now: number): number {
-    return Math.max(0, this.times[this.next]! + 1000 - now)
+    return Math.max(0, this.times[this.next]! + slidingWindowMs - now)
   }
 
   /** Records an event at `now` if it is allowed, and says whether it was. */
