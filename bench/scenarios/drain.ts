@@ -38,10 +38,15 @@ export const seed = async (url: string, org: OrgWithLot, n: number, dueInS: numb
   return { due, seedS }
 }
 
-/** Seeded messages not yet settled (still scheduled, or claimed and not yet answered by the provider). */
+/**
+ * Whether a seeded message is not yet settled (still scheduled, or claimed and not yet answered by
+ * the provider). The backends of the bench's database are part of the drain's CPU figure, so the
+ * poll only looks for one such row: a count of the backlog read up to 100,000 index entries four
+ * times a second, about a tenth of the PostgreSQL CPU the figure gave the service.
+ */
 const pending = async (url: string, org: OrgWithLot, due: string) =>
-  Number(await scalar(url, `SELECT (SELECT count(*) FROM messages WHERE status = 'scheduled' AND due_at <= '${due}')
-    + (SELECT count(*) FROM messages WHERE status = 'processing' AND organisation_id = '${org.id}' AND due_at = '${due}')`))
+  (await scalar(url, `SELECT EXISTS (SELECT 1 FROM messages WHERE status = 'scheduled' AND due_at <= '${due}')
+    OR EXISTS (SELECT 1 FROM messages WHERE status = 'processing' AND organisation_id = '${org.id}' AND due_at = '${due}')`)) === "t"
 
 /** When the last seeded message was settled on the provider's answer (its `provider` event). */
 const settledEnd = (org: OrgWithLot, due: string) => `(SELECT max(e.at) FROM message_events e
@@ -78,7 +83,7 @@ export const serviceDrain = async (ctx: BenchContext, org: OrgWithLot = ctx.drai
   const cpu = cpuSampler(databaseOf(ctx.url), ctx.service.pid)
   const deadline = Date.parse(due) + drainTimeoutS * 1000
   await sleep(Math.max(0, Date.parse(due) - Date.now()))
-  while (Date.now() < deadline && (await pending(ctx.url, org, due)) > 0) await sleep(250)
+  while (Date.now() < deadline && await pending(ctx.url, org, due)) await sleep(250)
   return { ...await facts(ctx.url, org, due, seedS, "settled"), cpu: cpu.stop() }
 }
 
