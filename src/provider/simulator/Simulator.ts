@@ -178,12 +178,12 @@ export const SimulatorLive = (options: SimulatorOptions) =>
       if (due.length === 0) return 0
       const sent = yield* Effect.forEach(due, (r) =>
         inbox.receipt({ providerRef: r.providerRef, outcome: r.receipt, occurredAt: r.receiptAt, recipient: null, submittedAt: null }).pipe(
-          Effect.as([r.providerRef]),
+          Effect.as([r]),
           Effect.catchTag("InboxUnavailable", () => Effect.succeed([]))
         ), { concurrency: "unbounded" })
-      const refs = sent.flat()
-      yield* store.sent(refs)
-      return refs.length
+      const stored = sent.flat()
+      yield* store.sent(stored)
+      return stored.length
     }).pipe(Effect.withSpan("Simulator.runDue"))
 
     const sendReceipt = (organisationId: string, messageId: string, outcome: "delivered" | "undeliverable") =>
@@ -195,10 +195,13 @@ export const SimulatorLive = (options: SimulatorOptions) =>
 
     if (options.autonomous) {
       const loop = Effect.gen(function*() {
+        const roundAt = yield* now
         const sent = yield* runDue
         yield* rounds.succeeded("simulator sends receipts again")
         if (sent >= receiptRoundMax) return
-        const [next, at] = [yield* store.nextDue, yield* now]
+        const at = yield* now
+        // what was due by the round's start, the round took (or another process holds it)
+        const next = yield* store.nextDue(roundAt)
         const waitMs = next === undefined ? pollMs : Math.max(0, Math.min(pollMs, next.getTime() - at.getTime()))
         yield* Queue.take(wake).pipe(Effect.timeoutOrElse({ duration: Duration.millis(waitMs), orElse: () => Effect.succeed(true) }))
       }).pipe(
@@ -217,5 +220,5 @@ export const SimulatorLive = (options: SimulatorOptions) =>
       pace: () => Effect.void,
       submitDeadlineMs: options.slowMs + 1_000,
       ratePerSecond: undefined
-    })).pipe(Context.add(SimulatorControl, SimulatorControl.of({ runDue, nextDue: store.nextDue, sendReceipt, compact: store.dropReceipted })))
+    })).pipe(Context.add(SimulatorControl, SimulatorControl.of({ runDue, nextDue: store.nextDue(null), sendReceipt, compact: store.dropReceipted })))
   })).pipe(Layer.provide(SimulatorStore.layer))

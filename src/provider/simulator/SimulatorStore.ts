@@ -22,6 +22,8 @@ export interface ReceivedRow {
 
 /** A receipt owed and due. */
 export interface DueReceipt {
+  /** Where its row lay when claimed (`sent` finds it there, unless the row changed since). */
+  readonly rowAt: string
   readonly providerRef: string
   readonly receipt: "delivered" | "undeliverable"
   readonly receiptAt: Date
@@ -38,9 +40,19 @@ export class SimulatorStore extends Context.Service<SimulatorStore, {
   readonly oweReceipt: (organisationId: string, messageId: string, at: Date) => Fails<boolean>
   /** Claims up to `limit` receipts due at `at` until `resendAt` (sent again then unless confirmed). */
   readonly claimDue: (at: Date, resendAt: Date, limit: number) => Fails<ReadonlyArray<DueReceipt>>
-  /** The receipts of these refs were stored by the service: owed no more. */
-  readonly sent: (providerRefs: ReadonlyArray<string>) => Fails<void>
-  readonly nextDue: Fails<Date | undefined>
+  /**
+   * These claimed receipts were stored by the service: owed no more. Each row is found where its
+   * claim left it (a TID scan, no index); one changed since (submitted again, a receipt forced)
+   * stays owed and is sent again at its resend time, a repeat the service ignores.
+   */
+  readonly sent: (receipts: ReadonlyArray<DueReceipt>) => Fails<void>
+  /**
+   * When the next receipt falls due, from `from` on (null: the earliest owed, overdue included).
+   * A round that claimed everything due by its time looks from that time on: the index's entries
+   * before it are those of receipts already taken, dead rows a scan from the start reads through
+   * (thousands of pages a call in a drain, until a vacuum).
+   */
+  readonly nextDue: (from: Date | null) => Fails<Date | undefined>
   /** Owes `outcome` now for a message it received, whatever it owed; false when it never received it. */
   readonly forceReceipt: (organisationId: string, messageId: string, outcome: "delivered" | "undeliverable", at: Date) => Fails<boolean>
   /** Forgets at most `limit` messages whose receipt was sent (and taken) before `before`; returns how many. */
@@ -87,14 +99,16 @@ export class SimulatorStore extends Context.Service<SimulatorStore, {
           WHERE ctid = ANY(ARRAY(SELECT ctid FROM simulator_messages
             WHERE receipt_due_at <= ${at} ORDER BY receipt_due_at LIMIT ${limit}
             FOR UPDATE SKIP LOCKED))
-          RETURNING provider_ref, receipt, receipt_at`)),
-      sent: (providerRefs) =>
-        providerRefs.length === 0
+          RETURNING ctid::text AS row_at, provider_ref, receipt, receipt_at`)),
+      sent: (receipts) =>
+        receipts.length === 0
           ? Effect.void
-          : fromDatabase(sql`UPDATE simulator_messages SET receipt_due_at = NULL WHERE provider_ref = ANY(${providerRefs}::text[])`.pipe(Effect.asVoid)),
-      nextDue: fromDatabase(sql<{ at: Date | null }>`SELECT min(receipt_due_at) AS at FROM simulator_messages`.pipe(
-        Effect.map(([row]) => row?.at ?? undefined)
-      )),
+          : fromDatabase(sql`UPDATE simulator_messages SET receipt_due_at = NULL
+              WHERE ctid = ANY(${receipts.map((r) => r.rowAt)}::tid[]) AND provider_ref = ANY(${receipts.map((r) => r.providerRef)}::text[])`
+            .pipe(Effect.asVoid)),
+      nextDue: (from) =>
+        fromDatabase(sql<{ at: Date | null }>`SELECT min(receipt_due_at) AS at FROM simulator_messages
+          WHERE receipt_due_at >= ${from ?? "-infinity"}::timestamptz`.pipe(Effect.map(([row]) => row?.at ?? undefined))),
       dropReceipted: (before, limit) =>
         fromDatabase(sql<{ n: number }>`WITH gone AS (
             DELETE FROM simulator_messages WHERE ctid = ANY(ARRAY(SELECT ctid FROM simulator_messages
