@@ -33,6 +33,7 @@ import { Idempotency } from "../idempotency/Idempotency.ts"
 import { Ids } from "../platform/Ids.ts"
 import { Ledger } from "../ledger/Ledger.ts"
 import { LoggingLive } from "../observability/Logging.ts"
+import { AcceptancesInFlight } from "../messages/AcceptancesInFlight.ts"
 import { HandOver } from "../messages/HandOver.ts"
 import { Erasure } from "../messages/Erasure.ts"
 import { Messages } from "../messages/Messages.ts"
@@ -59,6 +60,7 @@ import { SeedLive } from "./Seed.ts"
 
 /** The stores and the services that only need them, over the database. */
 const Base = Layer.mergeAll(
+  AcceptancesInFlight.layer,
   Ledger.layer,
   Organisations.layer,
   ApiKeys.layer,

@@ -1,11 +1,13 @@
 /**
- * The table of delivery receipts (`provider_receipts`), owned here: every receipt a provider
- * reported, stored before the provider was told it was received, then applied to its message,
- * ignored as a repeat (and removed), or left pending. Applying a set is one statement, composed
- * with the fragments of messages (MessageStore.ts).
+ * The table of delivery receipts (`provider_receipts`), owned here: what a provider reports is
+ * decided in the statement that stores it, before the provider is told it was received. A
+ * receipt whose message is accepted is applied at once (stored as applied); a repeat is ignored
+ * (not stored); any other is stored pending and tried again later, then applied, ignored as a
+ * repeat (and removed), or left pending. A set is one statement, composed with the fragments of
+ * messages (MessageStore.ts).
  */
 import { Context, Effect, Layer } from "effect"
-import { SqlClient } from "effect/sql"
+import { SqlClient, type Statement } from "effect/sql"
 import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
 import { fromDatabase, replanned } from "../db/Store.ts"
 import { type BatchCheck, messageFragments } from "../messages/MessageStore.ts"
@@ -35,8 +37,12 @@ export interface RetryPolicy {
 type Fails<A> = Effect.Effect<A, DatabaseUnavailable>
 
 export class ReceiptStore extends Context.Service<ReceiptStore, {
-  /** Stores receipts as they came (a repeat is a row of its own until applied), due for a try at `at`. */
-  readonly insert: (receipts: ReadonlyArray<IncomingReceipt>, at: Date) => Fails<void>
+  /**
+   * Decides and applies receipts as they arrive, in one statement: one whose message is accepted
+   * is applied and stored as applied, a repeat (its messages all final) is counted and not
+   * stored, any other is stored pending, tried again after the first retry. What it did.
+   */
+  readonly receive: (receipts: ReadonlyArray<IncomingReceipt>, at: Date, retry: RetryPolicy) => Fails<RoundCounts>
   /** Applies up to `limit` receipts due at `at` in one statement (see Receipts.ts); what it did. */
   readonly applyDue: (at: Date, limit: number, retry: RetryPolicy) => Fails<RoundCounts>
   /** When the next pending receipt is due, if any. */
@@ -64,33 +70,28 @@ export class ReceiptStore extends Context.Service<ReceiptStore, {
     const sql = yield* SqlClient.SqlClient
     const messages = messageFragments(sql)
 
-    return ReceiptStore.of({
-      insert: (receipts, at) => {
-        const rows = receipts.map((r) => ({
-          provider_ref: r.providerRef,
-          outcome: r.outcome,
-          occurred_at: r.occurredAt.toISOString(),
-          recipient: r.recipient,
-          submitted_at: r.submittedAt?.toISOString() ?? null
-        }))
-        return fromDatabase(sql`INSERT INTO provider_receipts (provider_ref, outcome, occurred_at, recipient, submitted_at, received_at, next_attempt_at)
-          SELECT provider_ref, outcome, occurred_at, recipient, submitted_at, ${at}, ${at}
-          FROM json_to_recordset(${JSON.stringify(rows)}::json)
-            AS x(provider_ref text, outcome text, occurred_at timestamptz, recipient text, submitted_at timestamptz)`.pipe(Effect.asVoid))
-      },
-      // Each receipt's fate is decided on its newest accepted message with its id and number,
-      // locked (so the status read is the one the update sees). Of several receipts of one message
-      // in a set, the first decides; the others wait for the next set, where they are repeats.
-      // Every join goes through an index (no join between CTEs: the planner would nest loops over
-      // them, quadratic in the set's size), planned for the tables as they are at each run (replanned).
-      applyDue: (at, limit, retry) =>
-        fromDatabase(replanned(sql<{ state: string; outcome: string; n: number } & BatchCheck>`WITH r AS (
-            SELECT id, provider_ref, recipient, outcome, occurred_at, attempts FROM provider_receipts
-            WHERE state = 'pending' AND next_attempt_at <= ${at}
-            ORDER BY next_attempt_at, id LIMIT ${limit}
-            FOR UPDATE SKIP LOCKED),
+    /** When a receipt tried for the `d.attempts + 1`-th time is tried next: the first retry, doubled each time, capped. */
+    const nextAttempt = (at: Date, retry: RetryPolicy) =>
+      sql`${at}::timestamptz + make_interval(secs => least(${retry.firstMs / 1000}::float8 * power(2, d.attempts), ${retry.maxMs / 1000}::float8))`
+    const settledAt = (at: Date) => sql`CASE WHEN d.state = 'pending' THEN NULL ELSE ${at}::timestamptz END`
+
+    /**
+     * One set of receipts (`source`: a query giving `id, provider_ref, recipient, outcome,
+     * occurred_at, submitted_at, attempts`) decided and applied in one statement, in a transaction
+     * with the batch completions it causes; `write` records what became of each receipt as CTEs
+     * ending in `s` (`state, outcome` per receipt). Returns the counts by state and outcome.
+     *
+     * Each receipt's fate is decided on its newest accepted message with its id and number,
+     * locked (so the status read is the one the update sees). Of several receipts of one message
+     * in a set, the first decides; the others wait for the next set, where they are repeats.
+     * Every join goes through an index (no join between CTEs: the planner would nest loops over
+     * them, quadratic in the set's size), planned for the tables as they are at each run (replanned).
+     */
+    const round = (source: Statement.Fragment, write: Statement.Fragment, at: Date) =>
+      fromDatabase(replanned(sql<{ state: string; outcome: string; n: number } & BatchCheck>`WITH r AS (${source}),
           d AS (
-            SELECT r.id, r.outcome, r.occurred_at, r.attempts, r.recipient, m.organisation_id, m.id AS message_id, m.accepted_at,
+            SELECT r.id, r.provider_ref, r.outcome, r.occurred_at, r.submitted_at, r.attempts, r.recipient,
+              m.organisation_id, m.id AS message_id, m.accepted_at,
               CASE
                 WHEN m.id IS NOT NULL THEN
                   CASE WHEN row_number() OVER (PARTITION BY m.organisation_id, m.id ORDER BY r.id) = 1 THEN 'applied' ELSE 'pending' END
@@ -102,30 +103,60 @@ export class ReceiptStore extends Context.Service<ReceiptStore, {
             LEFT JOIN LATERAL (${messages.newestAccepted(sql`r.provider_ref`, sql`r.recipient`)}) AS m ON true),
           applied AS (SELECT * FROM d WHERE state = 'applied'),
           ${messages.applyReceipts("applied", at)},
-          gone AS (
-            DELETE FROM provider_receipts AS p USING d WHERE p.id = d.id AND d.state = 'ignored'
-            RETURNING d.state, d.outcome),
           nudged AS (
             -- a new receipt that found no message may be the lost answer of an unknown one: verify those now
             ${messages.verifyOrphansNow(sql`SELECT recipient FROM d WHERE d.state = 'pending' AND d.attempts = 0 AND d.recipient IS NOT NULL`, at)}),
-          s AS (
+          ${write}
+          SELECT state, outcome, count(*)::integer AS n, NULL::text AS batch_organisation_id, NULL::text AS batch_id, false AS batch_check
+          FROM s GROUP BY state, outcome
+          UNION ALL SELECT NULL, NULL, 0, ${messages.batchCheck("u")} FROM u`).pipe(
+        // a receipt that finishes a batch writes its batch.completed in the same transaction
+        Effect.tap((rows) => messages.completeBatches(rows, at)),
+        inTransaction(sql)
+      ))
+
+    return ReceiptStore.of({
+      receive: (receipts, at, retry) => {
+        const rows = receipts.map((r, i) => ({
+          i,
+          provider_ref: r.providerRef,
+          outcome: r.outcome,
+          occurred_at: r.occurredAt.toISOString(),
+          recipient: r.recipient,
+          submitted_at: r.submittedAt?.toISOString() ?? null
+        }))
+        // stored only when it was not a repeat: applied at once, or pending for its next try
+        return round(sql`SELECT i AS id, provider_ref, recipient, outcome, occurred_at, submitted_at, 0 AS attempts
+            FROM json_to_recordset(${JSON.stringify(rows)}::json)
+              AS x(i integer, provider_ref text, outcome text, occurred_at timestamptz, recipient text, submitted_at timestamptz)`,
+          sql`kept AS (
+            INSERT INTO provider_receipts (provider_ref, outcome, occurred_at, recipient, submitted_at, received_at, state,
+              organisation_id, message_id, attempts, next_attempt_at, settled_at)
+            SELECT provider_ref, outcome, occurred_at, recipient, submitted_at, ${at}, state,
+              organisation_id, message_id, 1, ${nextAttempt(at, retry)}, ${settledAt(at)}
+            FROM d WHERE state <> 'ignored'
+            RETURNING state, outcome),
+          s AS (SELECT state, outcome FROM kept UNION ALL SELECT state, outcome FROM d WHERE state = 'ignored')`, at)
+      },
+      applyDue: (at, limit, retry) =>
+        round(sql`SELECT id, provider_ref, recipient, outcome, occurred_at, submitted_at, attempts FROM provider_receipts
+            WHERE state = 'pending' AND next_attempt_at <= ${at}
+            ORDER BY next_attempt_at, id LIMIT ${limit}
+            FOR UPDATE SKIP LOCKED`,
+          sql`gone AS (
+            DELETE FROM provider_receipts AS p USING d WHERE p.id = d.id AND d.state = 'ignored'
+            RETURNING d.state, d.outcome),
+          kept AS (
             UPDATE provider_receipts AS p SET
               state = d.state,
               organisation_id = d.organisation_id,
               message_id = d.message_id,
               attempts = d.attempts + 1,
-              next_attempt_at = ${at}::timestamptz + make_interval(secs => least(
-                ${retry.firstMs / 1000}::float8 * power(2, d.attempts), ${retry.maxMs / 1000}::float8)),
-              settled_at = CASE WHEN d.state = 'pending' THEN NULL ELSE ${at}::timestamptz END
+              next_attempt_at = ${nextAttempt(at, retry)},
+              settled_at = ${settledAt(at)}
             FROM d WHERE p.id = d.id AND d.state <> 'ignored'
-            RETURNING p.state, p.outcome)
-          SELECT state, outcome, count(*)::integer AS n, NULL::text AS batch_organisation_id, NULL::text AS batch_id, false AS batch_check
-          FROM (SELECT * FROM s UNION ALL SELECT * FROM gone) AS x GROUP BY state, outcome
-          UNION ALL SELECT NULL, NULL, 0, ${messages.batchCheck("u")} FROM u`).pipe(
-          // a receipt that finishes a batch writes its batch.completed in the same transaction
-          Effect.tap((rows) => messages.completeBatches(rows, at)),
-          inTransaction(sql)
-        )),
+            RETURNING p.state, p.outcome),
+          s AS (SELECT state, outcome FROM kept UNION ALL SELECT state, outcome FROM gone)`, at),
       nextDue: fromDatabase(sql<{ at: Date | null }>`SELECT min(next_attempt_at) AS at FROM provider_receipts WHERE state = 'pending'`.pipe(
         Effect.map(([row]) => row?.at ?? undefined)
       )),

@@ -2,8 +2,9 @@
  * Applying stored delivery receipts (contract section 8). An SMSC may give an id again (after a
  * restart), so a receipt goes to the newest `accepted` message with its provider id and its
  * number (the receipt's source address, when it gives one), which moves to `delivered` or
- * `undeliverable`; receipts are applied in sets (one statement for a set). A receipt that finds
- * no accepted message stays pending and is tried again with backoff while a message of its
+ * `undeliverable`. A receipt is decided in the statement that stores it (`receive`, one
+ * statement for the inbox's set), so one whose message is accepted is applied at once. One that
+ * finds no accepted message stays pending and is tried again with backoff while a message of its
  * number may still take it (its acceptance being settled, or its result unknown); one whose
  * messages are all final is a repeat, counted as ignored and removed. A receipt that matches
  * nothing is unmatched: it is counted, at most `unmatchedPerRouteMax` are kept per route (the
@@ -18,7 +19,8 @@ import { Context, Duration, Effect, Layer, Metric, Queue } from "effect"
 import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
 import { countReceiptsApplied, receiptsDropped } from "../observability/Metrics.ts"
 import { now } from "../clock/Time.ts"
-import { type Orphan, ReceiptStore } from "./ReceiptStore.ts"
+import type { IncomingReceipt } from "../provider/Provider.ts"
+import { type Orphan, ReceiptStore, type RoundCounts } from "./ReceiptStore.ts"
 
 export type { Orphan } from "./ReceiptStore.ts"
 
@@ -44,7 +46,26 @@ export interface ReceiptRound {
   readonly pending: number
 }
 
+const retry = { firstMs: receiptRetryFirstMs, maxMs: receiptRetryMaxMs }
+
+/** What a set did, from its counts by state and outcome. */
+const roundOf = (rows: RoundCounts): ReceiptRound => {
+  const count = (state: string, outcome?: string) =>
+    rows.filter((r) => r.state === state && (outcome === undefined || r.outcome === outcome)).reduce((n, r) => n + r.n, 0)
+  return {
+    delivered: count("applied", "delivered"),
+    undeliverable: count("applied", "undeliverable"),
+    ignored: count("ignored"),
+    pending: count("pending")
+  }
+}
+
 export class Receipts extends Context.Service<Receipts, {
+  /**
+   * Receipts as a provider reports them, in one statement: applied at once when their message is
+   * accepted, ignored when it is a repeat, else stored pending for the applier (woken).
+   */
+  readonly receive: (receipts: ReadonlyArray<IncomingReceipt>) => Effect.Effect<void, DatabaseUnavailable>
   /** Applies up to `receiptSetSizeMax` receipts whose try is due, in one statement. */
   readonly applyDue: Effect.Effect<ReceiptRound, DatabaseUnavailable>
   /** When the next pending receipt is due, if any. */
@@ -59,8 +80,6 @@ export class Receipts extends Context.Service<Receipts, {
   readonly orphanMatches: (orphans: ReadonlyArray<Orphan>, windowMs: number) => Effect.Effect<ReadonlyMap<string, string>, DatabaseUnavailable>
   /** Makes the pending receipts of these provider ids due now (their message just became accepted). */
   readonly retryNow: (providerRefs: ReadonlyArray<string>) => Effect.Effect<void, DatabaseUnavailable>
-  /** Tells the applier that receipts were stored. */
-  readonly wake: Effect.Effect<void>
   /** Waits until woken, or `ms` at the most. */
   readonly awaitWake: (ms: number) => Effect.Effect<void>
 }>()("sms/Receipts") {
@@ -68,17 +87,21 @@ export class Receipts extends Context.Service<Receipts, {
     const store = yield* ReceiptStore
     const signal = yield* Queue.sliding<true>(1)
 
-    const applyDue = Effect.gen(function*() {
-      const rows = yield* store.applyDue(yield* now, receiptSetSizeMax, { firstMs: receiptRetryFirstMs, maxMs: receiptRetryMaxMs })
-      const count = (state: string, outcome?: string) =>
-        rows.filter((r) => r.state === state && (outcome === undefined || r.outcome === outcome)).reduce((n, r) => n + r.n, 0)
-      return {
-        delivered: count("applied", "delivered"),
-        undeliverable: count("applied", "undeliverable"),
-        ignored: count("ignored"),
-        pending: count("pending")
-      } satisfies ReceiptRound
-    }).pipe(Effect.tap(countReceiptsApplied), Effect.withSpan("Receipts.applyDue"))
+    const applyDue = Effect.flatMap(now, (at) => store.applyDue(at, receiptSetSizeMax, retry)).pipe(
+      Effect.map(roundOf),
+      Effect.tap(countReceiptsApplied),
+      Effect.withSpan("Receipts.applyDue")
+    )
+
+    const receive = (incoming: ReadonlyArray<IncomingReceipt>) =>
+      Effect.flatMap(now, (at) => store.receive(incoming, at, retry)).pipe(
+        Effect.map(roundOf),
+        Effect.tap(countReceiptsApplied),
+        // the pending ones are due after the first retry: the applier may be asleep for longer
+        Effect.tap((r) => (r.pending > 0 ? Queue.offer(signal, true) : Effect.void)),
+        Effect.asVoid,
+        Effect.withSpan("Receipts.receive")
+      )
 
     const dropUnmatched = Effect.gen(function*() {
       const { expired, overCap } = yield* store.dropUnmatched(new Date((yield* now).getTime() - unmatchedTtlMs), unmatchedPerRouteMax)
@@ -93,6 +116,7 @@ export class Receipts extends Context.Service<Receipts, {
     }).pipe(Effect.withSpan("Receipts.dropUnmatched"))
 
     return Receipts.of({
+      receive,
       applyDue,
       nextDue: store.nextDue,
       dropUnmatched,
@@ -102,7 +126,6 @@ export class Receipts extends Context.Service<Receipts, {
         ),
       retryNow: (providerRefs) =>
         Effect.flatMap(now, (at) => store.retryAt(providerRefs, at)).pipe(Effect.andThen(Queue.offer(signal, true)), Effect.asVoid),
-      wake: Queue.offer(signal, true).pipe(Effect.asVoid),
       awaitWake: (ms) => Queue.take(signal).pipe(Effect.timeoutOrElse({ duration: Duration.millis(ms), orElse: () => Effect.succeed(true) }), Effect.asVoid)
     })
   })).pipe(Layer.provideMerge(ReceiptStore.layer))

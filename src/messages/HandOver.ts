@@ -54,9 +54,9 @@ export class HandOver extends Context.Service<HandOver, {
         yield* Effect.logWarning("immediate send taken back: no process holding its route's bind started it").pipe(
           Effect.annotateLogs({ waitedMs: takeBackAfterMs })
         )
-        if (refusal === "sms_unavailable") return yield* settlement.settle(message, { _tag: "SmsUnavailable" }, "dispatch")
-        if (refusal === "sender_unavailable") return yield* settlement.settle(message, { _tag: "SenderUnavailable" }, "dispatch")
-        return yield* settlement.settle({ ...message, status: "processing" }, { _tag: "NeverSent" }, "dispatch")
+        if (refusal === "sms_unavailable") return yield* settlement.settleAnswer(message, { _tag: "SmsUnavailable" }, "dispatch")
+        if (refusal === "sender_unavailable") return yield* settlement.settleAnswer(message, { _tag: "SenderUnavailable" }, "dispatch")
+        return yield* settlement.settleAnswer({ ...message, status: "processing" }, { _tag: "NeverSent" }, "dispatch")
       })
 
     return HandOver.of({

@@ -239,8 +239,8 @@ export class Messages extends Context.Service<Messages, {
           Effect.as(true),
           Effect.catchIf(isDatabaseUnavailable, () => Effect.succeed(false))
         )
-        if (!marked) return { answer: yield* settlement.settle(admitted.message, { _tag: "NeverSent" }, "dispatch"), replayed: false }
-        return { answer: yield* submitter.submitAndSettle(admitted.message), replayed: false }
+        if (!marked) return { answer: yield* settlement.settleAnswer(admitted.message, { _tag: "NeverSent" }, "dispatch"), replayed: false }
+        return { answer: yield* submitter.submitAndAnswer(admitted.message), replayed: false }
       })
 
     return Messages.of({

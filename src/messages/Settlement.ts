@@ -17,6 +17,7 @@ import type { Answer } from "../idempotency/Answer.ts"
 import { IdempotencyStore } from "../idempotency/IdempotencyStore.ts"
 import { Ledger } from "../ledger/Ledger.ts"
 import { now } from "../clock/Time.ts"
+import { AcceptancesInFlight } from "./AcceptancesInFlight.ts"
 import { MessageAnswers } from "./MessageAnswers.ts"
 import type { MessageRow } from "./MessageRow.ts"
 import { type EventSource, MessageStore, type Transition } from "./MessageStore.ts"
@@ -76,12 +77,16 @@ interface Item {
 // Stryker disable StringLiteral: the service's key ("sms/Settlement" below) is unique whatever its text
 export class Settlement extends Context.Service<Settlement, {
   /**
-   * Applies `outcome` to the message, atomically, in a set with whatever else is being settled;
-   * returns the answer an immediate send gives for it (the stored one when another path settled
-   * the message first). Retries through database outages: what it was given is never dropped;
-   * the caller waits `SettlementWaitMs` at the most.
+   * Applies `outcome` to the message, atomically, in a set with whatever else is being settled.
+   * Retries through database outages: what it was given is never dropped; the caller waits
+   * `SettlementWaitMs` at the most.
    */
-  readonly settle: (message: MessageRow, outcome: Outcome, source: EventSource) => Effect.Effect<Answer, DatabaseUnavailable>
+  readonly settle: (message: MessageRow, outcome: Outcome, source: EventSource) => Effect.Effect<void, DatabaseUnavailable>
+  /**
+   * `settle` for an immediate send, whose caller waits for its answer: returns the answer the
+   * outcome gives (the stored one when another path settled the message first).
+   */
+  readonly settleAnswer: (message: MessageRow, outcome: Outcome, source: EventSource) => Effect.Effect<Answer, DatabaseUnavailable>
 }>()("sms/Settlement") {
   // Stryker restore StringLiteral
   static readonly layer = Layer.effect(Settlement, Effect.gen(function*() {
@@ -91,6 +96,7 @@ export class Settlement extends Context.Service<Settlement, {
     const answers = yield* MessageAnswers
     const { transaction } = yield* Transactions
     const config = yield* AppConfig
+    const acceptances = yield* AcceptancesInFlight
 
     /** The answer an immediate send gives for `outcome`: the message as the outcome leaves it. */
     const answerOf = (message: MessageRow, outcome: Outcome) =>
@@ -171,17 +177,26 @@ export class Settlement extends Context.Service<Settlement, {
     const immediateLane = yield* lane("settlement of immediate sends")
     const settleInSet = (item: Item) => (item.message.sendAt === null ? immediateLane : scheduledLane)(item)
 
+    /** Settles in a set; whether this outcome moved the message. */
+    const settleMoved = Effect.fnUntraced(function*(message: MessageRow, outcome: Outcome, source: EventSource) {
+      const settled = settleInSet({ message, outcome, source, at: yield* now }).pipe(
+        Effect.timeoutOrElse({
+          duration: Duration.millis(yield* SettlementWaitMs),
+          orElse: () => Effect.fail(new DatabaseUnavailable("the database did not confirm the settlement in time; it is retried"))
+        })
+      )
+      // a receipt arriving meanwhile waits for the acceptance (AcceptancesInFlight.ts)
+      return yield* (outcome._tag === "Accepted" ? acceptances.settling(outcome.providerRef, settled) : settled)
+    })
+
     return Settlement.of({
+      // untraced: run for every dispatched message (a span and stack captures each); the sets' statements are traced
+      settle: (message, outcome, source) => Effect.asVoid(settleMoved(message, outcome, source)),
       // Stryker disable next-line StringLiteral: a span name, a label of traces, not behaviour
-      settle: Effect.fn("Settlement.settle")(function*(message: MessageRow, outcome: Outcome, source: EventSource) {
-        const moved = yield* settleInSet({ message, outcome, source, at: yield* now }).pipe(
-          Effect.timeoutOrElse({
-            duration: Duration.millis(yield* SettlementWaitMs),
-            orElse: () => Effect.fail(new DatabaseUnavailable("the database did not confirm the settlement in time; it is retried"))
-          })
-        )
+      settleAnswer: Effect.fn("Settlement.settleAnswer")(function*(message: MessageRow, outcome: Outcome, source: EventSource) {
+        const moved = yield* settleMoved(message, outcome, source)
         const answer = answerOf(message, outcome)
-        if (moved || message.sendAt !== null) return answer
+        if (moved) return answer
         return (yield* keys.answerOfMessage(message.organisationId, message.id)) ?? answer
       })
     })

@@ -35,22 +35,31 @@ export const outcomeOf = (result: SubmitResult): Outcome => {
 }
 
 export class Submitter extends Context.Service<Submitter, {
-  /** Submits a message already marked as handed over, and settles it on the provider's answer; returns the answer an immediate send gives. */
-  readonly submitAndSettle: (message: MessageRow) => Effect.Effect<Answer, DatabaseUnavailable>
+  /** Submits a message already marked as handed over, and settles it on the provider's answer. */
+  readonly submitAndSettle: (message: MessageRow) => Effect.Effect<void, DatabaseUnavailable>
+  /** `submitAndSettle` for an immediate send: returns the answer its caller gets. */
+  readonly submitAndAnswer: (message: MessageRow) => Effect.Effect<Answer, DatabaseUnavailable>
 }>()("sms/Submitter") {
   static readonly layer = Layer.effect(Submitter, Effect.gen(function*() {
     const provider = yield* Provider
     const settlement = yield* Settlement
     const guard = Duration.millis(provider.submitDeadlineMs + submitGuardMarginMs)
+    /** The provider's answer, or Unknown when it gave none within its deadline and the guard. */
+    const submit = (message: MessageRow) =>
+      provider.submit(submissionOf(message)).pipe(
+        Effect.timeoutOrElse({
+          duration: guard,
+          orElse: () => Effect.succeed({ _tag: "Unknown", reason: "no answer from the provider in time" } as const)
+        })
+      )
     return Submitter.of({
-      submitAndSettle: Effect.fn("Submitter.submitAndSettle")(function*(message: MessageRow) {
-        const result = yield* provider.submit(submissionOf(message)).pipe(
-          Effect.timeoutOrElse({
-            duration: guard,
-            orElse: () => Effect.succeed({ _tag: "Unknown", reason: "no answer from the provider in time" } as const)
-          })
-        )
-        return yield* settlement.settle(message, outcomeOf(result), "provider")
+      // untraced: the dispatcher runs it for every message (a span and two stack captures each),
+      // its statements are traced per set
+      submitAndSettle: Effect.fnUntraced(function*(message: MessageRow) {
+        yield* settlement.settle(message, outcomeOf(yield* submit(message)), "provider")
+      }),
+      submitAndAnswer: Effect.fn("Submitter.submitAndAnswer")(function*(message: MessageRow) {
+        return yield* settlement.settleAnswer(message, outcomeOf(yield* submit(message)), "provider")
       })
     })
   }))

@@ -1,7 +1,8 @@
 /**
  * Receipts at the level of the store (src/dispatch/Receipts.ts, Inbox.ts), on the test clock:
  * an SMSC that gives ids again after a restart (a receipt goes to the newest accepted message of
- * its id and number, a repeat changes nothing and is removed), a receipt waiting while a message
+ * its id and number, a repeat changes nothing and is not stored), a receipt applied in the
+ * statement that stores it, a receipt waiting while a message
  * of its number is still being settled, a delivery never dated before its acceptance, one bad
  * receipt among good ones stored alone, unmatched receipts kept 7 days and at most 10,000 per
  * route, and an `unknown` message without the provider's id matched to the one receipt that fits
@@ -95,7 +96,7 @@ describe(`receipts (${backend})`, () => {
     expect((await facts(orgId, b.id)).transitions).toEqual([...accepted, "accepted>undeliverable@receipt"])
     expect((await facts(orgId, n1.id)).transitions).toEqual(delivered)
     expect((await facts(orgId, n2.id)).transitions).toEqual(delivered)
-    // the first receipt of A again: a repeat, ignored and removed
+    // the first receipt of A again: a repeat, ignored and not stored
     await receive([receipt("sim:1", number(1), { outcome: "undeliverable" })])
     await app.advance(1_000)
     expect((await facts(orgId, a.id)).transitions).toEqual(delivered)
@@ -103,6 +104,22 @@ describe(`receipts (${backend})`, () => {
     const stored = await app.run(Effect.flatMap(SqlClient.SqlClient, (sql) =>
       sql<{ n: number }>`SELECT count(*)::integer AS n FROM provider_receipts WHERE provider_ref = 'sim:1'`))
     expect(stored[0]!.n).toBe(2)
+  })
+
+  it("a receipt whose message is accepted is applied in the statement that stores it; a repeat is not stored", async () => {
+    const { orgId } = await app.newOrg({ credits: 10 })
+    const m = await sent(orgId, number(5), { _tag: "Accepted", providerRef: "sim:at-once" })
+    const storedStates = () =>
+      app.run(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql<{ state: string }>`SELECT state FROM provider_receipts WHERE provider_ref = 'sim:at-once' ORDER BY id`
+      ).pipe(Effect.map((rows) => rows.map((r) => r.state))))
+    // the clock stands still: no applier round runs
+    await receive([receipt("sim:at-once", number(5))])
+    expect((await facts(orgId, m.id)).transitions).toEqual([...accepted, "accepted>delivered@receipt"])
+    expect(await storedStates()).toEqual(["applied"])
+    await receive([receipt("sim:at-once", number(5), { outcome: "undeliverable" })])
+    expect((await facts(orgId, m.id)).status).toBe("delivered")
+    expect(await storedStates()).toEqual(["applied"])
   })
 
   it("a receipt whose message of that number is still being settled waits for it, rather than taking an older final one", async () => {
@@ -122,9 +139,11 @@ describe(`receipts (${backend})`, () => {
       }], new Date(yield* Clock.currentTimeMillis))
       return (yield* store.find(orgId, id))!
     }))
+    // decided as it is stored: pending, and not due again before its first retry
     await receive([receipt("sim:42", number(10), { outcome: "undeliverable" })])
-    expect(await app.run(applyDue)).toMatchObject({ pending: 1, ignored: 0, delivered: 0, undeliverable: 0 })
     expect(await pendingOf("sim:42")).toBe(1)
+    expect(await app.run(applyDue)).toMatchObject({ pending: 0, ignored: 0, delivered: 0, undeliverable: 0 })
+    expect((await facts(orgId, old.id)).transitions).toEqual([...accepted, "accepted>delivered@receipt"])
     await app.run(Effect.flatMap(Settlement, (s) => s.settle(fresh, { _tag: "Accepted", providerRef: "sim:42" }, "provider")))
     await app.run(Effect.flatMap(Receipts, (r) => r.retryNow(["sim:42"])))
     expect(await app.run(applyDue)).toMatchObject({ pending: 0, undeliverable: 1 })

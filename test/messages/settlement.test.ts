@@ -120,7 +120,7 @@ const holdRow = async (orgId: string, id: string) => {
 }
 
 const settleOf = (message: Awaited<ReturnType<typeof messageIn>>, outcome: Outcome) =>
-  Effect.flatMap(Settlement, (s) => s.settle(message, outcome, "provider"))
+  Effect.flatMap(Settlement, (s) => s.settleAnswer(message, outcome, "provider"))
 
 const holdStateAfter = { consume: "posted", release: "voided", keep: "pending" } as const
 
@@ -132,7 +132,7 @@ describe(`settlement of outcomes (${backend})`, () => {
       for (const status of MessageStatuses) {
         const message = await messageIn(orgId, status, null)
         const before = await factsOf(orgId, message.id)
-        const answer = await app.run(Effect.flatMap(Settlement, (s) => s.settle(message, outcomeOf(tag), "provider")))
+        const answer = await app.run(Effect.flatMap(Settlement, (s) => s.settleAnswer(message, outcomeOf(tag), "provider")))
         const after = await factsOf(orgId, message.id)
         const moves = plan.from.includes(status)
         const label = `${tag} on ${status}`
@@ -176,7 +176,7 @@ describe(`settlement of outcomes (${backend})`, () => {
   it("a message settled twice keeps its first settlement, and an immediate send then gets the stored first answer", async () => {
     const { orgId } = await app.newOrg({ credits: 2 })
     const message = await messageIn(orgId, "processing", null)
-    const settle = (outcome: Outcome) => app.run(Effect.flatMap(Settlement, (s) => s.settle(message, outcome, "provider")))
+    const settle = (outcome: Outcome) => app.run(Effect.flatMap(Settlement, (s) => s.settleAnswer(message, outcome, "provider")))
     const first = await settle({ _tag: "Rejected" })
     expect(first.status).toBe(502)
     const second = await settle({ _tag: "NeverSent" })
@@ -184,23 +184,22 @@ describe(`settlement of outcomes (${backend})`, () => {
     expect((await factsOf(orgId, message.id)).status).toBe("failed")
   })
 
-  it("a scheduled message's settlement answers without storing anything for its key (its 202 was stored at admission)", async () => {
+  it("a scheduled message's settlement stores nothing for its key (its 202 was stored at admission)", async () => {
     const { orgId } = await app.newOrg({ credits: 4 })
     const message = await messageIn(orgId, "scheduled", new Date(Date.now() + 60_000))
     const accepted202 = { status: 202, body: { id: message.id, status: "scheduled" }, location: `/api/sms/v2/messages/${message.id}/` }
     await app.run(Effect.flatMap(Idempotency, (i) =>
       i.claim({ organisationId: orgId, route: "messages", key: `scheduled-${message.id}`, fingerprint: "f", messageId: message.id, answer: accepted202 })))
-    const answer = await app.run(Effect.flatMap(Settlement, (s) => s.settle(message, { _tag: "SenderUnavailable" }, "dispatch")))
-    expect(answer.status).toBe(403)
+    await app.run(Effect.flatMap(Settlement, (s) => s.settle(message, { _tag: "SenderUnavailable" }, "dispatch")))
     const facts = await factsOf(orgId, message.id)
     expect(facts.status).toBe("blocked")
     expect(facts.events.at(-1)).toEqual({ fromStatus: "scheduled", toStatus: "blocked", source: "dispatch" })
-    // settled again (another path got there first): the plan's answer, not a stored one
-    const again = await app.run(Effect.flatMap(Settlement, (s) => s.settle(message, { _tag: "SmsUnavailable" }, "dispatch")))
-    expect(again.body).toMatchObject({ error: { code: "sms_unavailable" } })
+    // settled again (another path got there first): nothing moves
+    await app.run(Effect.flatMap(Settlement, (s) => s.settle(message, { _tag: "SmsUnavailable" }, "dispatch")))
+    const after = await factsOf(orgId, message.id)
+    expect({ status: after.status, events: after.events.length }).toEqual({ status: "blocked", events: facts.events.length })
     // the key keeps its 202
-    expect(facts.stored).toEqual(accepted202)
-    expect(answer.body).toMatchObject({ error: { code: "sender_name_unavailable" } })
+    expect(after.stored).toEqual(accepted202)
   })
 
   it("two outcomes of one message settled at once: one wins, once; both callers get its answer", async () => {
@@ -208,8 +207,8 @@ describe(`settlement of outcomes (${backend})`, () => {
     for (let round = 0; round < 3; round++) {
       const message = await messageIn(orgId, "processing", null)
       const [a, b] = await Promise.all([
-        app.run(Effect.flatMap(Settlement, (s) => s.settle(message, { _tag: "Accepted", providerRef: "r" }, "provider"))),
-        app.run(Effect.flatMap(Settlement, (s) => s.settle(message, { _tag: "Rejected" }, "provider")))
+        app.run(Effect.flatMap(Settlement, (s) => s.settleAnswer(message, { _tag: "Accepted", providerRef: "r" }, "provider"))),
+        app.run(Effect.flatMap(Settlement, (s) => s.settleAnswer(message, { _tag: "Rejected" }, "provider")))
       ])
       const facts = await factsOf(orgId, message.id)
       expect(b).toEqual(a)
@@ -288,7 +287,7 @@ describe(`settlement of outcomes (${backend})`, () => {
     const { orgId } = await app.newOrg({ credits: 40 })
     const messages = await Promise.all(Array.from({ length: 20 }, () => messageIn(orgId, "processing", null)))
     const answers = await Promise.all(messages.map((m, i) =>
-      app.run(Effect.flatMap(Settlement, (s) => s.settle(m, i % 2 === 0 ? { _tag: "Accepted", providerRef: `r${i}` } : { _tag: "Rejected" }, "provider")))
+      app.run(Effect.flatMap(Settlement, (s) => s.settleAnswer(m, i % 2 === 0 ? { _tag: "Accepted", providerRef: `r${i}` } : { _tag: "Rejected" }, "provider")))
     ))
     expect(answers.map((a) => a.status)).toEqual(messages.map((_, i) => (i % 2 === 0 ? 201 : 502)))
     const statuses = await Promise.all(messages.map(async (m) => (await factsOf(orgId, m.id)).status))
