@@ -2,19 +2,20 @@
  * Receipts at the level of the store (src/dispatch/Receipts.ts, Inbox.ts), on the test clock:
  * an SMSC that gives ids again after a restart (a receipt goes to the newest accepted message of
  * its id and number, a repeat changes nothing and is not stored), a receipt applied in the
- * statement that stores it, a receipt waiting while a message
- * of its number is still being settled, a delivery never dated before its acceptance, one bad
- * receipt among good ones stored alone, unmatched receipts kept 7 days and at most 10,000 per
- * route, and an `unknown` message without the provider's id matched to the one receipt that fits
- * its number and submission window, never to an ambiguous one.
+ * statement that stores it (after waiting for its acceptance when this process is settling it), a
+ * receipt waiting while a message of its number is still being settled, a delivery never dated
+ * before its acceptance, one bad receipt among good ones stored alone, unmatched receipts kept 7
+ * days and at most 10,000 per route, and an `unknown` message without the provider's id matched
+ * to the one receipt that fits its number and submission window, never to an ambiguous one.
  */
-import { Clock, Effect, Exit, Metric } from "effect"
+import { Clock, Deferred, Effect, Exit, Metric } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import { afterAll, describe, expect, it } from "vitest"
 import { testNumbers } from "../../src/provider/simulator/Simulator.ts"
 import { Receipts, unmatchedPerRouteMax, unmatchedTtlMs } from "../../src/dispatch/Receipts.ts"
 import { Ledger } from "../../src/ledger/Ledger.ts"
+import { AcceptancesInFlight } from "../../src/messages/AcceptancesInFlight.ts"
 import { MessageStore } from "../../src/messages/MessageStore.ts"
 import { type Outcome, Settlement } from "../../src/messages/Settlement.ts"
 import { receiptsDropped } from "../../src/observability/Metrics.ts"
@@ -120,6 +121,44 @@ describe(`receipts (${backend})`, () => {
     await receive([receipt("sim:at-once", number(5), { outcome: "undeliverable" })])
     expect((await facts(orgId, m.id)).status).toBe("delivered")
     expect(await storedStates()).toEqual(["applied"])
+  })
+
+  it("a receipt arriving while this process settles its message's acceptance waits for it, then is applied at once", async () => {
+    const { orgId } = await app.newOrg({ credits: 10 })
+    const message = await app.run(Effect.gen(function*() {
+      const store = yield* MessageStore
+      const id = randomUUID()
+      const at = new Date(yield* Clock.currentTimeMillis)
+      yield* store.insert(orgId, [{
+        id, batchId: null, batchPosition: null, toNumber: number(30), senderName: "INFO", text: "x", segments: 1,
+        status: "processing", sendAt: null, workerId: null
+      }], at)
+      yield* (yield* Ledger).reserve(orgId, [{ messageId: id, credits: 1 }])
+      yield* store.markSubmitted(orgId, [id], at)
+      return (yield* store.find(orgId, id))!
+    }))
+    // the settlement of its acceptance, held open until the receipt has reached the inbox
+    const gate = Deferred.makeUnsafe<void>()
+    const settling = app.run(Effect.gen(function*() {
+      const acceptances = yield* AcceptancesInFlight
+      const settlement = yield* Settlement
+      yield* acceptances.settling("sim:waits", Deferred.await(gate).pipe(
+        Effect.andThen(settlement.settle(message, { _tag: "Accepted", providerRef: "sim:waits" }, "provider"))
+      ))
+    }))
+    let received = false
+    const receiving = receive([receipt("sim:waits", number(30))]).then((exits) => {
+      received = true
+      return exits
+    })
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(received).toBe(false)
+    Deferred.doneUnsafe(gate, Effect.void)
+    await settling
+    expect((await receiving).every(Exit.isSuccess)).toBe(true)
+    // the clock stood still: no retry ran, the statement that stored it applied it
+    expect((await facts(orgId, message.id)).transitions).toEqual([">processing@admission", "processing>accepted@provider", "accepted>delivered@receipt"])
+    expect(await pendingOf("sim:waits")).toBe(0)
   })
 
   it("a receipt whose message of that number is still being settled waits for it, rather than taking an older final one", async () => {
