@@ -18,7 +18,7 @@ import { WorkerLease } from "../workers/WorkerLease.ts"
 import { type Orphan, Receipts } from "./Receipts.ts"
 
 /** Most provider submissions in flight per process (the dispatcher's window). */
-export const dispatchConcurrencyMax = 256
+export const dispatchConcurrencyMax = 512
 /** Seconds of the provider's rate the dispatcher keeps in flight, when the provider has a rate. */
 const windowSeconds = 0.4
 
