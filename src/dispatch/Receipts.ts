@@ -6,7 +6,7 @@
  * statement for the inbox's set), so one whose message is accepted is applied at once. One that
  * finds no accepted message stays pending and is tried again with backoff while a message of its
  * number may still take it (its acceptance being settled, or its result unknown); one whose
- * messages are all final is a repeat, counted as ignored and removed. A receipt that matches
+ * messages are all final is a repeat, counted as ignored and not kept. A receipt that matches
  * nothing is unmatched: it is counted, at most `unmatchedPerRouteMax` are kept per route (the
  * oldest go first) and each goes after `unmatchedTtlMs`.
  *
