@@ -29,9 +29,9 @@ afterAll(() => app.dispose())
 
 const number = (i: number) => `+2613455${String(i).padStart(5, "0")}`
 
-/** A message handed to the provider at the clock's now, then given `outcome` (Accepted with a provider id, or Unknown). */
-const sent = (orgId: string, to: string, outcome: Outcome) =>
-  app.run(Effect.gen(function*() {
+/** A message handed to the provider at the clock's now, its credit reserved, its outcome not yet settled. */
+const handedOver = (orgId: string, to: string) =>
+  Effect.gen(function*() {
     const store = yield* MessageStore
     const id = randomUUID()
     const at = new Date(yield* Clock.currentTimeMillis)
@@ -41,9 +41,15 @@ const sent = (orgId: string, to: string, outcome: Outcome) =>
     }], at)
     yield* (yield* Ledger).reserve(orgId, [{ messageId: id, credits: 1 }])
     yield* store.markSubmitted(orgId, [id], at)
-    const message = (yield* store.find(orgId, id))!
+    return { message: (yield* store.find(orgId, id))!, at }
+  })
+
+/** A message handed to the provider at the clock's now, then given `outcome` (Accepted with a provider id, or Unknown). */
+const sent = (orgId: string, to: string, outcome: Outcome) =>
+  app.run(Effect.gen(function*() {
+    const { message, at } = yield* handedOver(orgId, to)
     yield* (yield* Settlement).settle(message, outcome, "provider")
-    return { id, at }
+    return { id: message.id, at }
   }))
 
 const receive = (receipts: ReadonlyArray<IncomingReceipt>) =>
@@ -125,18 +131,7 @@ describe(`receipts (${backend})`, () => {
 
   it("a receipt arriving while this process settles its message's acceptance waits for it, then is applied at once", async () => {
     const { orgId } = await app.newOrg({ credits: 10 })
-    const message = await app.run(Effect.gen(function*() {
-      const store = yield* MessageStore
-      const id = randomUUID()
-      const at = new Date(yield* Clock.currentTimeMillis)
-      yield* store.insert(orgId, [{
-        id, batchId: null, batchPosition: null, toNumber: number(30), senderName: "INFO", text: "x", segments: 1,
-        status: "processing", sendAt: null, workerId: null
-      }], at)
-      yield* (yield* Ledger).reserve(orgId, [{ messageId: id, credits: 1 }])
-      yield* store.markSubmitted(orgId, [id], at)
-      return (yield* store.find(orgId, id))!
-    }))
+    const { message } = await app.run(handedOver(orgId, number(30)))
     // the settlement of its acceptance, held open until the receipt has reached the inbox
     const gate = Deferred.makeUnsafe<void>()
     const settling = app.run(Effect.gen(function*() {
