@@ -1,7 +1,8 @@
 /**
  * At most `perSecond` events in any 1 s window, sliding: an event may happen when the
- * `perSecond`-th event before it is at least a second old (`slidingWindowMs`). O(1) per event: a ring of the last
- * `perSecond` event times. With the window of capSplit, this keeps an SMSC's own count under the cap.
+ * `perSecond`-th event before it is at least a second old (`slidingWindowMs`). O(1) per event: a
+ * ring of the last `perSecond` event times. With the window of capSplit, this keeps an SMSC's own
+ * count under the cap.
  */
 
 /** The part of a capped route's rate kept for submissions awaiting their answer (capSplit). */
