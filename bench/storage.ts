@@ -10,7 +10,8 @@
  * the space freed):
  * - live: just delivered;
  * - compacted: a day later, receipts and simulator rows removed (still within retention);
- * - erased: past the retention, the personal data erased.
+ * - erased: past the retention, the personal data erased, the ledger entries folded into totals;
+ * - a month later: the simulator's rows gone (31 days), the month's journal partition dropped.
  * Prints one table per state (rows and bytes per message, per table) and writes the figures to
  * bench/results/storage-<time>.json (the service's log goes to the system's temporary directory).
  */
@@ -162,6 +163,12 @@ const main = async () => {
     const erased = Number(await scalar(url, "SELECT count(*) FROM messages WHERE erased_at IS NOT NULL"))
     if (erased !== total) throw new Error(`expected ${total} erased messages, found ${erased}`)
     states.push(await measure(`erased (past SMS_RETENTION_DAYS=${retentionDays})`))
+    // the long run: the simulator has forgotten them (31 days), and their month's journal
+    // partition, emptied by the erasure's fold, is dropped once the month is past
+    await advance(service, 35 * dayS)
+    const remembered = Number(await scalar(url, "SELECT count(*) FROM simulator_messages"))
+    if (remembered !== 0) throw new Error(`expected the simulator to have forgotten every message, ${remembered} left`)
+    states.push(await measure("erased, a month later (simulator rows gone, the month's journal partition dropped)"))
 
     const summary = states.map((s) => ({ state: s.name, ...print(s) }))
     const file = join(resultsDir, `storage-${stamp}.json`)

@@ -5,6 +5,7 @@
  */
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
+import { unpackedEntries } from "../../src/messages/CompactTimeline.ts"
 import type { BenchContext, OrgWithLot } from "../context.ts"
 import { cpuSampler, type CpuSeconds } from "../cpu.ts"
 import { type PgbenchResult, runPgbench } from "../pgbench.ts"
@@ -48,10 +49,10 @@ const pending = async (url: string, org: OrgWithLot, due: string) =>
   (await scalar(url, `SELECT EXISTS (SELECT 1 FROM messages WHERE status = 'scheduled' AND due_at <= '${due}')
     OR EXISTS (SELECT 1 FROM messages WHERE status = 'processing' AND organisation_id = '${org.id}' AND due_at = '${due}')`)) === "t"
 
-/** When the last seeded message was settled on the provider's answer (its `provider` event). */
-const settledEnd = (org: OrgWithLot, due: string) => `(SELECT max(e.at) FROM message_events e
-  WHERE e.organisation_id = '${org.id}' AND e.source = 'provider'
-    AND e.message_id IN (SELECT id FROM messages WHERE organisation_id = '${org.id}' AND due_at = '${due}'))`
+/** When the last seeded message was settled on the provider's answer (its timeline's `provider` entry). */
+const settledEnd = (org: OrgWithLot, due: string) => `(SELECT max(e.at) FROM messages AS m
+  CROSS JOIN LATERAL (${unpackedEntries("m.timeline")}) AS e
+  WHERE m.organisation_id = '${org.id}' AND m.due_at = '${due}' AND e.source = 'provider')`
 
 const facts = async (url: string, org: OrgWithLot, due: string, seedS: number, end: "settled" | "claimed"): Promise<DrainFacts> => {
   const [row] = await query(url, `SELECT count(*),

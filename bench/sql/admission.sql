@@ -2,7 +2,7 @@
 -- API key lookup (src/organisations/ApiKeys.ts authenticate), then the one-statement admission of
 -- src/messages/QuickAdmission.ts (sending profile, stored key, a lot of the earliest validity that
 -- no concurrent admission holds; the key claimed
--- with its 202 answer, the message and its timeline row, the reservation, its hold and entry).
+-- with its 202 answer, the message with its timeline's admission entry, the reservation, its hold and entry).
 -- pgbench turns every colon-prefixed name into a parameter, even inside a literal: the JSON text
 -- below therefore has a space after each key's colon and writes the colons of times as \u003a.
 -- Variables (-D): org (organisation uuid), keyid (its API key id).
@@ -42,14 +42,12 @@ WITH org AS (
     RETURNING message_id),
   ins AS (
     INSERT INTO messages (organisation_id, id, to_number, sender_name, text, segments, status, send_at, due_at,
-      worker_id, created_at, updated_at)
+      worker_id, created_at, updated_at, timeline)
     SELECT :org::uuid, k.message_id, '+261331234567', org.sender_name, 'Bench scheduled message', 1, 'scheduled',
-      '2099-01-01T00:00:00Z'::timestamptz, '2099-01-01T00:00:00Z'::timestamptz, NULL::uuid, now(), now()
+      '2099-01-01T00:00:00Z'::timestamptz, '2099-01-01T00:00:00Z'::timestamptz, NULL::uuid, now(), now(),
+      '\x00'::bytea || int8send((extract(epoch FROM now()) * 1000000)::bigint)
     FROM k, org
     RETURNING organisation_id, id),
-  ev AS (
-    INSERT INTO message_events (organisation_id, message_id, from_status, to_status, source, at)
-    SELECT organisation_id, id, NULL, 'scheduled', 'admission', now() FROM ins),
   r AS (
     UPDATE credit_lots AS l SET reserved = l.reserved + 1
     FROM lot

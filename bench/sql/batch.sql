@@ -28,17 +28,13 @@ INSERT INTO idempotency_keys
 INSERT INTO message_batches (organisation_id, id, recipient_count, credits_reserved, send_at, created_at)
   VALUES (:org, ('b0000000-0000-4000-8000-' || lpad(to_hex(:k::bigint), 12, '0'))::uuid, {{SIZE}}, {{SIZE}},
     '2099-01-01'::date::timestamp AT TIME ZONE 'UTC', now());
-WITH m AS (
-    INSERT INTO messages (organisation_id, id, batch_id, batch_position, to_number, sender_name, text, segments,
-      status, send_at, due_at, created_at, updated_at)
-    SELECT :org, x.id, x.batch_id, x.batch_position, x.to_number, x.sender_name, x.text, x.segments,
-      x.status, x.send_at, CASE WHEN x.status = 'scheduled' THEN x.send_at END, now(), now()
-    FROM json_to_recordset(replace('{{MESSAGES_JSON}}', '@@@@@@@@@@@@', lpad(to_hex(:k::bigint), 12, '0'))::json)
-      AS x(id uuid, batch_id uuid, batch_position integer,
-      to_number text, sender_name text, text text, segments smallint, status text, send_at timestamptz)
-    RETURNING organisation_id, id, status)
-  INSERT INTO message_events (organisation_id, message_id, from_status, to_status, source, at)
-  SELECT organisation_id, id, NULL, status, 'admission', now() FROM m;
+INSERT INTO messages (organisation_id, id, batch_id, batch_position, to_number, sender_name, text, segments,
+    status, send_at, due_at, created_at, updated_at, timeline)
+  SELECT :org, x.id, x.batch_id, x.batch_position, x.to_number, x.sender_name, x.text, x.segments,
+    x.status, x.send_at, CASE WHEN x.status = 'scheduled' THEN x.send_at END, now(), now(), '\x00'::bytea || int8send((extract(epoch FROM now()) * 1000000)::bigint)
+  FROM json_to_recordset(replace('{{MESSAGES_JSON}}', '@@@@@@@@@@@@', lpad(to_hex(:k::bigint), 12, '0'))::json)
+    AS x(id uuid, batch_id uuid, batch_position integer,
+    to_number text, sender_name text, text text, segments smallint, status text, send_at timestamptz);
 SELECT id::text AS id, (amount - reserved - consumed) AS free
   FROM credit_lots
   WHERE organisation_id = :org

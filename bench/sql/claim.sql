@@ -66,10 +66,7 @@ WITH x AS (
     FOR UPDATE OF m),
   u AS (
     UPDATE messages AS m SET status = 'processing', submitted_at = now(), updated_at = now(),
-      worker_id = :worker::uuid, claim_until = NULL
+      worker_id = :worker::uuid, claim_until = NULL, timeline = coalesce(m.timeline, ''::bytea) || '\x15'::bytea || int8send((extract(epoch FROM now()) * 1000000)::bigint)
     FROM c WHERE m.organisation_id = c.organisation_id AND m.id = c.id AND c.sms_enabled AND c.sender_active
-    RETURNING m.organisation_id, m.id),
-  e AS (
-    INSERT INTO message_events (organisation_id, message_id, from_status, to_status, source, at)
-    SELECT organisation_id, id, 'scheduled', 'processing', 'dispatch', now() FROM u)
+    RETURNING m.organisation_id, m.id)
   SELECT organisation_id::text, id::text, sms_enabled, sender_active FROM c;

@@ -18,14 +18,12 @@ WITH lot AS (
     ON CONFLICT DO NOTHING
     RETURNING message_id),
   ins AS (
-    INSERT INTO messages (organisation_id, id, to_number, sender_name, text, segments, status, send_at, due_at, created_at, updated_at)
+    INSERT INTO messages (organisation_id, id, to_number, sender_name, text, segments, status, send_at, due_at, created_at, updated_at,
+      timeline)
     SELECT :org::uuid, k.message_id, '+261331234567', 'INFO', 'Bench scheduled message', 1, 'scheduled',
-      '2099-01-01T00:00:00Z'::timestamptz, '2099-01-01T00:00:00Z'::timestamptz, now(), now()
+      '2099-01-01T00:00:00Z'::timestamptz, '2099-01-01T00:00:00Z'::timestamptz, now(), now(), '\x00'::bytea || int8send((extract(epoch FROM now()) * 1000000)::bigint)
     FROM k
     RETURNING organisation_id, id),
-  ev AS (
-    INSERT INTO message_events (organisation_id, message_id, from_status, to_status, source, at)
-    SELECT organisation_id, id, NULL, 'scheduled', 'admission', now() FROM ins),
   r AS (
     UPDATE credit_lots AS l SET reserved = l.reserved + 1
     FROM lot WHERE l.organisation_id = :org::uuid AND l.id = lot.id AND EXISTS (SELECT 1 FROM k)

@@ -1,19 +1,16 @@
 -- Seeds :n scheduled messages of organisation :'org', the first falling due at :'due' and each
 -- next :step_us microseconds later (0: all at once), each with its
--- admission event and a pending one-credit hold on lot :lot (with its reserve entry and the
+-- timeline's admission entry and a pending one-credit hold on lot :lot (with its reserve entry and the
 -- lot's reserved counter), as if admitted by the service: settlement then consumes them normally.
 BEGIN;
 WITH m AS (
     INSERT INTO messages (organisation_id, id, to_number, sender_name, text, segments,
-      status, send_at, due_at, created_at, updated_at)
+      status, send_at, due_at, created_at, updated_at, timeline)
     SELECT :'org'::uuid, gen_random_uuid(), '+26133' || lpad(i::text, 7, '0'), 'INFO', 'Bench due message', 1,
       'scheduled', :'due'::timestamptz + (i - 1) * :step_us * interval '1 microsecond',
-      :'due'::timestamptz + (i - 1) * :step_us * interval '1 microsecond', now(), now()
+      :'due'::timestamptz + (i - 1) * :step_us * interval '1 microsecond', now(), now(), '\x00'::bytea || int8send((extract(epoch FROM now()) * 1000000)::bigint)
     FROM generate_series(1, :n) AS i
     RETURNING organisation_id, id),
-  ev AS (
-    INSERT INTO message_events (organisation_id, message_id, from_status, to_status, source, at)
-    SELECT organisation_id, id, NULL, 'scheduled', 'admission', now() FROM m),
   h AS (
     INSERT INTO credit_holds (organisation_id, message_id, lot_id, amount, state, created_at)
     SELECT organisation_id, id, :lot, 1, 'pending', now() FROM m
@@ -24,4 +21,4 @@ UPDATE credit_lots SET reserved = reserved + :n WHERE organisation_id = :'org' A
 COMMIT;
 -- Fresh statistics for the bulk-loaded tables, as autoanalyze would give them (with stale ones the
 -- planner settles holds through credit_holds_pending, scanning every pending hold of the organisation).
-ANALYZE messages, message_events, credit_holds, credit_entries, credit_lots;
+ANALYZE messages, credit_holds, credit_entries, credit_lots;

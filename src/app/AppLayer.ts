@@ -31,6 +31,7 @@ import { CreationAnswersLive } from "../http/CreationAnswers.ts"
 import { NodeServerLive } from "../http/NodeServer.ts"
 import { Idempotency } from "../idempotency/Idempotency.ts"
 import { Ids } from "../platform/Ids.ts"
+import { JournalPartitions } from "../ledger/JournalPartitions.ts"
 import { Ledger } from "../ledger/Ledger.ts"
 import { LoggingLive } from "../observability/Logging.ts"
 import { AcceptancesInFlight } from "../messages/AcceptancesInFlight.ts"
@@ -61,7 +62,7 @@ import { SeedLive } from "./Seed.ts"
 /** The stores and the services that only need them, over the database. */
 const Base = Layer.mergeAll(
   AcceptancesInFlight.layer,
-  Ledger.layer,
+  JournalPartitions.layer.pipe(Layer.provideMerge(Ledger.layer)),
   Organisations.layer,
   ApiKeys.layer,
   ContactStore.layer,

@@ -6,8 +6,8 @@
  * order: due messages dispatched to their simulated outcome, receipts delivered, verifications
  * run, abandoned messages recovered, unmatched receipts past their time removed, messages past
  * their retention erased, finished messages compacted (Compaction.ts), webhook deliveries (and
- * their retries) attempted. Credits expire
- * by themselves: expiry is judged by the date.
+ * their retries) attempted, the ledger journal's partitions made ahead and the emptied ones
+ * dropped (JournalPartitions.ts). Credits expire by themselves: expiry is judged by the date.
  */
 import { Context, Effect, Layer, Option, Semaphore } from "effect"
 import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
@@ -17,6 +17,7 @@ import { now } from "../clock/Time.ts"
 import { Erasure } from "../messages/Erasure.ts"
 import { MessageQueueStore } from "../messages/MessageQueueStore.ts"
 import { Compaction } from "./Compaction.ts"
+import { JournalPartitions } from "../ledger/JournalPartitions.ts"
 import { Deliveries } from "../webhooks/Deliveries.ts"
 import { WorkSteps } from "./WorkSteps.ts"
 
@@ -39,6 +40,7 @@ export class DueWork extends Context.Service<DueWork, {
     const simulator = yield* Effect.serviceOption(SimulatorControl)
     const erasure = yield* Erasure
     const compaction = yield* Compaction
+    const partitions = yield* JournalPartitions
     const oneAtATime = yield* Semaphore.make(1)
 
     const drain = (step: Effect.Effect<number, DatabaseUnavailable>) =>
@@ -60,7 +62,8 @@ export class DueWork extends Context.Service<DueWork, {
       for (let pass = 0; pass < passesMax; pass++) {
         const done = (yield* steps.recoverAbandoned) + (yield* steps.dispatchDue) + (yield* drain(simulatorSteps.runDue)) +
           (yield* drain(steps.applyReceipts)) + (yield* drain(steps.verifyDue)) + (yield* steps.dropUnmatchedReceipts) +
-          (yield* drain(erasure.eraseExpired)) + (yield* drain(compaction.compactOnce)) + (yield* deliveries.runDue)
+          (yield* drain(erasure.eraseExpired)) + (yield* drain(compaction.compactOnce)) + (yield* deliveries.runDue) +
+          (yield* partitions.upkeep)
         if (done === 0) return
       }
       yield* Effect.logError(`due work still finds work after ${passesMax} passes`)

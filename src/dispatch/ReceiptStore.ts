@@ -1,10 +1,11 @@
 /**
- * The table of delivery receipts (`provider_receipts`), owned here: what a provider reports is
- * decided in the statement that stores it, before the provider is told it was received. A
- * receipt whose message is accepted is applied at once (stored as applied); a repeat is ignored
- * (not stored); any other is stored pending and tried again later, then applied, ignored as a
- * repeat (and removed), or left pending. A set is one statement, composed with the fragments of
- * messages (MessageStore.ts).
+ * The table of delivery receipts waiting for their message (`provider_receipts`), owned here:
+ * what a provider reports is decided in the statement that receives it, before the provider is
+ * told it was received. A receipt whose message is accepted is applied at once (the message's
+ * status, delivery time and timeline keep it: nothing else is stored); a repeat is ignored; any
+ * other is stored pending and tried again later, then applied or ignored as a repeat (and removed
+ * either way), or left pending until it is given up. A set is one statement, composed with the
+ * fragments of messages (MessageStore.ts).
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
@@ -39,11 +40,11 @@ type Fails<A> = Effect.Effect<A, DatabaseUnavailable>
 export class ReceiptStore extends Context.Service<ReceiptStore, {
   /**
    * Decides and applies receipts as they arrive, in one statement: one whose message is accepted
-   * is applied and stored as applied, a repeat (its messages all final) is counted and not
-   * stored, any other is stored pending, tried again after the first retry. What it did.
+   * is applied, a repeat (its messages all final) is counted, neither is stored; any other is
+   * stored pending, tried again after the first retry. What it did.
    */
   readonly receive: (receipts: ReadonlyArray<IncomingReceipt>, at: Date, retry: RetryPolicy) => Fails<RoundCounts>
-  /** Applies up to `limit` receipts due at `at` in one statement (see Receipts.ts); what it did. */
+  /** Applies up to `limit` receipts due at `at` in one statement (see Receipts.ts), removing those applied or ignored; what it did. */
   readonly applyDue: (at: Date, limit: number, retry: RetryPolicy) => Fails<RoundCounts>
   /** When the next pending receipt is due, if any. */
   readonly nextDue: Fails<Date | undefined>
@@ -59,12 +60,6 @@ export class ReceiptStore extends Context.Service<ReceiptStore, {
   readonly retryAt: (providerRefs: ReadonlyArray<string>, at: Date) => Fails<void>
   /** Pending receipts that were tried at least once (for /metrics). */
   readonly unmatchedCount: Fails<number>
-  /**
-   * Removes at most `limit` receipts applied before `before`: their outcome is in their message
-   * (status, delivery time, timeline) and a repeat of one finds its message final and is ignored
-   * without them. Returns how many.
-   */
-  readonly dropApplied: (before: Date, limit: number) => Fails<number>
 }>()("sms/ReceiptStore") {
   static readonly layer = Layer.effect(ReceiptStore, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -73,7 +68,6 @@ export class ReceiptStore extends Context.Service<ReceiptStore, {
     /** When a receipt tried for the `d.attempts + 1`-th time is tried next: the first retry, doubled each time, capped. */
     const nextAttempt = (at: Date, retry: RetryPolicy) =>
       sql`${at}::timestamptz + make_interval(secs => least(${retry.firstMs / 1000}::float8 * power(2, d.attempts), ${retry.maxMs / 1000}::float8))`
-    const settledAt = (at: Date) => sql`CASE WHEN d.state = 'pending' THEN NULL ELSE ${at}::timestamptz END`
 
     /**
      * One set of receipts (`source`: a query giving `id, provider_ref, recipient, outcome,
@@ -125,18 +119,17 @@ export class ReceiptStore extends Context.Service<ReceiptStore, {
           recipient: r.recipient,
           submitted_at: r.submittedAt?.toISOString() ?? null
         }))
-        // stored only when it was not a repeat: applied at once, or pending for its next try
+        // stored only when it waits: pending for its next try
         return round(sql`SELECT i AS id, provider_ref, recipient, outcome, occurred_at, submitted_at, 0 AS attempts
             FROM json_to_recordset(${JSON.stringify(rows)}::json)
               AS x(i integer, provider_ref text, outcome text, occurred_at timestamptz, recipient text, submitted_at timestamptz)`,
           sql`kept AS (
             INSERT INTO provider_receipts (provider_ref, outcome, occurred_at, recipient, submitted_at, received_at, state,
-              organisation_id, message_id, attempts, next_attempt_at, settled_at)
-            SELECT provider_ref, outcome, occurred_at, recipient, submitted_at, ${at}, state,
-              organisation_id, message_id, 1, ${nextAttempt(at, retry)}, ${settledAt(at)}
-            FROM d WHERE state <> 'ignored'
+              attempts, next_attempt_at)
+            SELECT provider_ref, outcome, occurred_at, recipient, submitted_at, ${at}, state, 1, ${nextAttempt(at, retry)}
+            FROM d WHERE state = 'pending'
             RETURNING state, outcome),
-          s AS (SELECT state, outcome FROM kept UNION ALL SELECT state, outcome FROM d WHERE state = 'ignored')`, at)
+          s AS (SELECT state, outcome FROM kept UNION ALL SELECT state, outcome FROM d WHERE state <> 'pending')`, at)
       },
       applyDue: (at, limit, retry) =>
         round(sql`SELECT id, provider_ref, recipient, outcome, occurred_at, submitted_at, attempts FROM provider_receipts
@@ -144,17 +137,11 @@ export class ReceiptStore extends Context.Service<ReceiptStore, {
             ORDER BY next_attempt_at, id LIMIT ${limit}
             FOR UPDATE SKIP LOCKED`,
           sql`gone AS (
-            DELETE FROM provider_receipts AS p USING d WHERE p.id = d.id AND d.state = 'ignored'
+            DELETE FROM provider_receipts AS p USING d WHERE p.id = d.id AND d.state <> 'pending'
             RETURNING d.state, d.outcome),
           kept AS (
-            UPDATE provider_receipts AS p SET
-              state = d.state,
-              organisation_id = d.organisation_id,
-              message_id = d.message_id,
-              attempts = d.attempts + 1,
-              next_attempt_at = ${nextAttempt(at, retry)},
-              settled_at = ${settledAt(at)}
-            FROM d WHERE p.id = d.id AND d.state <> 'ignored'
+            UPDATE provider_receipts AS p SET attempts = d.attempts + 1, next_attempt_at = ${nextAttempt(at, retry)}
+            FROM d WHERE p.id = d.id AND d.state = 'pending'
             RETURNING p.state, p.outcome),
           s AS (SELECT state, outcome FROM kept UNION ALL SELECT state, outcome FROM gone)`, at),
       nextDue: fromDatabase(sql<{ at: Date | null }>`SELECT min(next_attempt_at) AS at FROM provider_receipts WHERE state = 'pending'`.pipe(
@@ -171,12 +158,6 @@ export class ReceiptStore extends Context.Service<ReceiptStore, {
           SELECT (SELECT count(*) FROM expired)::integer AS expired, (SELECT count(*) FROM over_cap)::integer AS over_cap`.pipe(
           Effect.map((rows) => rows[0]!)
         )),
-      dropApplied: (before, limit) =>
-        fromDatabase(sql<{ n: number }>`WITH gone AS (
-            DELETE FROM provider_receipts WHERE id IN (SELECT id FROM provider_receipts
-              WHERE state = 'applied' AND settled_at < ${before} ORDER BY settled_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)
-            RETURNING id)
-          SELECT count(*)::integer AS n FROM gone`.pipe(Effect.map((rows) => rows[0]?.n ?? 0))),
       orphanMatches: (orphans, before, after) => {
         if (orphans.length === 0) return Effect.succeed(new Map<string, string>())
         const rows = orphans.map((o) => ({

@@ -4,10 +4,10 @@
  * provider is never idle for a round trip), the verifier (unknown results), recovery (messages
  * of dead processes), the receipt applier, the webhook deliveries, once a minute the removal of
  * unmatched receipts past their time, and retention (messages past it erased, finished ones
- * compacted). A loop survives failures and stops with the layer's scope: messages already
- * started are finished, claims not yet started are given back. A database outage is logged once
- * per loop (WARN when it starts, INFO when the loop works again); any other failure, a fault of
- * ours, at ERROR each time.
+ * compacted, the ledger journal's monthly partitions kept). A loop survives failures and stops
+ * with the layer's scope: messages already started are finished, claims not yet started are
+ * given back. A database outage is logged once per loop (WARN when it starts, INFO when the loop
+ * works again); any other failure, a fault of ours, at ERROR each time.
  *
  * Under the test clock none of them runs: time only moves through the operator's `advance`,
  * which runs the same steps to completion (TestClock.ts).
@@ -22,6 +22,7 @@ import { Compaction, compactionSetMax } from "./Compaction.ts"
 import { Deliveries } from "../webhooks/Deliveries.ts"
 import { Receipts, receiptSetSizeMax } from "./Receipts.ts"
 import { Erasure, retentionSetMax } from "../messages/Erasure.ts"
+import { JournalPartitions } from "../ledger/JournalPartitions.ts"
 import { MessageQueueStore } from "../messages/MessageQueueStore.ts"
 import { Provider } from "../provider/Provider.ts"
 import { verifyRoundMax, WorkSteps } from "./WorkSteps.ts"
@@ -70,6 +71,7 @@ export const WorkersLive = Layer.effectDiscard(Effect.gen(function*() {
   const { workerId } = yield* WorkerLease
   const erasure = yield* Erasure
   const compaction = yield* Compaction
+  const partitions = yield* JournalPartitions
   const deliveries = yield* Deliveries
   if (config.clock === "test") return
 
@@ -85,7 +87,10 @@ export const WorkersLive = Layer.effectDiscard(Effect.gen(function*() {
   const retention = Effect.gen(function*() {
     const erased = yield* erasure.eraseExpired
     const compacted = yield* compaction.compactOnce
-    yield* sleepMs(erased >= retentionSetMax || compacted >= compactionSetMax ? retentionPauseMs : retentionIntervalMs)
+    const more = erased >= retentionSetMax || compacted >= compactionSetMax
+    // once erasure has caught up, the ledger journal's partitions: those ahead made, the emptied dropped
+    if (!more) yield* partitions.upkeep
+    yield* sleepMs(more ? retentionPauseMs : retentionIntervalMs)
   })
   yield* Effect.forkScoped(resilient("retention", retention))
   if (!config.schedulerEnabled) return

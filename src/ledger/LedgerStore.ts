@@ -1,10 +1,17 @@
 /**
  * The credit tables (contract section 3), owned here: `credit_lots` (a grant, or a part of a
  * large one, with the counters of what is reserved and consumed), `credit_holds` (the part of one
- * message's reservation drawn from one lot: pending, then posted or voided; a settled one is
- * removed when compaction collapses its message's timeline) and `credit_entries` (the journal
- * that explains every change of a lot's counters). A lot's counters never change without
- * the entry that explains it. Expiry is judged against the day the caller gives.
+ * message's reservation drawn from one lot, while it is pending: settlement removes it, its
+ * consume or release entry saying what became of it), `credit_entries` (the journal that
+ * explains every change of a lot's counters, partitioned by UTC month of its entries) and
+ * `credit_entry_totals` (what folded entries said, per fold, lot, month and kind). A lot's counters
+ * never change without the entry that explains it, and always equal its entries plus its totals.
+ * Expiry is judged against the day the caller gives.
+ *
+ * Retention empties the journal: the entries of an erased message are folded into the totals
+ * (`foldMessageEntries`, with its erasure), and a month's partition that holds no message's entry
+ * any more is dropped in one statement, its grants folded first (`dropEmptyPartitions`).
+ * Partitions are created months ahead (`preparePartitions`).
  *
  * The one-statement admission (messages/QuickAdmission.ts) is composed from the fragments at the
  * end: the first valid lot with free credits, and the reservation from it.
@@ -13,6 +20,7 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
 import { fromDatabase } from "../db/Store.ts"
+import { inTransaction } from "../db/Transaction.ts"
 import { type LotFree, splitGrant } from "../domain/Credits.ts"
 
 /** Every credit of an organisation in exactly one bucket: granted = consumed + reserved + available + expiredUnreserved. */
@@ -42,6 +50,30 @@ export interface HoldSettlement {
 
 type Fails<A> = Effect.Effect<A, DatabaseUnavailable>
 
+/**
+ * Longest a partition's drop waits for its lock (DROP locks the whole journal, and admissions
+ * queue behind a waiting DROP): beyond it the drop is left for the next round.
+ */
+export const partitionLockMs = 100
+
+/**
+ * The journal's monthly partitions are named `credit_entries_pYYYYMM` (migration 16,
+ * `sms_month_partition`); `credit_entries_default` takes what falls in a month without one.
+ */
+const partitionPrefix = "credit_entries_p"
+
+/** A UTC month as YYYYMM. */
+const monthOf = (at: Date) => `${at.getUTCFullYear()}${String(at.getUTCMonth() + 1).padStart(2, "0")}`
+
+/**
+ * The folded entries (a CTE `gone` of `organisation_id, lot_id, kind, amount, at`) as totals rows,
+ * per lot, UTC month and kind; inserted, never updated, so that two folds never wait on one row.
+ */
+const addToTotals = (sql: SqlClient.SqlClient, foldedAt: Date) =>
+  sql`INSERT INTO credit_entry_totals (organisation_id, lot_id, month, kind, amount, entries, folded_at)
+    SELECT organisation_id, lot_id, date_trunc('month', at AT TIME ZONE 'UTC')::date, kind, sum(amount), count(*), ${foldedAt}
+    FROM gone GROUP BY 1, 2, 3, 4`
+
 /** The lots `lots` (a table alias) of the organisation that are valid on `today`. */
 const validLots = (sql: SqlClient.SqlClient, lots: string, organisationId: string, today: string) =>
   sql`${sql(lots)}.organisation_id = ${organisationId}
@@ -58,18 +90,30 @@ export class LedgerStore extends Context.Service<LedgerStore, {
   readonly lockFreeLots: (organisationId: string, today: string) => Fails<ReadonlyArray<LotFree>>
   /** Writes pending holds with their reserve entries and adds them to their lots' reserved counters, in one statement. */
   readonly hold: (organisationId: string, holds: ReadonlyArray<Hold>, at: Date) => Fails<void>
-  /** Posts or voids the pending holds of a set of messages, in one statement, each lot touched once. */
-  readonly settle: (settlements: ReadonlyArray<HoldSettlement>, at: Date) => Fails<void>
   /**
-   * Removes the settled (posted or voided) holds of these messages, in one statement; returns how
-   * many. The entries that explain them stay: each message's reserve entry and its consume or
-   * release entry, per lot, say what its holds said. Pending holds are never touched.
+   * Settles the pending holds of a set of messages in one statement, each lot touched once: each
+   * hold is removed and its consume or release entry written (posted or voided, in two-phase
+   * terms: the entries keep what the hold said).
    */
-  readonly dropSettledHolds: (messages: ReadonlyArray<{ readonly organisationId: string; readonly id: string }>) => Fails<number>
+  readonly settle: (settlements: ReadonlyArray<HoldSettlement>, at: Date) => Fails<void>
   /** Every bucket of the ledger invariant as of `today`. */
   readonly totals: (organisationId: string, today: string) => Fails<LedgerTotals>
   /** Credits reserved by messages not yet settled, every organisation together (for /metrics). */
   readonly reservedEverywhere: Fails<number>
+  /**
+   * Folds the entries of these messages (erased: settled, their detail no longer kept) into the
+   * per-lot monthly totals, in one statement, in the caller's transaction; returns how many entries.
+   */
+  readonly foldMessageEntries: (messages: ReadonlyArray<{ readonly organisationId: string; readonly id: string }>, at: Date) => Fails<number>
+  /** Creates the journal's partitions of the month of `at` and the `monthsAhead` next ones, those missing. */
+  readonly preparePartitions: (at: Date, monthsAhead: number) => Fails<void>
+  /**
+   * Drops the journal's partitions of the months before the month of `at` that hold no entry of a
+   * message any more, each in a transaction of its own that locks the journal (within
+   * `partitionLockMs`, else the partition is left for the next time), looks again, then folds the
+   * partition's grant entries into the totals. Returns the months dropped (YYYYMM).
+   */
+  readonly dropEmptyPartitions: (at: Date) => Fails<ReadonlyArray<string>>
 }>()("sms/LedgerStore") {
   // Stryker restore StringLiteral
   static readonly layer = Layer.effect(LedgerStore, Effect.gen(function*() {
@@ -119,8 +163,8 @@ export class LedgerStore extends Context.Service<LedgerStore, {
         return fromDatabase(sql`WITH x AS (
             SELECT * FROM json_to_recordset(${JSON.stringify(rows)}::json) AS x(organisation_id uuid, message_id uuid, kind text)),
           h AS (
-            UPDATE credit_holds AS ch SET state = CASE x.kind WHEN 'consume' THEN 'posted' ELSE 'voided' END, settled_at = ${at}
-            FROM x
+            DELETE FROM credit_holds AS ch
+            USING x
             WHERE ch.organisation_id = x.organisation_id AND ch.message_id = x.message_id AND ch.state = 'pending'
             RETURNING ch.organisation_id, ch.message_id, ch.lot_id, ch.amount, x.kind),
           e AS (
@@ -141,17 +185,6 @@ export class LedgerStore extends Context.Service<LedgerStore, {
             -- read whole (an init plan) before the first row is updated: every lot is locked in order first
             AND (SELECT count(*) FROM locked) > 0`.pipe(Effect.asVoid))
       },
-      dropSettledHolds: (messages) => {
-        // Stryker disable next-line ConditionalExpression: equivalent, an empty set deletes no row; the return saves the statement
-        if (messages.length === 0) return Effect.succeed(0)
-        const rows = JSON.stringify(messages.map((m) => ({ organisation_id: m.organisationId, message_id: m.id })))
-        return fromDatabase(sql<{ n: number }>`WITH gone AS (
-            DELETE FROM credit_holds AS h
-            USING json_to_recordset(${rows}::json) AS x(organisation_id uuid, message_id uuid)
-            WHERE h.organisation_id = x.organisation_id AND h.message_id = x.message_id AND h.state <> 'pending'
-            RETURNING 1)
-          SELECT count(*)::float8 AS n FROM gone`.pipe(Effect.map((r) => r[0]!.n)))
-      },
       // float8, not integer: an organisation's lots may hold more than 2^31 - 1 credits in all (each
       // at most 10^9), and float8 counts exactly up to 2^53
       totals: (organisationId, today) =>
@@ -164,7 +197,52 @@ export class LedgerStore extends Context.Service<LedgerStore, {
             (min(valid_until) FILTER (WHERE valid_until >= ${today}::date AND amount - reserved - consumed > 0))::text AS valid_until
           FROM credit_lots WHERE organisation_id = ${organisationId}`.pipe(Effect.map((rows) => rows[0]!))),
       reservedEverywhere: fromDatabase(sql<{ reserved: number }>`SELECT coalesce(sum(reserved), 0)::float8 AS reserved FROM credit_lots`
-        .pipe(Effect.map((rows) => rows[0]!.reserved)))
+        .pipe(Effect.map((rows) => rows[0]!.reserved))),
+      foldMessageEntries: (messages, at) => {
+        if (messages.length === 0) return Effect.succeed(0)
+        const rows = JSON.stringify(messages.map((m) => ({ organisation_id: m.organisationId, message_id: m.id })))
+        return fromDatabase(sql<{ n: number }>`WITH gone AS (
+            DELETE FROM credit_entries AS e
+            USING json_to_recordset(${rows}::json) AS x(organisation_id uuid, message_id uuid)
+            WHERE e.organisation_id = x.organisation_id AND e.message_id = x.message_id
+            RETURNING e.organisation_id, e.lot_id, e.kind, e.amount, e.at),
+          totals AS (${addToTotals(sql, at)})
+          SELECT count(*)::float8 AS n FROM gone`.pipe(Effect.map((r) => r[0]!.n)))
+      },
+      preparePartitions: (at, monthsAhead) =>
+        fromDatabase(sql`SELECT sms_month_partition('credit_entries',
+            (date_trunc('month', ${at}::timestamptz AT TIME ZONE 'UTC') + make_interval(months => k))::date)
+          FROM generate_series(0, ${monthsAhead}::integer) AS k`.pipe(Effect.asVoid)),
+      dropEmptyPartitions: (at) =>
+        Effect.gen(function*() {
+          const old = yield* sql<{ name: string }>`SELECT c.relname::text AS name FROM pg_inherits AS i
+            JOIN pg_class AS c ON c.oid = i.inhrelid
+            WHERE i.inhparent = 'credit_entries'::regclass
+              AND c.relname LIKE ${partitionPrefix + "%"} AND c.relname < ${partitionPrefix + monthOf(at)}
+            ORDER BY 1`
+          const dropped: Array<string> = []
+          for (const { name } of old) {
+            const partition = sql(name)
+            const holdsMessages = sql<{ holds: boolean }>`SELECT EXISTS (SELECT 1 FROM ${partition} WHERE message_id IS NOT NULL) AS holds`
+              .pipe(Effect.map((rows) => rows[0]!.holds))
+            // looked at without a lock first: most old partitions still hold messages (organisations that keep them)
+            if (yield* holdsMessages) continue
+            const done = yield* Effect.gen(function*() {
+              // then the whole journal locked, at once: nothing writes the partition between its check and its drop
+              yield* sql`SELECT set_config('lock_timeout', ${`${partitionLockMs}ms`}, true)`
+              yield* sql`LOCK TABLE credit_entries IN ACCESS EXCLUSIVE MODE`
+              if (yield* holdsMessages) return false
+              yield* sql`WITH gone AS (SELECT organisation_id, lot_id, kind, amount, at FROM ${partition}) ${addToTotals(sql, at)}`
+              yield* sql`DROP TABLE ${partition}`
+              return true
+            }).pipe(
+              inTransaction(sql),
+              Effect.catchTag("SqlError", (e) => e.reason._tag === "LockTimeoutError" ? Effect.succeed(false) : Effect.fail(e))
+            )
+            if (done) dropped.push(name.slice(partitionPrefix.length))
+          }
+          return dropped
+        }).pipe(fromDatabase)
     })
   }))
 }

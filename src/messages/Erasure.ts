@@ -1,15 +1,18 @@
 /**
  * Erasure of messages' personal data (CONTRACT 2 and 12): recipient, sender and text blanked in
  * the message row, and the answer stored for its idempotency key forgotten (a replay then answers
- * 410 `personal_data_erased`); status, segments, times and every credit stay as they are. The
- * operator erases one message (Messages.erase); retention erases, in sets, the messages final for
- * longer than their organisation's retention, by the service's clock. Both go through `erase`.
+ * 410 `personal_data_erased`); status, segments, times and every credit stay as they are, its
+ * ledger entries folded into their lots' monthly totals (LedgerStore.foldMessageEntries: the
+ * counters are unchanged, the per-message detail goes with the message's data). The operator
+ * erases one message (Messages.erase); retention erases, in sets, the messages final for longer
+ * than their organisation's retention, by the service's clock. Both go through `erase`.
  */
 import { Context, Effect, Layer } from "effect"
 import { AppConfig } from "../config/Config.ts"
 import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
 import { Transactions } from "../db/Transactions.ts"
 import { IdempotencyStore } from "../idempotency/IdempotencyStore.ts"
+import { LedgerStore } from "../ledger/LedgerStore.ts"
 import { now } from "../clock/Time.ts"
 import type { MessageRow } from "./MessageRow.ts"
 import { type MessageKey, MessageStore } from "./MessageStore.ts"
@@ -38,12 +41,14 @@ export class Erasure extends Context.Service<Erasure, {
     const { transaction } = yield* Transactions
     const store = yield* MessageStore
     const keys = yield* IdempotencyStore
+    const ledger = yield* LedgerStore
     const { retentionDays } = yield* AppConfig
 
     const erase = (messages: ReadonlyArray<MessageKey>, at: Date) =>
       Effect.gen(function*() {
         const erased = yield* store.erase(messages, at)
         yield* keys.eraseForMessages(erased)
+        yield* ledger.foldMessageEntries(erased, at)
         return erased
       })
 

@@ -16,6 +16,7 @@ import { organisationFragments } from "../organisations/OrganisationStore.ts"
 import type { ProviderRef, Sendable } from "../provider/Provider.ts"
 import { workerFragments } from "../workers/WorkerStore.ts"
 import type { MessageRow } from "./MessageRow.ts"
+import { appended } from "./CompactTimeline.ts"
 import { messageColumns } from "./MessageStore.ts"
 
 /** How long a dispatcher's claim on a scheduled message lasts before another process may claim it. */
@@ -234,13 +235,12 @@ export class MessageQueueStore extends Context.Service<MessageQueueStore, {
               ORDER BY m.organisation_id, m.id
               FOR UPDATE OF m),
             u AS (
-              UPDATE messages AS m SET status = 'processing', submitted_at = ${at}, updated_at = ${at},
-                worker_id = ${workerId}, claim_until = NULL
-              FROM c WHERE m.organisation_id = c.organisation_id AND m.id = c.id AND c.sms_enabled AND c.sender_active
-              RETURNING m.organisation_id, m.id),
-            e AS (
-              INSERT INTO message_events (organisation_id, message_id, from_status, to_status, source, at)
-              SELECT organisation_id, id, 'scheduled', 'processing', 'dispatch', ${at} FROM u)
+              UPDATE messages AS m SET status = 'processing', submitted_at = t.at, updated_at = t.at,
+                worker_id = ${workerId}, claim_until = NULL,
+                timeline = ${sql.literal(appended("m.timeline", "'processing'", "'dispatch'", "t.at"))}
+              FROM c, (SELECT ${at}::timestamptz AS at) AS t
+              WHERE m.organisation_id = c.organisation_id AND m.id = c.id AND c.sms_enabled AND c.sender_active
+              RETURNING m.organisation_id, m.id)
             SELECT organisation_id::text, id::text, sms_enabled, sender_active FROM c`)
           const byKey = new Map(found.map((f) => [`${f.organisationId}/${f.id}`, f]))
           return messages.map((m): StartRefusal | undefined => {

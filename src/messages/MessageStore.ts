@@ -1,11 +1,13 @@
 /**
- * The tables of messages and their timeline (`messages`, `message_events`), owned here. Every
- * status change after admission goes through `transitionSet`, which moves each row only from its
- * expected states and writes its timeline entry in the same statement; the caller's transaction
- * makes it atomic with the ledger. A day after a message became final, compaction collapses its
- * timeline rows into its own row (`collapseTimelines`, CompactTimeline.ts); `timeline` reads both.
- * What dispatch, verification and recovery claim is in MessageQueueStore.ts; the fragments at the
- * end are what other modules' statements compose (the one-statement admission, receipts).
+ * The table of messages with their timelines (`messages`), owned here, and the timeline rows of
+ * an upgraded database (`message_events`, no longer written). Every status change after admission
+ * goes through `transitionSet` (or a statement composed from the fragments below), which moves each
+ * row only from its expected states and appends its timeline entry to the row in the same
+ * statement (CompactTimeline.ts); the caller's transaction makes it atomic with the ledger. The
+ * rows an upgraded database still holds for its finished messages are collapsed into their
+ * message's row by compaction a day after it became final (`collapseTimelines`); `timeline` reads
+ * both. What dispatch, verification and recovery claim is in MessageQueueStore.ts; the fragments
+ * at the end are what other modules' statements compose (the one-statement admission, receipts).
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
@@ -16,7 +18,7 @@ import type { ListPosition } from "../domain/NewestFirst.ts"
 import { isUuid } from "../domain/Uuid.ts"
 import { organisationFragments } from "../organisations/OrganisationStore.ts"
 import { webhookOutbox, webhookSubscribed } from "../webhooks/WebhookStore.ts"
-import { encodable, type EventSource, packedEntry, unpackedEntries } from "./CompactTimeline.ts"
+import { admitted, appended, encodable, type EventSource, packedEntry, unpackedEntries } from "./CompactTimeline.ts"
 import type { MessageRow } from "./MessageRow.ts"
 
 export type { EventSource } from "./CompactTimeline.ts"
@@ -94,7 +96,7 @@ const columns = messageColumns()
 type Fails<A> = Effect.Effect<A, DatabaseUnavailable>
 
 export class MessageStore extends Context.Service<MessageStore, {
-  /** Inserts messages of one organisation in one statement, each with its admission timeline entry. */
+  /** Inserts messages of one organisation in one statement, each with its timeline's admission entry. */
   readonly insert: (organisationId: string, messages: ReadonlyArray<NewMessage>, at: Date) => Fails<void>
   /** The message with this id whatever its organisation (the operator's lookup). */
   readonly findAnywhere: (id: string) => Fails<MessageRow | undefined>
@@ -140,7 +142,8 @@ export class MessageStore extends Context.Service<MessageStore, {
   readonly collapseTimelines: (before: Date, limit: number) => Fails<ReadonlyArray<MessageKey>>
   /**
    * Blanks recipient, sender and text of each of these messages whose processing is finished, in
-   * one statement; returns those (the others are left alone).
+   * one statement, and clears what only the work on a message in flight reads (the provider's id,
+   * submission, due and verification times, leases); returns those (the others are left alone).
    */
   readonly erase: (messages: ReadonlyArray<MessageKey>, at: Date) => Fails<ReadonlyArray<MessageRow>>
   /**
@@ -176,16 +179,14 @@ export class MessageStore extends Context.Service<MessageStore, {
         send_at: m.sendAt?.toISOString() ?? null,
         worker_id: m.workerId
       }))
-      yield* fromDatabase(sql`WITH m AS (
-          INSERT INTO messages (organisation_id, id, batch_id, batch_position, to_number, sender_name, text, segments,
-            status, send_at, due_at, worker_id, created_at, updated_at)
-          SELECT ${organisationId}, x.id, x.batch_id, x.batch_position, x.to_number, x.sender_name, x.text, x.segments,
-            x.status, x.send_at, CASE WHEN x.status = 'scheduled' THEN coalesce(x.send_at, ${at}::timestamptz) END, x.worker_id, ${at}, ${at}
-          FROM json_to_recordset(${JSON.stringify(rows)}::json) AS x(id uuid, batch_id uuid, batch_position integer,
-            to_number text, sender_name text, text text, segments smallint, status text, send_at timestamptz, worker_id uuid)
-          RETURNING organisation_id, id, status)
-        INSERT INTO message_events (organisation_id, message_id, from_status, to_status, source, at)
-        SELECT organisation_id, id, NULL, status, 'admission', ${at} FROM m`)
+      yield* fromDatabase(sql`INSERT INTO messages (organisation_id, id, batch_id, batch_position, to_number, sender_name, text,
+          segments, status, send_at, due_at, worker_id, created_at, updated_at, timeline)
+        SELECT ${organisationId}, x.id, x.batch_id, x.batch_position, x.to_number, x.sender_name, x.text, x.segments,
+          x.status, x.send_at, CASE WHEN x.status = 'scheduled' THEN coalesce(x.send_at, ${at}::timestamptz) END, x.worker_id, ${at}, ${at},
+          ${sql.literal(admitted("x.status", "s.at"))}
+        FROM json_to_recordset(${JSON.stringify(rows)}::json) AS x(id uuid, batch_id uuid, batch_position integer,
+          to_number text, sender_name text, text text, segments smallint, status text, send_at timestamptz, worker_id uuid),
+          (SELECT ${at}::timestamptz AS at) AS s`)
     })
 
     const transitionSet = Effect.fn("MessageStore.transitionSet")(function*(transitions: ReadonlyArray<Transition>) {
@@ -223,13 +224,11 @@ export class MessageStore extends Context.Service<MessageStore, {
             delivery_time = coalesce(x.delivery_time, m.delivery_time),
             verify_at = x.verify_at,
             worker_id = CASE WHEN x.to_status = 'processing' THEN m.worker_id END,
-            claim_until = NULL
+            claim_until = NULL,
+            timeline = ${sql.literal(appended("m.timeline", "x.to_status", "x.source", "x.at"))}
           FROM old JOIN x ON x.i = old.i
           WHERE m.organisation_id = old.organisation_id AND m.id = old.id
           RETURNING m.organisation_id, m.id, old.status AS from_status, x.to_status, x.source, x.at, x.i, ${sql.literal(movedColumns("m"))}),
-        e AS (
-          INSERT INTO message_events (organisation_id, message_id, from_status, to_status, source, at)
-          SELECT organisation_id, id, from_status, to_status, source, at FROM u),
         ${outbox.messageEvents("u")}
         SELECT i, from_status, ${batchCheck("u")} FROM u`)
       yield* fromDatabase(completeBatches(moved, transitions.reduce((latest, t) => (t.at > latest ? t.at : latest), new Date(0))))
@@ -332,7 +331,9 @@ export class MessageStore extends Context.Service<MessageStore, {
           ? Effect.succeed([])
           : fromDatabase(sql<MessageRow>`WITH erased AS (
               UPDATE messages AS m
-              SET to_number = '', sender_name = '', text = '', erased_at = coalesce(m.erased_at, ${at}), updated_at = ${at}
+              SET to_number = '', sender_name = '', text = '', erased_at = coalesce(m.erased_at, ${at}), updated_at = ${at},
+                -- what only the work on a message in flight reads goes too (it leaves their indexes)
+                provider_message_id = NULL, submitted_at = NULL, due_at = NULL, verify_at = NULL, worker_id = NULL, claim_until = NULL
               FROM json_to_recordset(${JSON.stringify(messages.map((k) => ({ o: k.organisationId, i: k.id })))}::json) AS x(o uuid, i uuid)
               WHERE m.organisation_id = x.o AND m.id = x.i AND m.status IN ${sql.literal(finalList)}
               RETURNING ${sql.literal(messageColumns("m"))}),
@@ -412,14 +413,12 @@ export const messageFragments = (sql: SqlClient.SqlClient) => ({
   insert: (organisationId: string, text: string, segments: number, source: Fragment, at: Date) =>
     sql`ins AS (
         INSERT INTO messages (organisation_id, id, batch_id, batch_position, to_number, sender_name, text, segments, status,
-          send_at, due_at, worker_id, created_at, updated_at)
+          send_at, due_at, worker_id, created_at, updated_at, timeline)
         SELECT ${organisationId}, s.id, s.batch_id, s.batch_position, s.to_number, s.sender_name, ${text}, ${segments}, s.status,
-          s.send_at, CASE WHEN s.status = 'scheduled' THEN coalesce(s.send_at, ${at}::timestamptz) END, s.worker_id, ${at}, ${at}
-        FROM (${source}) AS s
-        RETURNING organisation_id, id, status),
-      ev AS (
-        INSERT INTO message_events (organisation_id, message_id, from_status, to_status, source, at)
-        SELECT organisation_id, id, NULL, status, 'admission', ${at} FROM ins)`,
+          s.send_at, CASE WHEN s.status = 'scheduled' THEN coalesce(s.send_at, t.at) END, s.worker_id, t.at, t.at,
+          ${sql.literal(admitted("s.status", "t.at"))}
+        FROM (${source}) AS s, (SELECT ${at}::timestamptz AS at) AS t
+        RETURNING organisation_id, id, status)`,
   /**
    * A lateral subquery giving the newest `accepted` message with provider ref `ref` (and number
    * `recipient`, unless it is null) as `organisation_id, id, accepted_at`, locked.
@@ -450,13 +449,11 @@ export const messageFragments = (sql: SqlClient.SqlClient) => ({
    */
   applyReceipts: (applied: string, at: Date) =>
     sql`u AS (
-        UPDATE messages AS m SET status = a.outcome, delivery_time = greatest(a.occurred_at, a.accepted_at), updated_at = ${at}
-        FROM ${sql(applied)} AS a
+        UPDATE messages AS m SET status = a.outcome, delivery_time = greatest(a.occurred_at, a.accepted_at), updated_at = r.at,
+          timeline = ${sql.literal(appended("m.timeline", "a.outcome", "'receipt'", "r.at"))}
+        FROM ${sql(applied)} AS a, (SELECT ${at}::timestamptz AS at) AS r
         WHERE m.organisation_id = a.organisation_id AND m.id = a.message_id
-        RETURNING m.organisation_id, m.id, a.outcome, ${at}::timestamptz AS at, ${sql.literal(movedColumns("m"))}),
-      e AS (
-        INSERT INTO message_events (organisation_id, message_id, from_status, to_status, source, at)
-        SELECT organisation_id, id, 'accepted', outcome, 'receipt', ${at} FROM u),
+        RETURNING m.organisation_id, m.id, a.outcome, r.at, ${sql.literal(movedColumns("m"))}),
       ${webhookOutbox(sql).messageEvents("u")}`,
   /** The columns that tell, per row of the CTE `u` of `applyReceipts`, whether its batch may have just completed. */
   batchCheck: (moved: string) => batchCompletion(sql).batchCheck(moved),

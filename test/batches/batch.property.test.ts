@@ -8,11 +8,11 @@
  *    individual statuses, and the ledger holds segments x members in scheduled/processing/unknown
  *    as reserved and segments x members in accepted/delivered/undeliverable as consumed.
  */
+import { expect } from "@effect/vitest"
 import { Effect } from "effect"
 import fc from "fast-check"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Ledger } from "../../src/ledger/Ledger.ts"
-import { backend, makeTestApp, type TestApp } from "../support/TestApp.ts"
+import { App, type AppServices, backend, withApp } from "../support/TestApp.ts"
 import {
   countsOf,
   expectAdmitted,
@@ -30,19 +30,6 @@ import {
   withOffset,
   zeroCounts
 } from "./support.ts"
-let app: TestApp
-
-beforeAll(() => {
-  // shorter (still realistic) simulator and verification delays keep each run brief in clock time
-  app = makeTestApp({
-    label: "batch_property",
-    config: { clock: "test", simulatorReceiptDelayMs: 500, simulatorSlowMs: 0, verifyIntervalMs: 1000 }
-  })
-})
-
-afterAll(async () => {
-  await app?.dispose()
-})
 
 const testNumbers = testNumberOutcomes.map(([n]) => n)
 
@@ -108,127 +95,141 @@ const show = (c: BatchCase) =>
   `${c.segments} segment(s), spare ${c.spare}, gaps ${JSON.stringify(c.gaps)}`
 
 /** Moves the clock `n` steps of 200 ms (statuses change as receipts and verifications fall due). */
-const step = (n: number) => app.advance(200 * n)
+const step = (n: number) => Effect.flatMap(App, (app) => app.advance(200 * n))
 
 /** Paging passes that saw the batch mid-way (some members in their final status, some not yet). */
 let passesMidDispatch = 0
 const sizesRun: Array<number> = []
 
 /** Reads every page with `gaps` clock steps before each page after the first; checks the paging contract. */
-const pageThrough = async (apiKey: string, batchId: string, recipients: ReadonlyArray<string>, gaps: ReadonlyArray<number>) => {
-  const seen: Array<MessageBody> = []
-  let cursor: string | undefined = undefined
-  let last = false
-  for (let page = 0; page < 20 && !last; page++) {
-    if (page > 0) await step(gaps[page % gaps.length]!)
-    const p: { results: Array<MessageBody>; nextCursor: string | null } = await getPage(app, apiKey, batchId, cursor)
-    seen.push(...p.results)
-    const full = seen.length < recipients.length
-    // every page but the last holds exactly 100; the last one says so with a null cursor
-    expect(p.results.length).toBe(full ? 100 : recipients.length - (seen.length - p.results.length))
-    if (p.nextCursor === null) last = true
-    else cursor = p.nextCursor
-  }
-  expect(last, "a last page with next_cursor null").toBe(true)
-  const pending = seen.filter((m) => m.status !== expectedFinal(m.to)).length
-  if (pending > 0 && pending < seen.length) passesMidDispatch++
-  expect(seen.map((m) => m.to)).toEqual(recipients)
-  expect(new Set(seen.map((m) => m.id)).size).toBe(recipients.length)
-  return seen
-}
+const pageThrough = (apiKey: string, batchId: string, recipients: ReadonlyArray<string>, gaps: ReadonlyArray<number>) =>
+  Effect.gen(function*() {
+    const seen: Array<MessageBody> = []
+    let cursor: string | undefined = undefined
+    let last = false
+    for (let page = 0; page < 20 && !last; page++) {
+      if (page > 0) yield* step(gaps[page % gaps.length]!)
+      const p: { results: Array<MessageBody>; nextCursor: string | null } = yield* getPage(apiKey, batchId, cursor)
+      seen.push(...p.results)
+      const full = seen.length < recipients.length
+      // every page but the last holds exactly 100; the last one says so with a null cursor
+      expect(p.results.length).toBe(full ? 100 : recipients.length - (seen.length - p.results.length))
+      if (p.nextCursor === null) last = true
+      else cursor = p.nextCursor
+    }
+    expect(last, "a last page with next_cursor null").toBe(true)
+    const pending = seen.filter((m) => m.status !== expectedFinal(m.to)).length
+    if (pending > 0 && pending < seen.length) passesMidDispatch++
+    expect(seen.map((m) => m.to)).toEqual(recipients)
+    expect(new Set(seen.map((m) => m.id)).size).toBe(recipients.length)
+    return seen
+  })
 
 /** For a failure message: each member not in its expected final status, with its timeline. */
-const diagnose = async (orgId: string, batchId: string) => {
-  const lines: Array<string> = []
-  for (const m of await membersOf(app, orgId, batchId)) {
-    if (m.status === expectedFinal(m.toNumber)) continue
-    const events = (await app.timeline(orgId, m.id)).map((e) =>
-      `${e.fromStatus ?? "-"}->${e.toStatus} by ${e.source} at ${new Date(e.at).toISOString()}`)
-    lines.push(`${m.toNumber} is ${m.status}, expected ${expectedFinal(m.toNumber)}; submits ${app.calls.submits.get(m.id) ?? 0}; ` +
-      `timeline [${events.join("; ")}]`)
-  }
-  return `now ${new Date(await app.now()).toISOString()}; ${lines.join(" | ")}`
-}
+const diagnose = (orgId: string, batchId: string) =>
+  Effect.gen(function*() {
+    const app = yield* App
+    const lines: Array<string> = []
+    for (const m of yield* membersOf(orgId, batchId)) {
+      if (m.status === expectedFinal(m.toNumber)) continue
+      const events = (yield* app.timeline(orgId, m.id)).map((e) =>
+        `${e.fromStatus ?? "-"}->${e.toStatus} by ${e.source} at ${new Date(e.at).toISOString()}`)
+      lines.push(`${m.toNumber} is ${m.status}, expected ${expectedFinal(m.toNumber)}; submits ${app.calls.submits.get(m.id) ?? 0}; ` +
+        `timeline [${events.join("; ")}]`)
+    }
+    return `now ${new Date(yield* app.now).toISOString()}; ${lines.join(" | ")}`
+  })
 
 const ledgerTotals = (orgId: string) =>
-  app.run(Effect.gen(function*() {
+  Effect.gen(function*() {
     const ledger = yield* Ledger
     return yield* ledger.totals(orgId)
-  }))
-
-const checkCase = async (c: BatchCase) => {
-  const n = c.recipients.length
-  sizesRun.push(n)
-  const granted = n * c.segments + c.spare
-  const { orgId, apiKey } = await app.newOrg({ credits: granted })
-  const sendAt = new Date((await app.now()) + 10 * 60_000)
-  const res = await postBatch(app, apiKey, {
-    recipients: c.recipients,
-    text: c.segments === 1 ? oneSegmentText : twoSegmentText,
-    send_at: withOffset(sendAt, "+03:00")
   })
-  const batch = expectAdmitted(res)
-  expect(batch).toMatchObject({ recipient_count: n, credits_reserved: n * c.segments, counts: { ...zeroCounts(), scheduled: n } })
 
-  // paging while statuses change: the first page before send_at, the others from send_at on, between clock steps
-  const first = await getPage(app, apiKey, batch.id)
-  expect(first.results.map((m) => m.to)).toEqual(c.recipients.slice(0, 100))
-  await app.advanceTo(sendAt)
-  const expected = countsOf(c.recipients.map(expectedFinal))
-  let counts = zeroCounts()
-  for (let pass = 0; pass < 60; pass++) {
-    await pageThrough(apiKey, batch.id, c.recipients, c.gaps)
-    counts = (await getBatch(app, apiKey, batch.id)).counts
-    if (JSON.stringify(counts) === JSON.stringify(expected)) break
-    await step(2)
-  }
-  if (JSON.stringify(counts) !== JSON.stringify(expected)) {
-    await app.advance(10 * 60_000)
-    counts = (await getBatch(app, apiKey, batch.id)).counts
-  }
-  if (JSON.stringify(counts) !== JSON.stringify(expected)) {
-    expect(counts, `batch counts once dispatched; ${await diagnose(orgId, batch.id)}`).toEqual(expected)
-  }
+const checkCase = (c: BatchCase) =>
+  Effect.gen(function*() {
+    const app = yield* App
+    const n = c.recipients.length
+    sizesRun.push(n)
+    const granted = n * c.segments + c.spare
+    const { orgId, apiKey } = yield* app.newOrg({ credits: granted })
+    const sendAt = new Date((yield* app.now) + 10 * 60_000)
+    const res = yield* postBatch(apiKey, {
+      recipients: c.recipients,
+      text: c.segments === 1 ? oneSegmentText : twoSegmentText,
+      send_at: withOffset(sendAt, "+03:00")
+    })
+    const batch = expectAdmitted(res)
+    expect(batch).toMatchObject({ recipient_count: n, credits_reserved: n * c.segments, counts: { ...zeroCounts(), scheduled: n } })
 
-  // the counts are the members' individual statuses; each member has its contract outcome
-  const members = await pageThrough(apiKey, batch.id, c.recipients, [0])
-  expect(countsOf(members.map((m) => m.status))).toEqual(counts)
-  expect(members.map((m) => m.status)).toEqual(c.recipients.map(expectedFinal))
-  const stored = await membersOf(app, orgId, batch.id)
-  expect(stored.map((m) => [m.id, m.status])).toEqual(members.map((m) => [m.id, m.status]))
-  for (const m of members) {
-    if (app.calls.submits.get(m.id) !== 1) expect(`${m.to} submitted ${app.calls.submits.get(m.id) ?? 0} times`).toBe(`${m.to} submitted 1 times`)
-  }
-
-  // contract 3, member by member
-  const reserved = c.segments * (counts.scheduled + counts.processing + counts.unknown)
-  const consumed = c.segments * (counts.accepted + counts.delivered + counts.undeliverable)
-  expect(await ledgerTotals(orgId)).toEqual({ granted, consumed, reserved, available: granted - consumed - reserved, expiredUnreserved: 0 })
-  expect(await getBalance(app, apiKey)).toEqual({
-    total: granted - consumed,
-    reserved,
-    available: granted - consumed - reserved,
-    valid_until: null
-  })
-}
-
-describe(`batch properties on the test clock (${backend})`, () => {
-  it("random batches: paging yields every recipient once in order while statuses change; counts and credits settle per contract", async () => {
-    const details = await fc.check(
-      fc.asyncProperty(batchArb, async (c) => {
-        await checkCase(c)
-      }),
-      { numRuns: 25, examples: pinned, endOnFailure: true }
-    )
-    if (details.failed) {
-      const [c] = details.counterexample ?? []
-      const error = details.errorInstance instanceof Error ? details.errorInstance : new Error(String(details.errorInstance))
-      error.message = `property failed (seed ${details.seed}, path ${details.counterexamplePath}) on ` +
-        `${c === undefined ? "?" : show(c)}: ${error.message}\nrecipients: ${JSON.stringify(c?.recipients)}`
-      throw error
+    // paging while statuses change: the first page before send_at, the others from send_at on, between clock steps
+    const first = yield* getPage(apiKey, batch.id)
+    expect(first.results.map((m) => m.to)).toEqual(c.recipients.slice(0, 100))
+    yield* app.advanceTo(sendAt)
+    const expected = countsOf(c.recipients.map(expectedFinal))
+    let counts = zeroCounts()
+    for (let pass = 0; pass < 60; pass++) {
+      yield* pageThrough(apiKey, batch.id, c.recipients, c.gaps)
+      counts = (yield* getBatch(apiKey, batch.id)).counts
+      if (JSON.stringify(counts) === JSON.stringify(expected)) break
+      yield* step(2)
     }
-    // not vacuous: some passes really paged while statuses were changing
-    expect(passesMidDispatch).toBeGreaterThan(0)
-    console.log(`batch sizes run: ${sizesRun.join(", ")}; paging passes mid-dispatch: ${passesMidDispatch}`)
-  }, 240_000)
+    if (JSON.stringify(counts) !== JSON.stringify(expected)) {
+      yield* app.advance(10 * 60_000)
+      counts = (yield* getBatch(apiKey, batch.id)).counts
+    }
+    if (JSON.stringify(counts) !== JSON.stringify(expected)) {
+      expect(counts, `batch counts once dispatched; ${yield* diagnose(orgId, batch.id)}`).toEqual(expected)
+    }
+
+    // the counts are the members' individual statuses; each member has its contract outcome
+    const members = yield* pageThrough(apiKey, batch.id, c.recipients, [0])
+    expect(countsOf(members.map((m) => m.status))).toEqual(counts)
+    expect(members.map((m) => m.status)).toEqual(c.recipients.map(expectedFinal))
+    const stored = yield* membersOf(orgId, batch.id)
+    expect(stored.map((m) => [m.id, m.status])).toEqual(members.map((m) => [m.id, m.status]))
+    for (const m of members) {
+      if (app.calls.submits.get(m.id) !== 1) expect(`${m.to} submitted ${app.calls.submits.get(m.id) ?? 0} times`).toBe(`${m.to} submitted 1 times`)
+    }
+
+    // contract 3, member by member
+    const reserved = c.segments * (counts.scheduled + counts.processing + counts.unknown)
+    const consumed = c.segments * (counts.accepted + counts.delivered + counts.undeliverable)
+    expect(yield* ledgerTotals(orgId)).toEqual({ granted, consumed, reserved, available: granted - consumed - reserved, expiredUnreserved: 0 })
+    expect(yield* getBalance(apiKey)).toEqual({
+      total: granted - consumed,
+      reserved,
+      available: granted - consumed - reserved,
+      valid_until: null
+    })
+  })
+
+// shorter (still realistic) simulator and verification delays keep each run brief in clock time
+withApp({
+  label: "batch_property",
+  config: { clock: "test", simulatorReceiptDelayMs: 500, simulatorSlowMs: 0, verifyIntervalMs: 1000 }
+})(`batch properties on the test clock (${backend})`, (it) => {
+  it.effect("random batches: paging yields every recipient once in order while statuses change; counts and credits settle per contract", () =>
+    Effect.gen(function*() {
+      // fast-check runs each case as a promise: the case's Effect runs with the suite's app
+      const run = Effect.runPromiseWith(yield* Effect.context<App | AppServices>())
+      const details = yield* Effect.promise(() =>
+        fc.check(
+          fc.asyncProperty(batchArb, async (c) => {
+            await run(checkCase(c))
+          }),
+          { numRuns: 25, examples: pinned, endOnFailure: true }
+        )
+      )
+      if (details.failed) {
+        const [c] = details.counterexample ?? []
+        const error = details.errorInstance instanceof Error ? details.errorInstance : new Error(String(details.errorInstance))
+        error.message = `property failed (seed ${details.seed}, path ${details.counterexamplePath}) on ` +
+          `${c === undefined ? "?" : show(c)}: ${error.message}\nrecipients: ${JSON.stringify(c?.recipients)}`
+        throw error
+      }
+      // not vacuous: some passes really paged while statuses were changing
+      expect(passesMidDispatch).toBeGreaterThan(0)
+      console.log(`batch sizes run: ${sizesRun.join(", ")}; paging passes mid-dispatch: ${passesMidDispatch}`)
+    }), 240_000)
 })

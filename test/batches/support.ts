@@ -1,17 +1,14 @@
 /**
  * Shared helpers of the batch tests (spec 2.4-2.6, 4.5-4.7): paths, request bodies, recipients,
- * reading every page of a batch, and the shape checks of the Batch and Message resources.
- * Works with any app exposing `call`.
+ * reading every page of a batch, and the shape checks of the Batch and Message resources, over
+ * the app of the suite (App).
  */
+import { expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
-import { expect } from "vitest"
-import type { CallOptions, Reply, TestApp } from "../support/TestApp.ts"
-
-export interface Caller {
-  readonly call: (method: string, path: string, options?: CallOptions) => Promise<Reply>
-}
+import { App, type Reply } from "../support/TestApp.ts"
+import { timelineEntriesSql } from "../support/Timelines.ts"
 
 export const batchesPath = "/api/sms/v2/message-batches/"
 export const batchPath = (id: string) => `${batchesPath}${id}/`
@@ -74,10 +71,6 @@ export const withOffset = (at: Date, offset: string): string => {
   return `${shifted.toISOString().slice(0, 19)}${offset}`
 }
 
-/** POSTs a batch under `key` (a fresh one by default; null sends no Idempotency-Key header). */
-export const postBatch = (app: Caller, token: string, body: unknown, key: string | null = randomUUID()) =>
-  app.call("POST", batchesPath, { token, body, ...(key === null ? {} : { headers: { "idempotency-key": key } }) })
-
 /** Asserts a 202 batch admission and returns its body. */
 export const expectAdmitted = (res: Reply) => {
   expect(res.status, res.text).toBe(202)
@@ -127,52 +120,61 @@ export const expectMessageShape = (m: MessageBody) => {
   expect(statuses).toContain(m.status)
 }
 
-export const getBatch = async (app: Caller, token: string, id: string) => {
-  const res = await app.call("GET", batchPath(id), { token })
-  expect(res.status, res.text).toBe(200)
-  expectBatchShape(res.body)
-  return res.body as BatchBody
-}
+/** POSTs a batch under `key` (a fresh one by default; null sends no Idempotency-Key header). */
+export const postBatch = (token: string, body: unknown, key: string | null = randomUUID()) =>
+  Effect.flatMap(App, (app) => app.call("POST", batchesPath, { token, body, ...(key === null ? {} : { headers: { "idempotency-key": key } }) }))
 
-export const getPage = async (app: Caller, token: string, id: string, cursor?: string) => {
-  const res = await app.call("GET", messagesPath(id, cursor), { token })
-  expect(res.status, res.text).toBe(200)
-  expect(Object.keys(res.body).sort()).toEqual(["next_cursor", "results"])
-  const results = res.body.results as Array<MessageBody>
-  expect(results.length).toBeLessThanOrEqual(100)
-  for (const m of results) expectMessageShape(m)
-  return { results, nextCursor: res.body.next_cursor as string | null }
-}
+export const getBatch = (token: string, id: string) =>
+  Effect.gen(function*() {
+    const res = yield* (yield* App).call("GET", batchPath(id), { token })
+    expect(res.status, res.text).toBe(200)
+    expectBatchShape(res.body)
+    return res.body as BatchBody
+  })
+
+export const getPage = (token: string, id: string, cursor?: string) =>
+  Effect.gen(function*() {
+    const res = yield* (yield* App).call("GET", messagesPath(id, cursor), { token })
+    expect(res.status, res.text).toBe(200)
+    expect(Object.keys(res.body).sort()).toEqual(["next_cursor", "results"])
+    const results = res.body.results as Array<MessageBody>
+    expect(results.length).toBeLessThanOrEqual(100)
+    for (const m of results) expectMessageShape(m)
+    return { results, nextCursor: res.body.next_cursor as string | null }
+  })
 
 /** Every message of the batch, page after page, with the size of each page. */
-export const readAll = async (app: Caller, token: string, id: string) => {
-  const messages: Array<MessageBody> = []
-  const sizes: Array<number> = []
-  let cursor: string | undefined = undefined
-  for (let guard = 0; guard < 20; guard++) {
-    const page: { results: Array<MessageBody>; nextCursor: string | null } = await getPage(app, token, id, cursor)
-    messages.push(...page.results)
-    sizes.push(page.results.length)
-    if (page.nextCursor === null) return { messages, sizes }
-    expect(typeof page.nextCursor).toBe("string")
-    cursor = page.nextCursor
-  }
-  throw new Error("more than 20 pages")
-}
+export const readAll = (token: string, id: string) =>
+  Effect.gen(function*() {
+    const messages: Array<MessageBody> = []
+    const sizes: Array<number> = []
+    let cursor: string | undefined = undefined
+    for (let guard = 0; guard < 20; guard++) {
+      const page: { results: Array<MessageBody>; nextCursor: string | null } = yield* getPage(token, id, cursor)
+      messages.push(...page.results)
+      sizes.push(page.results.length)
+      if (page.nextCursor === null) return { messages, sizes }
+      expect(typeof page.nextCursor).toBe("string")
+      cursor = page.nextCursor
+    }
+    throw new Error("more than 20 pages")
+  })
 
-export const getBalance = async (app: Caller, token: string) => {
-  const res = await app.call("GET", "/api/sms/v2/balance/", { token })
-  expect(res.status, res.text).toBe(200)
-  return res.body as { total: number; reserved: number; available: number; valid_until: string | null }
-}
+export const getBalance = (token: string) =>
+  Effect.gen(function*() {
+    const res = yield* (yield* App).call("GET", "/api/sms/v2/balance/", { token })
+    expect(res.status, res.text).toBe(200)
+    return res.body as { total: number; reserved: number; available: number; valid_until: string | null }
+  })
 
 /** Every member of a batch straight from the store: position order, status, timeline length. */
-export const membersOf = (app: TestApp, orgId: string, batchId: string) =>
-  app.run(Effect.gen(function*() {
+export const membersOf = (orgId: string, batchId: string) =>
+  Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     return yield* sql<{ id: string; position: number; toNumber: string; status: string; events: number }>`SELECT
         m.id::text AS id, m.batch_position AS position, m.to_number, m.status,
-        (SELECT count(*) FROM message_events e WHERE e.organisation_id = m.organisation_id AND e.message_id = m.id)::integer AS events
+        (SELECT count(*) FROM (${sql.literal(timelineEntriesSql)}) AS e
+          WHERE e.organisation_id = m.organisation_id AND e.message_id = m.id)::integer AS events
       FROM messages m WHERE m.organisation_id = ${orgId} AND m.batch_id = ${batchId}
       ORDER BY m.batch_position`
-  }))
+  })

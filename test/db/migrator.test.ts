@@ -4,9 +4,12 @@
  * with one log line each; a database created by the previous migrator (its `schema_migrations`
  * rows) upgrades in place, applying nothing again, to the same schema as a fresh one; and
  * processes starting at once apply each migration exactly once (PostgreSQL only: the embedded
- * database serves one connection at a time). A database holding messages in every status gets
- * migration 14 (the collapsed timeline): each timeline reads the same, and compaction then
- * collapses those of the finished messages without changing one entry (times to the microsecond).
+ * database serves one connection at a time). A database of version 13 holding messages in every
+ * status, with their credit holds and entries and delivery receipts, upgrades to timelines in the
+ * row and the partitioned ledger journal (migrations 14 to 16): each timeline reads the same (those
+ * of messages in flight collapsed by the upgrade, those of finished ones by compaction, without
+ * changing one entry, times to the microsecond), every entry is kept with its id in its month's
+ * partition, settled holds and applied receipts are gone, pending ones stay.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Logger } from "effect"
@@ -130,6 +133,40 @@ const timelines = Effect.gen(function*() {
   return read
 }).pipe(Effect.provide(MessageStore.layer))
 
+/** Version 13's ledger and receipts for the messages of `seedMessages`: a lot, its grant, a hold and entries per message, two receipts. */
+const seedLedger = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const [lot] = yield* sql<{ id: string }>`INSERT INTO credit_lots (organisation_id, amount, reserved, consumed, created_at)
+    VALUES (${demoOrganisation}, 100, 4, 2, '2026-01-01T00:00:00Z') RETURNING id::text`
+  const entry = (kind: string, messageIndex: number | null, at: string) =>
+    sql`INSERT INTO credit_entries (organisation_id, lot_id, message_id, kind, amount, at)
+      VALUES (${demoOrganisation}, ${lot!.id}, ${messageIndex === null ? null : `00000000-0000-4000-8000-00000000000${messageIndex}`}, ${kind}, ${kind === "grant" ? 100 : 1}, ${at})`
+  const hold = (messageIndex: number, state: string) =>
+    sql`INSERT INTO credit_holds (organisation_id, message_id, lot_id, amount, state, created_at, settled_at)
+      VALUES (${demoOrganisation}, ${`00000000-0000-4000-8000-00000000000${messageIndex}`}, ${lot!.id}, 1, ${state}, '2026-01-02T00:00:00Z',
+        ${state === "pending" ? null : "2026-02-03T00:00:00Z"})`
+  yield* entry("grant", null, "2026-01-01T00:00:00.5Z")
+  // scheduled, processing, accepted, unknown: reserved; delivered, undeliverable: consumed; blocked, failed: released
+  for (const [i, settled] of [[0, null], [1, null], [2, null], [7, null], [3, "consume"], [4, "consume"], [5, "release"], [6, "release"]] as const) {
+    yield* entry("reserve", i, `2026-01-02T00:00:0${i}Z`)
+    if (settled !== null) yield* entry(settled, i, `2026-02-03T00:00:0${i}Z`)
+    yield* hold(i, settled === null ? "pending" : settled === "consume" ? "posted" : "voided")
+  }
+  yield* sql`INSERT INTO provider_receipts (provider_ref, outcome, occurred_at, received_at, next_attempt_at, state, settled_at)
+    VALUES ('sim:applied', 'delivered', now(), now(), now(), 'applied', now()), ('sim:waiting', 'delivered', now(), now(), now(), 'pending', NULL)`
+})
+
+/** The ledger and receipts as they read: entries (with ids), holds, receipts, and the journal's partitions. */
+const ledgerRead = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  return {
+    entries: yield* sql<{ id: string; messageId: string | null; kind: string; at: string }>`SELECT id::text, message_id::text, kind,
+      to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') AS at FROM credit_entries ORDER BY id`,
+    holds: yield* sql<{ messageId: string; state: string }>`SELECT message_id::text, state FROM credit_holds ORDER BY message_id`,
+    receipts: yield* sql<{ providerRef: string }>`SELECT provider_ref FROM provider_receipts ORDER BY provider_ref`
+  }
+})
+
 const utc = (at: string) => `to_char(${at} AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US')`
 
 /** Each entry's time to the microsecond, in timeline order per message: from the rows, and from the collapsed timelines unless `rowsOnly`. */
@@ -161,7 +198,18 @@ describe(`migrations on effect/sql's Migrator (${backend})`, { timeout: 120_000 
       expect(schema.indexes).toContainEqual(expect.objectContaining({ indexname: "messages_in_flight_to" }))
       expect(schema.columns).toContainEqual(expect.objectContaining({ tableName: "messages", columnName: "timeline", dataType: "bytea" }))
       expect(schema.indexes).toContainEqual(expect.objectContaining({ indexname: "messages_timeline_due" }))
-      expect(schema.functions.map((f) => f.proname)).toContain("sms_abort")
+      expect(schema.functions.map((f) => f.proname)).toEqual(expect.arrayContaining(["sms_abort", "sms_month_partition"]))
+      expect(schema.indexes).toContainEqual(expect.objectContaining({ indexname: "credit_entries_message" }))
+      // the journal is partitioned: this month's partition and the next two, and the default
+      const partitions = yield* db(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql<{ name: string }>`SELECT c.relname::text AS name FROM pg_inherits AS i JOIN pg_class AS c ON c.oid = i.inhrelid
+          WHERE i.inhparent = 'credit_entries'::regclass ORDER BY 1`))
+      const month = (ahead: number) => {
+        const d = new Date()
+        const m = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + ahead, 1))
+        return `credit_entries_p${m.getUTCFullYear()}${String(m.getUTCMonth() + 1).padStart(2, "0")}`
+      }
+      expect(partitions.map((p) => p.name)).toEqual(["credit_entries_default", month(0), month(1), month(2)])
     }))
 
   it.live("a database of the previous migrator upgrades in place: its versions count as applied, nothing runs again, the schema is a fresh one's", () =>
@@ -197,21 +245,49 @@ describe(`migrations on effect/sql's Migrator (${backend})`, { timeout: 120_000 
       expect(yield* legacy(schemaOf)).toEqual(yield* fresh(schemaOf))
     }))
 
-  it.live("a database holding messages in every status upgrades to collapsed timelines: each reads the same, before and after compaction", () =>
+  it.live("a database holding messages in every status upgrades: timelines read the same, before and after compaction; every entry kept, settled holds and applied receipts gone", () =>
     Effect.gen(function*() {
       const db = on(yield* (yield* freshDatabase("timelines")))
       yield* db(legacyMigrate(13))
       yield* db(seedMessages)
+      yield* db(seedLedger)
       const times = yield* db(entryTimes(true))
       expect(times).toHaveLength(Object.values(timelinesByStatus).flat().length)
       expect(times).toContain("2026-01-04 10:00:03.123453")
+      const before = yield* db(ledgerRead)
+      expect(before.entries).toHaveLength(13)
 
-      expect(yield* db(migrateLogged)).toEqual([14])
+      expect(yield* db(migrateLogged)).toEqual(allVersions.filter((v) => v > 13))
       const upgraded = yield* db(timelines)
       for (const [status, timeline] of Object.entries(timelinesByStatus)) {
         expect((upgraded[status] as Array<{ fromStatus: string | null; toStatus: string; source: string }>).map((e) => [e.fromStatus, e.toStatus, e.source]))
           .toEqual(timeline)
       }
+      // the messages in flight were collapsed by the upgrade (they will move again: entries go in the row); the finished ones keep their rows for now
+      const stored = yield* db(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql<{ text: string; rows: number; collapsed: number | null }>`SELECT m.text, length(m.timeline) AS collapsed,
+          (SELECT count(*) FROM message_events AS e WHERE e.organisation_id = m.organisation_id AND e.message_id = m.id)::integer AS rows
+          FROM messages AS m ORDER BY m.text`))
+      expect(stored).toEqual(Object.entries(timelinesByStatus).sort(([a], [b]) => a.localeCompare(b)).map(([text, timeline]) =>
+        finished.includes(text) ? { text, rows: timeline.length, collapsed: null } : { text, rows: 0, collapsed: 9 * timeline.length }
+      ))
+      expect(yield* db(entryTimes(false))).toEqual(times)
+
+      // the journal: every entry with its id and time, in the partition of its month; holds pending only, receipts pending only
+      const after = yield* db(ledgerRead)
+      expect(after.entries).toEqual(before.entries)
+      expect(after.holds).toEqual(before.holds.filter((h) => h.state === "pending"))
+      expect(after.holds.map((h) => h.messageId.slice(-1))).toEqual(["0", "1", "2", "7"])
+      expect(after.receipts).toEqual([{ providerRef: "sim:waiting" }])
+      const placed = yield* db(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql<{ partition: string; n: number }>`SELECT tableoid::regclass::text AS partition, count(*)::integer AS n FROM credit_entries
+          GROUP BY 1 ORDER BY 1`))
+      expect(placed).toEqual([{ partition: "credit_entries_p202601", n: 9 }, { partition: "credit_entries_p202602", n: 4 }])
+      // a new entry's id follows the last one's
+      const [next] = yield* db(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql<{ id: string }>`INSERT INTO credit_entries (organisation_id, lot_id, kind, amount, at)
+          SELECT organisation_id, lot_id, 'grant', 1, now() FROM credit_entries LIMIT 1 RETURNING id::text`))
+      expect(Number(next!.id)).toBe(Math.max(...before.entries.map((e) => Number(e.id))) + 1)
 
       const collapse = (limit: number) =>
         db(Effect.gen(function*() {
@@ -225,7 +301,7 @@ describe(`migrations on effect/sql's Migrator (${backend})`, { timeout: 120_000 
           (SELECT count(*) FROM message_events AS e WHERE e.organisation_id = m.organisation_id AND e.message_id = m.id)::integer AS rows
           FROM messages AS m ORDER BY m.text`))
       expect(left).toEqual(Object.entries(timelinesByStatus).sort(([a], [b]) => a.localeCompare(b)).map(([text, timeline]) =>
-        finished.includes(text) ? { text, rows: 0, collapsed: 9 * timeline.length } : { text, rows: timeline.length, collapsed: null }
+        ({ text, rows: 0, collapsed: 9 * timeline.length })
       ))
       expect(yield* db(timelines)).toEqual(upgraded)
       expect(yield* db(entryTimes(false))).toEqual(times)

@@ -6,41 +6,43 @@
 import { readFileSync } from "node:fs"
 import type { AddressInfo } from "node:net"
 import { join } from "node:path"
-import { afterAll, describe, expect, it } from "vitest"
-import { makeTestApp } from "../support/TestApp.ts"
+import { describe, expect } from "@effect/vitest"
+import { Effect } from "effect"
+import { App, withApp } from "../support/TestApp.ts"
 import { createEndpoint, webhookPath, withWebhooks } from "../webhooks/support.ts"
 import { makeReceiver, type StatusEvent } from "./webhook-receiver.ts"
 
-const app = makeTestApp({ label: "webhook_readme", config: { clock: "test" } })
-afterAll(() => app.dispose())
-
-// the first test starts the app (the embedded database and its migrations): slow on a loaded machine
+// the app (the embedded database and its migrations) starts before the first test: slow on a loaded machine
 describe("the README's webhook receiver", { timeout: 120_000 }, () => {
-  it("is the code the README shows", () => {
-    const readme = readFileSync(join(import.meta.dirname, "../../README.md"), "utf8")
-    const file = readFileSync(join(import.meta.dirname, "webhook-receiver.ts"), "utf8")
-    expect(readme).toContain("```ts\n" + file + "```")
-  })
-
-  it("receives a message's events, verified, once each", async () => {
-    const { apiKey } = await app.newOrg({ credits: 5, permissions: withWebhooks })
-    const events: Array<StatusEvent> = []
-    // the secret comes with the endpoint: create it, start the receiver with it, point the endpoint at it
-    const endpoint = await createEndpoint(app, apiKey, { url: "http://127.0.0.1:9/sms-events", events: ["message.accepted", "message.delivered"] })
-    const receiver = makeReceiver(endpoint.secret, (event) => events.push(event))
-    await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
-    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/sms-events`
-    expect((await app.call("PATCH", webhookPath(endpoint.id), { token: apiKey, body: { url } })).status).toBe(200)
-
-    const sent = await app.call("POST", "/api/sms/v2/messages/", {
-      token: apiKey, headers: { "idempotency-key": "readme-receiver-1" }, body: { to: "+261340000001", text: "Salama" }
+  withApp({ label: "webhook_readme", config: { clock: "test" } })((it) => {
+    it("is the code the README shows", () => {
+      const readme = readFileSync(join(import.meta.dirname, "../../README.md"), "utf8")
+      const file = readFileSync(join(import.meta.dirname, "webhook-receiver.ts"), "utf8")
+      expect(readme).toContain("```ts\n" + file + "```")
     })
-    expect(sent.status, sent.text).toBe(201)
-    await app.advance(app.config.simulatorReceiptDelayMs + 1000)
-    expect(events.map((e) => [e.type, e.data.id, e.data.status])).toEqual([
-      ["message.accepted", sent.body.id, "accepted"],
-      ["message.delivered", sent.body.id, "delivered"]
-    ])
-    await new Promise<void>((resolve) => receiver.close(() => resolve()))
+
+    it.effect("receives a message's events, verified, once each", () =>
+      Effect.gen(function*() {
+        const app = yield* App
+        const { apiKey } = yield* app.newOrg({ credits: 5, permissions: withWebhooks })
+        const events: Array<StatusEvent> = []
+        // the secret comes with the endpoint: create it, start the receiver with it, point the endpoint at it
+        const endpoint = yield* createEndpoint(apiKey, { url: "http://127.0.0.1:9/sms-events", events: ["message.accepted", "message.delivered"] })
+        const receiver = makeReceiver(endpoint.secret, (event) => events.push(event))
+        yield* Effect.promise(() => new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve)))
+        const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/sms-events`
+        expect((yield* app.call("PATCH", webhookPath(endpoint.id), { token: apiKey, body: { url } })).status).toBe(200)
+
+        const sent = yield* app.call("POST", "/api/sms/v2/messages/", {
+          token: apiKey, headers: { "idempotency-key": "readme-receiver-1" }, body: { to: "+261340000001", text: "Salama" }
+        })
+        expect(sent.status, sent.text).toBe(201)
+        yield* app.advance(app.config.simulatorReceiptDelayMs + 1000)
+        expect(events.map((e) => [e.type, e.data.id, e.data.status])).toEqual([
+          ["message.accepted", sent.body.id, "accepted"],
+          ["message.delivered", sent.body.id, "delivered"]
+        ])
+        yield* Effect.promise(() => new Promise<void>((resolve) => receiver.close(() => resolve())))
+      }))
   })
 })

@@ -22,6 +22,7 @@ import { drive, mixedOperation, perform, type Result } from "./support/Operation
 import { atRest, ledgerProblems, statusCounts, outcomeProblems, readFacts, withDatabase } from "./support/Outcomes.ts"
 import { creationProblems, replayEvery, replayProblems, unexpectedAnswers } from "./support/Replay.ts"
 import { useThrowawayPostgres } from "./support/Suite.ts"
+import { timelineEntriesSql } from "../support/Timelines.ts"
 
 const postgres = useThrowawayPostgres("faults-kill9")
 
@@ -93,7 +94,7 @@ describe("kill -9 of a service process under mixed load, then a new process and 
 
     const recovery = await withDatabase(postgres().url, Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      return yield* sql<{ n: number; last: Date | null }>`SELECT count(*)::integer AS n, max(at) AS last FROM message_events WHERE source = 'recovery'`
+      return yield* sql<{ n: number; last: Date | null }>`SELECT count(*)::integer AS n, max(at) AS last FROM (${sql.literal(timelineEntriesSql)}) AS e WHERE source = 'recovery'`
     }))
     printFigures("kill9", {
       requests_sent: results.length,

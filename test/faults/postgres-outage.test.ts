@@ -28,6 +28,7 @@ import { atRest, ledgerProblems, outcomeProblems, readFacts, statusCounts, withD
 import { creationProblems, replayEvery, replayProblems, unexpectedAnswers } from "./support/Replay.ts"
 import { countByMessage, logLines } from "./support/LogLines.ts"
 import { useThrowawayPostgres } from "./support/Suite.ts"
+import { timelineEntriesSql } from "../support/Timelines.ts"
 
 const postgres = useThrowawayPostgres("faults-postgres-outage")
 
@@ -176,7 +177,7 @@ describe("PostgreSQL stopped, then killed with kill -9, under a steady load", ()
     // what fell due while the database was down was sent once it was back
     const dispatched = await withDatabase(postgres().url, Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      return yield* sql<{ messageId: string; at: Date }>`SELECT message_id::text, at FROM message_events
+      return yield* sql<{ messageId: string; at: Date }>`SELECT message_id::text, at FROM (${sql.literal(timelineEntriesSql)}) AS e
         WHERE from_status = 'scheduled' AND to_status = 'processing'
           AND message_id = ANY(${outages.flatMap((o) => o.due)}::uuid[])`
     }))

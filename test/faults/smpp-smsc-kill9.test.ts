@@ -30,6 +30,7 @@ import { ledgerProblems, readFacts, statusCounts, withDatabase } from "./support
 import { pendingReceipts, restsAsTaken, takenByNumber, takenProblems } from "./support/SmscOutcomes.ts"
 import { useThrowawayPostgres } from "./support/Suite.ts"
 import { timelinesWhen, went } from "./support/Timelines.ts"
+import { timelineEntriesSql } from "../support/Timelines.ts"
 
 const postgres = useThrowawayPostgres("faults-smpp-smsc-kill9")
 
@@ -46,8 +47,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const deliveredAfter = (url: string, acceptedBefore: number, deliveredAfterMs: number): Promise<number> =>
   withDatabase(url, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const [row] = yield* sql<{ n: number }>`SELECT count(*)::integer AS n FROM message_events AS a
-      JOIN message_events AS d ON d.organisation_id = a.organisation_id AND d.message_id = a.message_id AND d.to_status = 'delivered'
+    const [row] = yield* sql<{ n: number }>`WITH e AS (${sql.literal(timelineEntriesSql)})
+      SELECT count(*)::integer AS n FROM e AS a
+      JOIN e AS d ON d.organisation_id = a.organisation_id AND d.message_id = a.message_id AND d.to_status = 'delivered'
       WHERE a.to_status = 'accepted' AND a.at < ${new Date(acceptedBefore)} AND d.at > ${new Date(deliveredAfterMs)}`
     return row!.n
   }))

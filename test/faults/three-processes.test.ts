@@ -13,6 +13,7 @@ import { adminToken } from "../support/TestApp.ts"
 import { printFigures, seconds } from "./support/Figures.ts"
 import { atRest, ledgerProblems, outcomeProblems, statusCounts, withDatabase } from "./support/Outcomes.ts"
 import { useThrowawayPostgres } from "./support/Suite.ts"
+import { timelineEntriesSql } from "../support/Timelines.ts"
 
 const postgres = useThrowawayPostgres("faults-three-processes")
 
@@ -67,7 +68,7 @@ describe("three service processes on one database draining 10,000 due messages",
           count(*) FILTER (WHERE from_status = 'scheduled' AND to_status = 'processing')::integer AS dispatches,
           count(DISTINCT message_id) FILTER (WHERE from_status = 'scheduled' AND to_status = 'processing')::integer AS messages,
           max(at) FILTER (WHERE to_status = 'accepted') AS last_accepted
-        FROM message_events`
+        FROM (${sql.literal(timelineEntriesSql)}) AS e`
       return row!
     }))
     expect({ dispatches: timeline.dispatches, messages: timeline.messages }, "one dispatch per message").toEqual({ dispatches: dueCount, messages: dueCount })

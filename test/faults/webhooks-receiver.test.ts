@@ -7,8 +7,8 @@
  *    of 100 due each second: each member accepted then delivered, or undeliverable, failed,
  *    unknown then accepted then delivered; and the batch's completion), then up: every event
  *    delivered, none lost, each at least once. "None lost" is checked against the messages' own
- *    timelines: each entry into a status that emits an event (`message_events`, written by the
- *    statement that changes the status) has exactly one event, each completed batch one
+ *    timelines: each entry into a status that emits an event (written by the statement that
+ *    changes the status) has exactly one event, each completed batch one
  *    `batch.completed`; each event has its delivery, `succeeded`, and the receiver accepted it,
  *    its signature verified. The retries come 5 s, then 5 min, 30 min... after a failure, so
  *    after 60 s down most deliveries are next due about 5 min later. The test does not wait for

@@ -16,7 +16,7 @@ import { QuickAdmission } from "../../src/messages/QuickAdmission.ts"
 import type { Organisations } from "../../src/organisations/Organisations.ts"
 import { admitScheduledQuickly } from "../support/QuickAdmit.ts"
 import { addDays, LedgerModel, type ModelReservation, nextMidnight } from "./model.ts"
-import { backend, entrySums, holdRows, LedgerTestLayer, lotRows, newOrganisation, start } from "./support.ts"
+import { backend, entrySums, holdRows, LedgerTestLayer, lotRows, newOrganisation, settlementEntries, start } from "./support.ts"
 
 type Services = Ledger | Organisations | QuickAdmission | SqlClient.SqlClient
 
@@ -68,7 +68,11 @@ const verify = async (model: LedgerModel, real: Real, after: string): Promise<vo
       balance: yield* ledger.balance(real.orgId),
       totals: yield* ledger.totals(real.orgId),
       lots: yield* lotRows(real.orgId),
-      holds: yield* holdRows(real.orgId)
+      // a settled hold is its consume (posted) or release (voided) entry: the table keeps pending ones only
+      holds: [
+        ...yield* holdRows(real.orgId),
+        ...(yield* settlementEntries(real.orgId)).map((e) => ({ ...e, state: e.kind === "consume" ? "posted" : "voided" }))
+      ]
     }
   }))
   const where = `after ${after} (today ${model.today})`

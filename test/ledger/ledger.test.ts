@@ -3,10 +3,23 @@ import { assert, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
+import { JournalPartitions } from "../../src/ledger/JournalPartitions.ts"
 import { Ledger } from "../../src/ledger/Ledger.ts"
 import { LedgerStore } from "../../src/ledger/LedgerStore.ts"
+import { appServices } from "../support/AppServices.ts"
 import { addDays, dayOf, messageUuid, nextMidnight } from "./model.ts"
-import { backend, entrySums, holdRows, LedgerTestLayer, lotRows, newOrganisation, start } from "./support.ts"
+import {
+  backend,
+  entrySums,
+  holdRows,
+  journalMonths,
+  LedgerTestLayer,
+  lotRows,
+  newOrganisation,
+  settlementEntries,
+  start,
+  totalsRows
+} from "./support.ts"
 
 const today = dayOf(start)
 const [m1, m2, m3] = [messageUuid(1), messageUuid(2), messageUuid(3)]
@@ -62,9 +75,11 @@ layer(LedgerTestLayer, { excludeTestServices: true })(`Ledger examples (${backen
       yield* ledger.consume(org, m1)
       expect(yield* ledger.balance(org)).toEqual({ total: 3, reserved: 0, available: 3, validUntil: null })
       expect(yield* ledger.totals(org)).toEqual({ granted: 8, consumed: 5, reserved: 0, available: 3, expiredUnreserved: 0 })
-      expect(yield* holdRows(org)).toEqual([
-        { messageId: m1, lotSeq: 0, validUntil: null, amount: 2, state: "posted" },
-        { messageId: m1, lotSeq: 1, validUntil: addDays(today, 1), amount: 3, state: "posted" }
+      // the holds are gone with the reservation; the consume entries say what each lot held
+      expect(yield* holdRows(org)).toEqual([])
+      expect(yield* settlementEntries(org)).toEqual([
+        { messageId: m1, lotSeq: 0, validUntil: null, kind: "consume", amount: 2 },
+        { messageId: m1, lotSeq: 1, validUntil: addDays(today, 1), kind: "consume", amount: 3 }
       ])
     })))
 
@@ -206,23 +221,23 @@ layer(LedgerTestLayer, { excludeTestServices: true })(`Ledger examples (${backen
       expect(yield* ledger.balance(org)).toEqual({ total: 200, reserved: 100, available: 100, validUntil: addDays(today, 2) })
     })))
 
-  it.effect("dropSettledHolds removes the posted and voided holds of the messages named, never a pending one; the entries stay", () =>
+  it.effect("settlement removes the holds of the messages it settles, never another's pending one; entries say what they held", () =>
     atStart(Effect.gen(function*() {
-      const [ledger, store] = [yield* Ledger, yield* LedgerStore]
+      const ledger = yield* Ledger
       const org = yield* newOrganisation
       yield* ledger.grant(org, 10, null)
       yield* ledger.reserve(org, [{ messageId: m1, credits: 1 }, { messageId: m2, credits: 2 }, { messageId: m3, credits: 3 }])
       yield* ledger.consume(org, m1)
       yield* ledger.release(org, m2)
-      const entriesBefore = yield* entrySums(org)
-      const totalsBefore = yield* ledger.totals(org)
-      const named = [m1, m2, m3].map((id) => ({ organisationId: org, id }))
-      expect(yield* store.dropSettledHolds(named)).toBe(2)
       expect(yield* holdRows(org)).toEqual([{ messageId: m3, lotSeq: 0, validUntil: null, amount: 3, state: "pending" }])
-      expect(yield* entrySums(org)).toEqual(entriesBefore)
-      expect(yield* ledger.totals(org)).toEqual(totalsBefore)
-      expect(yield* store.dropSettledHolds(named)).toBe(0)
-      expect(yield* store.dropSettledHolds([])).toBe(0)
+      expect(yield* settlementEntries(org)).toEqual([
+        { messageId: m1, lotSeq: 0, validUntil: null, kind: "consume", amount: 1 },
+        { messageId: m2, lotSeq: 0, validUntil: null, kind: "release", amount: 2 }
+      ])
+      expect(yield* entrySums(org)).toEqual([
+        { lotSeq: 0, amount: 10, reserved: 3, consumed: 1, granted: 10, netReserved: 3, consumedEntries: 1 }
+      ])
+      expect(yield* ledger.totals(org)).toEqual({ granted: 10, consumed: 1, reserved: 3, available: 6, expiredUnreserved: 0 })
     })))
 
   it.effect("settlement is idempotent: a second consume, a late release and unknown ids are no-ops", () =>
@@ -240,6 +255,75 @@ layer(LedgerTestLayer, { excludeTestServices: true })(`Ledger examples (${backen
       yield* ledger.consume(org, m3)
       yield* ledger.release(org, m3)
       expect(yield* ledger.totals(org)).toEqual(once)
-      expect(yield* holdRows(org)).toEqual([{ messageId: m1, lotSeq: 0, validUntil: null, amount: 2, state: "posted" }])
+      expect(yield* holdRows(org)).toEqual([])
+      expect(yield* settlementEntries(org)).toEqual([{ messageId: m1, lotSeq: 0, validUntil: null, kind: "consume", amount: 2 }])
+    })))
+})
+
+// The journal's monthly partitions and what retention folds (issue 23), on a database of their own
+// where no background loop runs (the service clock in test mode): partitions are the database's,
+// and a loop's upkeep would drop an emptied past month under the test's feet.
+layer(appServices({ label: "ledger_journal", config: { clock: "test" } }), { excludeTestServices: true })(`Ledger journal (${backend})`, (it) => {
+  const autumn = Date.UTC(2025, 9, 10, 12, 0, 0)
+  const atAutumn = <A, E, R>(body: Effect.Effect<A, E, R>) =>
+    TestClock.setTime(autumn).pipe(Effect.andThen(body), Effect.provide(TestClock.layer()))
+
+  it.effect("erasure's fold: a message's entries become its lot's monthly totals, counted; the counters and the journal's sums unchanged", () =>
+    atAutumn(Effect.gen(function*() {
+      const [ledger, store] = [yield* Ledger, yield* LedgerStore]
+      const org = yield* newOrganisation
+      yield* ledger.grant(org, 10, null)
+      yield* ledger.reserve(org, [{ messageId: m1, credits: 2 }, { messageId: m2, credits: 3 }])
+      yield* ledger.consume(org, m1)
+      yield* ledger.release(org, m2)
+      const sums = yield* entrySums(org)
+      const at = new Date(autumn)
+      expect(yield* store.foldMessageEntries([{ organisationId: org, id: m1 }, { organisationId: org, id: m2 }], at)).toBe(4)
+      expect(yield* settlementEntries(org)).toEqual([])
+      expect(yield* totalsRows(org)).toEqual([
+        { lotSeq: 0, month: "2025-10-01", kind: "consume", amount: 2, entries: 1 },
+        { lotSeq: 0, month: "2025-10-01", kind: "release", amount: 3, entries: 1 },
+        { lotSeq: 0, month: "2025-10-01", kind: "reserve", amount: 5, entries: 2 }
+      ])
+      expect(yield* entrySums(org)).toEqual(sums)
+      // folded once: nothing left to fold
+      expect(yield* store.foldMessageEntries([{ organisationId: org, id: m1 }], at)).toBe(0)
+      expect(yield* store.foldMessageEntries([], at)).toBe(0)
+    })))
+
+  it.effect("partitions: made for a month and those ahead; a past one holding no message's entry dropped, its grants folded; one holding some kept", () =>
+    atAutumn(Effect.gen(function*() {
+      const [ledger, store] = [yield* Ledger, yield* LedgerStore]
+      const partitions = yield* JournalPartitions
+      // upkeep at the clock's month makes it and the two after it
+      expect(yield* partitions.upkeep).toBe(0)
+      expect(yield* journalMonths).toEqual(expect.arrayContaining(["202510", "202511", "202512"]))
+      expect((yield* journalMonths).filter((m) => m < "202510")).toEqual([])
+      const [kept, emptied] = [yield* newOrganisation, yield* newOrganisation]
+      yield* ledger.grant(kept, 5, null)
+      yield* ledger.reserve(kept, [{ messageId: m1, credits: 1 }])
+      // the next month: a grant only, and a message whose entries retention then folds
+      yield* TestClock.setTime(Date.UTC(2025, 10, 10))
+      yield* ledger.grant(emptied, 7, null)
+      yield* ledger.reserve(emptied, [{ messageId: m2, credits: 2 }])
+      yield* ledger.consume(emptied, m2)
+      const [keptSums, emptiedSums] = [yield* entrySums(kept), yield* entrySums(emptied)]
+      yield* store.foldMessageEntries([{ organisationId: emptied, id: m2 }], new Date(Date.UTC(2025, 10, 12)))
+
+      // in December: October still holds a message's entry, November only a grant
+      expect(yield* store.dropEmptyPartitions(new Date(Date.UTC(2025, 11, 15)))).toEqual(["202511"])
+      expect(yield* journalMonths).toEqual(expect.arrayContaining(["202510", "202512"]))
+      expect(yield* journalMonths).not.toContain("202511")
+      expect(yield* totalsRows(emptied)).toEqual([
+        { lotSeq: 0, month: "2025-11-01", kind: "consume", amount: 2, entries: 1 },
+        { lotSeq: 0, month: "2025-11-01", kind: "grant", amount: 7, entries: 1 },
+        { lotSeq: 0, month: "2025-11-01", kind: "reserve", amount: 2, entries: 1 }
+      ])
+      expect(yield* entrySums(emptied)).toEqual(emptiedSums)
+      expect(yield* entrySums(kept)).toEqual(keptSums)
+      expect(yield* totalsRows(kept)).toEqual([])
+      // this month's partition is never looked at, nor a later one
+      expect(yield* store.dropEmptyPartitions(new Date(Date.UTC(2025, 9, 20)))).toEqual([])
+      expect(yield* journalMonths).toContain("202510")
     })))
 })

@@ -47,16 +47,35 @@ export interface HoldRow {
   readonly state: string
 }
 
+/** SQL column naming the lot of the row `alias` by its grant order (`lot_seq`, from 0). */
+const lotSeq = (alias: string) =>
+  `(SELECT count(*) FROM credit_lots l WHERE l.organisation_id = ${alias}.organisation_id AND l.id < ${alias}.lot_id)::integer AS lot_seq`
+
+/** SQL columns naming the lot of the row `alias` by its grant order (`lot_seq`) and giving its `valid_until`. */
+const lotColumns = (alias: string) =>
+  `${lotSeq(alias)},
+  (SELECT l.valid_until::text FROM credit_lots l WHERE l.organisation_id = ${alias}.organisation_id AND l.id = ${alias}.lot_id) AS valid_until`
+
 /** Every hold of the organisation, with its lot named by grant order, sorted by message then lot. */
 export const holdRows = (organisationId: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    return yield* sql<HoldRow>`SELECT h.message_id::text AS message_id,
-        (SELECT count(*) FROM credit_lots l WHERE l.organisation_id = h.organisation_id AND l.id < h.lot_id)::integer AS lot_seq,
-        (SELECT l.valid_until::text FROM credit_lots l WHERE l.organisation_id = h.organisation_id AND l.id = h.lot_id) AS valid_until,
-        h.amount, h.state
+    return yield* sql<HoldRow>`SELECT h.message_id::text AS message_id, ${sql.literal(lotColumns("h"))}, h.amount, h.state
       FROM credit_holds h WHERE h.organisation_id = ${organisationId}
       ORDER BY h.message_id, h.lot_id`
+  })
+
+export interface SettlementEntryRow extends Omit<HoldRow, "state"> {
+  readonly kind: "consume" | "release"
+}
+
+/** The organisation's consume and release entries (what each settled hold was), by message and lot. */
+export const settlementEntries = (organisationId: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return yield* sql<SettlementEntryRow>`SELECT e.message_id::text AS message_id, ${sql.literal(lotColumns("e"))}, e.kind, e.amount
+      FROM credit_entries e WHERE e.organisation_id = ${organisationId} AND e.kind IN ('consume', 'release')
+      ORDER BY e.message_id, e.lot_id, e.kind`
   })
 
 export interface EntryCheckRow {
@@ -69,7 +88,7 @@ export interface EntryCheckRow {
   readonly consumedEntries: number
 }
 
-/** Per lot, its counters next to what its credit_entries add up to. */
+/** Per lot, its counters next to what its journal adds up to: its credit_entries and the totals folded from them. */
 export const entrySums = (organisationId: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -81,8 +100,36 @@ export const entrySums = (organisationId: string) =>
           - coalesce(sum(e.amount) FILTER (WHERE e.kind IN ('consume', 'release')), 0))::integer AS net_reserved,
         coalesce(sum(e.amount) FILTER (WHERE e.kind = 'consume'), 0)::integer AS consumed_entries
       FROM credit_lots l
-      LEFT JOIN credit_entries e ON e.organisation_id = l.organisation_id AND e.lot_id = l.id
+      LEFT JOIN (SELECT organisation_id, lot_id, kind, amount FROM credit_entries
+        UNION ALL SELECT organisation_id, lot_id, kind, amount FROM credit_entry_totals) e
+        ON e.organisation_id = l.organisation_id AND e.lot_id = l.id
       WHERE l.organisation_id = ${organisationId}
       GROUP BY l.id, l.amount, l.reserved, l.consumed
       ORDER BY l.id`
   })
+
+export interface TotalsRow {
+  readonly lotSeq: number
+  readonly month: string
+  readonly kind: string
+  readonly amount: number
+  readonly entries: number
+}
+
+/** The organisation's folded totals, summed per lot (by grant order), month and kind. */
+export const totalsRows = (organisationId: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return yield* sql<TotalsRow>`SELECT ${sql.literal(lotSeq("t"))},
+        t.month::text AS month, t.kind, sum(t.amount)::integer AS amount, sum(t.entries)::integer AS entries
+      FROM credit_entry_totals t WHERE t.organisation_id = ${organisationId}
+      GROUP BY t.organisation_id, t.lot_id, t.month, t.kind ORDER BY 1, 2, 3`
+  })
+
+/** The journal's monthly partitions (YYYYMM), oldest first. */
+export const journalMonths = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const rows = yield* sql<{ name: string }>`SELECT c.relname::text AS name FROM pg_inherits AS i JOIN pg_class AS c ON c.oid = i.inhrelid
+    WHERE i.inhparent = 'credit_entries'::regclass AND c.relname LIKE 'credit_entries_p%' ORDER BY 1`
+  return rows.map((r) => r.name.slice("credit_entries_p".length))
+})

@@ -7,15 +7,12 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlError } from "effect/sql"
 import { DatabaseUnavailable } from "../../src/db/DatabaseUnavailable.ts"
-import { afterAll, describe, expect, it } from "vitest"
+import { expect } from "@effect/vitest"
 import { Idempotency } from "../../src/idempotency/Idempotency.ts"
 import { Messages } from "../../src/messages/Messages.ts"
 import { MessageStore } from "../../src/messages/MessageStore.ts"
 import { balanceOf, bodyOf, messagesPath } from "../support/Messages.ts"
-import { backend, makeTestApp } from "../support/TestApp.ts"
-
-const app = makeTestApp()
-afterAll(() => app.dispose())
+import { App, backend, withApp } from "../support/TestApp.ts"
 
 const connectionLost = new DatabaseUnavailable(new SqlError.SqlError({
   reason: new SqlError.ConnectionError({ cause: new Error("Connection terminated unexpectedly"), message: "connection lost", operation: "query" })
@@ -23,7 +20,7 @@ const connectionLost = new DatabaseUnavailable(new SqlError.SqlError({
 
 /** Creates an immediate send through Messages over the app's services, `markSubmitted` failing its first `failures` calls. */
 const createFailingMark = (failures: number, orgId: string, key: string, c: { readonly to: string; readonly text: string }) =>
-  app.run(Effect.gen(function*() {
+  Effect.gen(function*() {
     const store = yield* MessageStore
     let left = failures
     const failing = MessageStore.of({
@@ -33,30 +30,34 @@ const createFailingMark = (failures: number, orgId: string, key: string, c: { re
     const messages = yield* Layer.build(Layer.fresh(Messages.layer)).pipe(Effect.provideService(MessageStore, failing), Effect.map(Context.get(Messages)), Effect.scoped)
     const fingerprint = (yield* Idempotency).fingerprint("messages", bodyOf(c))
     return yield* messages.create(orgId, key, fingerprint, { ...c, senderName: undefined, segments: 1, sendAt: null })
-  }))
-
-describe(`an immediate send whose mark as handed over fails (${backend})`, () => {
-  it("is marked on a retry and sent once when the database comes back within the retries", async () => {
-    const { orgId } = await app.newOrg({ credits: 1 })
-    const { answer } = await createFailingMark(2, orgId, "mark-fails-twice", { to: "+261341234567", text: "marked at last" })
-    expect({ status: answer.status, messageStatus: (answer.body as { status: string }).status }).toEqual({ status: 201, messageStatus: "accepted" })
-    const id = (answer.body as { id: string }).id
-    expect(app.calls.submits.get(id)).toBe(1)
-    expect(await balanceOf(app, orgId)).toEqual({ total: 0, reserved: 0, available: 0 })
   })
 
-  it("is settled as never sent when the database keeps failing: failed, credits released, never submitted, its key answered", async () => {
-    const { orgId, apiKey } = await app.newOrg({ credits: 1 })
-    const c = { to: "+261341234567", text: "never marked" }
-    const { answer } = await createFailingMark(1_000, orgId, "mark-keeps-failing", c)
-    const body = answer.body as { message_id: string; error: { code: string } }
-    expect({ status: answer.status, code: body.error.code }).toEqual({ status: 503, code: "dispatch_unavailable" })
-    expect(app.calls.submits.get(body.message_id)).toBeUndefined()
-    expect((await app.timeline(orgId, body.message_id)).map((t) => `${t.fromStatus ?? "-"}>${t.toStatus}@${t.source}`))
-      .toEqual(["->processing@admission", "processing>failed@dispatch"])
-    expect(await balanceOf(app, orgId)).toEqual({ total: 1, reserved: 0, available: 1 })
-    const replay = await app.call("POST", messagesPath, { token: apiKey, body: bodyOf(c), headers: { "idempotency-key": "mark-keeps-failing" } })
-    expect({ status: replay.status, body: replay.body, replayed: replay.headers.get("idempotent-replayed") })
-      .toEqual({ status: 503, body: answer.body, replayed: "true" })
-  })
+withApp()(`an immediate send whose mark as handed over fails (${backend})`, (it) => {
+  it.effect("is marked on a retry and sent once when the database comes back within the retries", () =>
+    Effect.gen(function*() {
+      const app = yield* App
+      const { orgId } = yield* app.newOrg({ credits: 1 })
+      const { answer } = yield* createFailingMark(2, orgId, "mark-fails-twice", { to: "+261341234567", text: "marked at last" })
+      expect({ status: answer.status, messageStatus: (answer.body as { status: string }).status }).toEqual({ status: 201, messageStatus: "accepted" })
+      const id = (answer.body as { id: string }).id
+      expect(app.calls.submits.get(id)).toBe(1)
+      expect(yield* balanceOf(orgId)).toEqual({ total: 0, reserved: 0, available: 0 })
+    }))
+
+  it.effect("is settled as never sent when the database keeps failing: failed, credits released, never submitted, its key answered", () =>
+    Effect.gen(function*() {
+      const app = yield* App
+      const { orgId, apiKey } = yield* app.newOrg({ credits: 1 })
+      const c = { to: "+261341234567", text: "never marked" }
+      const { answer } = yield* createFailingMark(1_000, orgId, "mark-keeps-failing", c)
+      const body = answer.body as { message_id: string; error: { code: string } }
+      expect({ status: answer.status, code: body.error.code }).toEqual({ status: 503, code: "dispatch_unavailable" })
+      expect(app.calls.submits.get(body.message_id)).toBeUndefined()
+      expect((yield* app.timeline(orgId, body.message_id)).map((t) => `${t.fromStatus ?? "-"}>${t.toStatus}@${t.source}`))
+        .toEqual(["->processing@admission", "processing>failed@dispatch"])
+      expect(yield* balanceOf(orgId)).toEqual({ total: 1, reserved: 0, available: 1 })
+      const replay = yield* app.call("POST", messagesPath, { token: apiKey, body: bodyOf(c), headers: { "idempotency-key": "mark-keeps-failing" } })
+      expect({ status: replay.status, body: replay.body, replayed: replay.headers.get("idempotent-replayed") })
+        .toEqual({ status: 503, body: answer.body, replayed: "true" })
+    }))
 })

@@ -20,7 +20,8 @@
  * timeline is a chain ending at the current status; each message went to the provider at
  * most once; a message once `unknown` was never submitted again; the ledger invariant holds,
  * `reserved` is the segments of the scheduled/processing/unknown messages and `consumed` the
- * segments of the accepted/delivered/undeliverable ones, message by message in credit_holds.
+ * segments of the accepted/delivered/undeliverable ones, message by message in its pending hold
+ * or its consume or release entry.
  * At the end every sequence is drained (the clock advanced with all due work run) and each
  * message must have reached the final state the simulator table (contract section 5) gives for
  * its number and crash history, and its idempotency key must replay, not be stuck.
@@ -29,11 +30,11 @@
  * PROPERTY_NUM_RUNS (default 300 with CI, else 60), PROPERTY_MAX_COMMANDS (20) and
  * PROPERTY_STATS=1 (prints how the messages ended, by path) tune a run.
  */
-import { Cause, Effect, Exit, References } from "effect"
+import { Cause, Effect, Exit, Option, References } from "effect"
 import { SqlClient } from "effect/sql"
 import * as fc from "fast-check"
 import { randomUUID } from "node:crypto"
-import { afterAll, describe, expect, it } from "vitest"
+import { expect } from "@effect/vitest"
 import { SimulatorControl } from "../../src/provider/SimulatorControl.ts"
 import { testNumbers } from "../../src/provider/simulator/Simulator.ts"
 import { DueWork } from "../../src/dispatch/DueWork.ts"
@@ -50,7 +51,9 @@ import { submissionOf } from "../../src/messages/Submitter.ts"
 import { Organisations } from "../../src/organisations/Organisations.ts"
 import { Provider } from "../../src/provider/Provider.ts"
 import { now } from "../../src/clock/Time.ts"
-import { backend, makeTestApp, SimulatedCrash } from "../support/TestApp.ts"
+import { App, type AppServices, backend, SimulatedCrash, withApp } from "../support/TestApp.ts"
+import { messageCreditsSql } from "../support/Credits.ts"
+import { timelineEntriesSql } from "../support/Timelines.ts"
 
 const numRuns = Number(process.env.PROPERTY_NUM_RUNS ?? (process.env.CI ? 300 : 60))
 const maxCommands = Number(process.env.PROPERTY_MAX_COMMANDS ?? 20)
@@ -59,14 +62,7 @@ const receiptDelayMs = 2_000
 const verifyIntervalMs = 5_000
 const sender = "PROPTEST"
 
-const app = makeTestApp({
-  label: "lifecycle_property",
-  // slowMs 0: the slow number's real-time delay would only slow the sequences down
-  config: { clock: "test", simulatorReceiptDelayMs: receiptDelayMs, simulatorSlowMs: 0, verifyIntervalMs }
-})
-afterAll(() => app.dispose())
-
-const submitCount = (messageId: string) => app.calls.submits.get(messageId) ?? 0
+const submitCount = (messageId: string) => Effect.map(App, (app) => app.calls.submits.get(messageId) ?? 0)
 
 /** Hands a message to a dead process (a worker id with no lease): what a crash in the middle of its work leaves. */
 const abandon = (ids: ReadonlyArray<string>) =>
@@ -117,9 +113,9 @@ interface Model {
   keySeq: number
 }
 
+/** The real system of fast-check's model run: its commands are promises, each an Effect run with the suite's app. */
 interface Real {
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the app provides every service of src/
-  readonly run: <A, E>(effect: Effect.Effect<A, E, any>) => Promise<A>
+  readonly run: <A, E>(effect: Effect.Effect<A, E, App | AppServices>) => Promise<A>
 }
 
 const reservedStatuses: ReadonlyArray<MessageStatus> = ["scheduled", "processing", "unknown"]
@@ -212,87 +208,85 @@ interface Row {
   readonly status: MessageStatus
   readonly segments: number
   /** Its timeline collapsed by compaction, a day after it became final: its settled holds are gone with it. */
-  readonly compacted: boolean
 }
 
 const rowsOf = (orgId: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    return yield* sql<Row>`SELECT id::text AS id, status, segments::integer AS segments, timeline IS NOT NULL AS compacted FROM messages
+    return yield* sql<Row>`SELECT id::text AS id, status, segments::integer AS segments FROM messages
       WHERE organisation_id = ${orgId} ORDER BY created_at, id`
   })
 
-const checkInvariants = async (model: Model, real: Real, after: string) => {
-  const where = `after ${after}`
-  const { rows, timelines, totals, holds, entries } = await real.run(Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const store = yield* MessageStore
-    const rows = yield* rowsOf(model.orgId)
-    const timelines = new Map<string, ReadonlyArray<{ fromStatus: MessageStatus | null; toStatus: MessageStatus; source: string }>>()
-    for (const r of rows) timelines.set(r.id, yield* store.timeline(model.orgId, r.id))
-    const totals = yield* (yield* Ledger).totals(model.orgId)
-    const holds = yield* sql<{ messageId: string; state: string; amount: number }>`SELECT message_id::text AS message_id, state,
-        sum(amount)::integer AS amount
-      FROM credit_holds WHERE organisation_id = ${model.orgId} GROUP BY message_id, state ORDER BY message_id, state`
-    const entries = yield* sql<{ messageId: string; kind: string; amount: number }>`SELECT message_id::text AS message_id, kind,
-        sum(amount)::integer AS amount
-      FROM credit_entries WHERE organisation_id = ${model.orgId} AND message_id IS NOT NULL
-      GROUP BY message_id, kind ORDER BY message_id, kind`
-    return { rows, timelines, totals, holds, entries }
-  }))
+const checkInvariants = (model: Model, after: string) =>
+  Effect.gen(function*() {
+    const where = `after ${after}`
+    const { rows, timelines, totals, holds, entries } = yield* Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const store = yield* MessageStore
+      const rows = yield* rowsOf(model.orgId)
+      const timelines = new Map<string, ReadonlyArray<{ fromStatus: MessageStatus | null; toStatus: MessageStatus; source: string }>>()
+      for (const r of rows) timelines.set(r.id, yield* store.timeline(model.orgId, r.id))
+      const totals = yield* (yield* Ledger).totals(model.orgId)
+      const holds = yield* sql<{ messageId: string; pending: number; posted: number; voided: number }>`SELECT message_id::text AS message_id,
+          pending, posted, voided FROM (${sql.literal(messageCreditsSql)}) AS c WHERE organisation_id = ${model.orgId} ORDER BY message_id`
+      const entries = yield* sql<{ messageId: string; kind: string; amount: number }>`SELECT message_id::text AS message_id, kind,
+          sum(amount)::integer AS amount
+        FROM credit_entries WHERE organisation_id = ${model.orgId} AND message_id IS NOT NULL
+        GROUP BY message_id, kind ORDER BY message_id, kind`
+      return { rows, timelines, totals, holds, entries }
+    })
 
-  // the database holds exactly the messages the model admitted
-  expect(rows.map((r) => r.id).sort(), `message rows ${where}`).toEqual(model.messages.map((m) => m.id).sort())
+    // the database holds exactly the messages the model admitted
+    expect(rows.map((r) => r.id).sort(), `message rows ${where}`).toEqual(model.messages.map((m) => m.id).sort())
 
-  for (const row of rows) {
-    const timeline = timelines.get(row.id)!
-    const label = `message ${row.id} (${model.messages.find((m) => m.id === row.id)?.request.to}) ${where}: timeline ${
-      timeline.map((e) => `${e.fromStatus ?? "-"}->${e.toStatus} [${e.source}]`).join(", ")
-    }`
-    expect(timeline.length, label).toBeGreaterThan(0)
-    const [first, ...rest] = timeline
-    expect(first!.fromStatus, label).toBeNull()
-    expect(["scheduled", "processing"], label).toContain(first!.toStatus)
-    expect(first!.source, label).toBe("admission")
-    let previous = first!.toStatus
-    for (const e of rest) {
-      expect(e.fromStatus, label).toBe(previous)
-      expect(canTransition(e.fromStatus!, e.toStatus), `${e.fromStatus} -> ${e.toStatus} is not a transition of section 7; ${label}`)
-        .toBe(true)
-      // unknown -> accepted | failed only through verification with the provider
-      if (e.fromStatus === "unknown") expect(e.source, label).toBe("verification")
-      previous = e.toStatus
+    for (const row of rows) {
+      const timeline = timelines.get(row.id)!
+      const label = `message ${row.id} (${model.messages.find((m) => m.id === row.id)?.request.to}) ${where}: timeline ${
+        timeline.map((e) => `${e.fromStatus ?? "-"}->${e.toStatus} [${e.source}]`).join(", ")
+      }`
+      expect(timeline.length, label).toBeGreaterThan(0)
+      const [first, ...rest] = timeline
+      expect(first!.fromStatus, label).toBeNull()
+      expect(["scheduled", "processing"], label).toContain(first!.toStatus)
+      expect(first!.source, label).toBe("admission")
+      let previous = first!.toStatus
+      for (const e of rest) {
+        expect(e.fromStatus, label).toBe(previous)
+        expect(canTransition(e.fromStatus!, e.toStatus), `${e.fromStatus} -> ${e.toStatus} is not a transition of section 7; ${label}`)
+          .toBe(true)
+        // unknown -> accepted | failed only through verification with the provider
+        if (e.fromStatus === "unknown") expect(e.source, label).toBe("verification")
+        previous = e.toStatus
+      }
+      expect(row.status, `current status is the timeline's last; ${label}`).toBe(previous)
+
+      // at most one submission, and none once unknown
+      const m = model.messages.find((x) => x.id === row.id)!
+      const submits = yield* submitCount(row.id)
+      expect(submits, `submissions of ${label}`).toBeLessThanOrEqual(1)
+      const everUnknown = timeline.some((e) => e.toStatus === "unknown")
+      if (everUnknown && m.submitsWhenUnknown === undefined) m.submitsWhenUnknown = submits
+      if (m.submitsWhenUnknown !== undefined) {
+        expect(submits, `a message once unknown was submitted again; ${label}`).toBe(m.submitsWhenUnknown)
+      }
+
+      // its credits: pending while reserved (its hold), posted once consumed, voided once released (its entries)
+      const own = holds.filter((h) => h.messageId === row.id)
+      const state = reservedStatuses.includes(row.status) ? "pending" : consumedStatuses.includes(row.status) ? "posted" : "voided"
+      expect(own, `credits of ${label}`).toEqual([{ messageId: row.id, pending: 0, posted: 0, voided: 0, [state]: row.segments }])
+      const settlement = { pending: [], posted: [{ kind: "consume", amount: row.segments }], voided: [{ kind: "release", amount: row.segments }] }[state]
+      expect(entries.filter((e) => e.messageId === row.id).map(({ kind, amount }) => ({ kind, amount })), `credit entries of ${label}`)
+        .toEqual([...settlement, { kind: "reserve", amount: row.segments }])
     }
-    expect(row.status, `current status is the timeline's last; ${label}`).toBe(previous)
+    expect(holds.every((h) => rows.some((r) => r.id === h.messageId)), `holds without a message ${where}`).toBe(true)
 
-    // at most one submission, and none once unknown
-    const m = model.messages.find((x) => x.id === row.id)!
-    const submits = submitCount(row.id)
-    expect(submits, `submissions of ${label}`).toBeLessThanOrEqual(1)
-    const everUnknown = timeline.some((e) => e.toStatus === "unknown")
-    if (everUnknown && m.submitsWhenUnknown === undefined) m.submitsWhenUnknown = submits
-    if (m.submitsWhenUnknown !== undefined) {
-      expect(submits, `a message once unknown was submitted again; ${label}`).toBe(m.submitsWhenUnknown)
-    }
-
-    // its credits, hold by hold: pending while reserved, posted once consumed, voided once released
-    // (a compacted message's settled hold is gone; its entries still say the same)
-    const own = holds.filter((h) => h.messageId === row.id)
-    const state = reservedStatuses.includes(row.status) ? "pending" : consumedStatuses.includes(row.status) ? "posted" : "voided"
-    expect(own, `credit holds of ${label}`).toEqual(row.compacted && state !== "pending" ? [] : [{ messageId: row.id, state, amount: row.segments }])
-    const settlement = { pending: [], posted: [{ kind: "consume", amount: row.segments }], voided: [{ kind: "release", amount: row.segments }] }[state]
-    expect(entries.filter((e) => e.messageId === row.id).map(({ kind, amount }) => ({ kind, amount })), `credit entries of ${label}`)
-      .toEqual([...settlement, { kind: "reserve", amount: row.segments }])
-  }
-  expect(holds.every((h) => rows.some((r) => r.id === h.messageId)), `holds without a message ${where}`).toBe(true)
-
-  const sum = (statuses: ReadonlyArray<MessageStatus>) =>
-    rows.filter((r) => statuses.includes(r.status)).reduce((n, r) => n + r.segments, 0)
-  expect(totals.consumed + totals.reserved + totals.available + totals.expiredUnreserved, `ledger invariant ${where}`)
-    .toBe(totals.granted)
-  expect(totals.reserved, `reserved = segments of scheduled/processing/unknown messages ${where}`).toBe(sum(reservedStatuses))
-  expect(totals.consumed, `consumed = segments of accepted/delivered/undeliverable messages ${where}`).toBe(sum(consumedStatuses))
-}
+    const sum = (statuses: ReadonlyArray<MessageStatus>) =>
+      rows.filter((r) => statuses.includes(r.status)).reduce((n, r) => n + r.segments, 0)
+    expect(totals.consumed + totals.reserved + totals.available + totals.expiredUnreserved, `ledger invariant ${where}`)
+      .toBe(totals.granted)
+    expect(totals.reserved, `reserved = segments of scheduled/processing/unknown messages ${where}`).toBe(sum(reservedStatuses))
+    expect(totals.consumed, `consumed = segments of accepted/delivered/undeliverable messages ${where}`).toBe(sum(consumedStatuses))
+  })
 
 // ---------------------------------------------------------------------------------------------
 // One round of each kind of background work (src/dispatch/WorkSteps.ts), the dispatcher's
@@ -312,7 +306,7 @@ const noteUnavailable = (model: Model) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const settled = yield* sql<{ messageId: string; toStatus: MessageStatus }>`SELECT message_id::text AS message_id, to_status
-      FROM message_events WHERE organisation_id = ${model.orgId} AND source = 'dispatch' AND to_status IN ('failed', 'blocked')`
+      FROM (${sql.literal(timelineEntriesSql)}) AS e WHERE organisation_id = ${model.orgId} AND source = 'dispatch' AND to_status IN ('failed', 'blocked')`
     const expected = !model.smsEnabled ? "failed" : !model.senderActive ? "blocked" : "(none: available)"
     for (const { messageId, toStatus } of settled) {
       const m = model.messages.find((x) => x.id === messageId)
@@ -385,7 +379,8 @@ const recoveryStep = WorkSteps.use((steps) => steps.recoverAbandoned).pipe(Effec
 
 /** The simulator sends the receipts it owes by now, and the service applies what it stored. */
 const receiptStep = Effect.gen(function*() {
-  const sent = yield* drained((yield* SimulatorControl).runDue)
+  // the simulator provides its control beside the provider: the app's services do not name it
+  const sent = yield* drained(Option.getOrThrow(yield* Effect.serviceOption(SimulatorControl)).runDue)
   const applied = yield* drained((yield* WorkSteps).applyReceipts)
   return sent + applied
 })
@@ -396,12 +391,13 @@ const receiptStep = Effect.gen(function*() {
 
 type Cmd = fc.AsyncCommand<Model, Real>
 
-const command = (label: string, body: (model: Model, real: Real) => Promise<string | void>): Cmd => ({
+const command = (label: string, body: (model: Model) => Effect.Effect<string | void, unknown, App | AppServices>): Cmd => ({
   check: () => true,
-  run: async (model, real) => {
-    const detail = await body(model, real)
-    await checkInvariants(model, real, detail === undefined ? label : `${label} ${detail}`)
-  },
+  run: (model, real) =>
+    real.run(Effect.gen(function*() {
+      const detail = yield* body(model)
+      yield* checkInvariants(model, detail === undefined ? label : `${label} ${detail}`)
+    })),
   toString: () => label
 })
 
@@ -428,133 +424,136 @@ interface Creation {
  * (nothing created) exactly when SMS is off, the sender inactive or credits short, otherwise
  * one message with the answer of contract section 5. Records it in the model.
  */
-const runCreation = async (model: Model, real: Real, creation: Creation, wanted: AdmitCrash): Promise<string> => {
-  const { key, fingerprint, request } = creation
-  const result = await real.run(Effect.gen(function*() {
-    const messages = yield* Messages
-    const ledger = yield* Ledger
-    const at = yield* now
-    const available = (yield* ledger.totals(model.orgId)).available
-    const before = new Set((yield* rowsOf(model.orgId)).map((r) => r.id))
-    const crash = request.sendAt !== null || !model.smsEnabled || !model.senderActive || available < request.segments
-      ? "none"
-      : wanted
+const runCreation = (model: Model, creation: Creation, wanted: AdmitCrash) =>
+  Effect.gen(function*() {
+    const { key, fingerprint, request } = creation
+    const result = yield* Effect.gen(function*() {
+      const messages = yield* Messages
+      const ledger = yield* Ledger
+      const at = yield* now
+      const available = (yield* ledger.totals(model.orgId)).available
+      const before = new Set((yield* rowsOf(model.orgId)).map((r) => r.id))
+      const crash = request.sendAt !== null || !model.smsEnabled || !model.senderActive || available < request.segments
+        ? "none"
+        : wanted
 
-    if (crash === "beforeMark") {
-      // the admission transaction of Messages.create, then the process dies
-      const sql = yield* SqlClient.SqlClient
-      const store = yield* MessageStore
-      const idempotency = yield* Idempotency
-      const id = randomUUID()
-      yield* Effect.gen(function*() {
-        const claim = yield* idempotency.claim({ organisationId: model.orgId, route: "messages", key, fingerprint, messageId: id })
-        expect(claim._tag, "the key of a crashing admission is new").toBe("New")
-        yield* store.insert(model.orgId, [{
-          id,
-          batchId: null,
-          batchPosition: null,
-          toNumber: request.to,
-          senderName: sender,
-          text: request.text,
-          segments: request.segments,
-          status: "processing",
-          sendAt: null,
-          workerId: randomUUID()
-        }], at)
-        yield* ledger.reserve(model.orgId, [{ messageId: id, credits: request.segments }])
-      }).pipe(sql.withTransaction, Effect.orDie)
-      return { _tag: "crashed" as const, id, path: "neverMarked" as const }
-    }
+      if (crash === "beforeMark") {
+        // the admission transaction of Messages.create, then the process dies
+        const sql = yield* SqlClient.SqlClient
+        const store = yield* MessageStore
+        const idempotency = yield* Idempotency
+        const id = randomUUID()
+        yield* Effect.gen(function*() {
+          const claim = yield* idempotency.claim({ organisationId: model.orgId, route: "messages", key, fingerprint, messageId: id })
+          expect(claim._tag, "the key of a crashing admission is new").toBe("New")
+          yield* store.insert(model.orgId, [{
+            id,
+            batchId: null,
+            batchPosition: null,
+            toNumber: request.to,
+            senderName: sender,
+            text: request.text,
+            segments: request.segments,
+            status: "processing",
+            sendAt: null,
+            workerId: randomUUID()
+          }], at)
+          yield* ledger.reserve(model.orgId, [{ messageId: id, credits: request.segments }])
+        }).pipe(sql.withTransaction, Effect.orDie)
+        return { _tag: "crashed" as const, id, path: "neverMarked" as const }
+      }
 
-    app.calls.fault = crash === "none" ? "none" : crash
-    const exit = yield* messages.create(model.orgId, key, fingerprint, request).pipe(
-      Effect.ensuring(Effect.sync(() => {
-        app.calls.fault = "none"
-      })),
-      Effect.exit
-    )
-    const created = (yield* rowsOf(model.orgId)).filter((r) => !before.has(r.id))
-    if (Exit.isSuccess(exit)) {
-      expect(exit.value.replayed, "a new request is not a replay").toBe(false)
-      expect(created.length, "one message created").toBe(1)
-      return { _tag: "created" as const, id: created[0]!.id, answer: exit.value.answer }
-    }
-    const failure = Cause.findErrorOption(exit.cause)
-    if (failure._tag === "Some") {
-      expect(created, `nothing is created on ${failure.value._tag}`).toEqual([])
-      return { _tag: "refused" as const, error: failure.value._tag, available, at }
-    }
-    const crashed = Cause.squash(exit.cause)
-    if (!(crashed instanceof SimulatedCrash)) return yield* Effect.die(crashed)
-    expect(created.length, "the crashed admission left its message").toBe(1)
-    yield* abandon([created[0]!.id])
-    return {
-      _tag: "crashed" as const,
-      id: created[0]!.id,
-      path: crash === "beforeProvider" ? "markedNotSent" as const : "sentNotSettled" as const
-    }
-  }))
+      const app = yield* App
+      app.calls.fault = crash === "none" ? "none" : crash
+      const exit = yield* messages.create(model.orgId, key, fingerprint, request).pipe(
+        Effect.ensuring(Effect.sync(() => {
+          app.calls.fault = "none"
+        })),
+        Effect.exit
+      )
+      const created = (yield* rowsOf(model.orgId)).filter((r) => !before.has(r.id))
+      if (Exit.isSuccess(exit)) {
+        expect(exit.value.replayed, "a new request is not a replay").toBe(false)
+        expect(created.length, "one message created").toBe(1)
+        return { _tag: "created" as const, id: created[0]!.id, answer: exit.value.answer }
+      }
+      const failure = Cause.findErrorOption(exit.cause)
+      if (failure._tag === "Some") {
+        expect(created, `nothing is created on ${failure.value._tag}`).toEqual([])
+        return { _tag: "refused" as const, error: failure.value._tag, available, at }
+      }
+      const crashed = Cause.squash(exit.cause)
+      if (!(crashed instanceof SimulatedCrash)) return yield* Effect.die(crashed)
+      expect(created.length, "the crashed admission left its message").toBe(1)
+      yield* abandon([created[0]!.id])
+      return {
+        _tag: "crashed" as const,
+        id: created[0]!.id,
+        path: crash === "beforeProvider" ? "markedNotSent" as const : "sentNotSettled" as const
+      }
+    })
 
-  model.refused = model.refused.filter((c) => c.key !== key)
-  if (result._tag === "refused") {
-    // the order of Messages.create's checks: schedule, organisation, sender, credits
-    const expected = request.sendAt !== null && request.sendAt.getTime() <= result.at.getTime()
-      ? "InvalidSchedule"
-      : !model.smsEnabled
-      ? "SmsUnavailable"
-      : !model.senderActive
-      ? "SenderNameUnavailable"
-      : result.available < request.segments
-      ? "InsufficientCredits"
-      : "(admitted)"
-    expect(result.error, `admission refused with ${result.available} available`).toBe(expected)
-    if (process.env.PROPERTY_STATS) stats.set(`refused ${result.error}`, (stats.get(`refused ${result.error}`) ?? 0) + 1)
-    // not stored (contract section 4): an identical retry runs again
-    model.refused.push(creation)
-    return `-> ${result.error}`
-  }
-  expect(model.smsEnabled && model.senderActive, `admitted while sms ${model.smsEnabled}, sender ${model.senderActive}`).toBe(true)
-  const kind = request.sendAt === null ? "immediate" as const : "scheduled" as const
-  if (result._tag === "created") {
-    if (kind === "scheduled") expect(result.answer.status, "a scheduled message answers 202").toBe(202)
-    else {
-      const expected = expectedImmediate(request.to)
-      expect({ status: result.answer.status, code: codeOf(result.answer.body) }, `the immediate answer for ${request.to}`)
-        .toEqual({ status: expected.status, code: expected.code })
+    model.refused = model.refused.filter((c) => c.key !== key)
+    if (result._tag === "refused") {
+      // the order of Messages.create's checks: schedule, organisation, sender, credits
+      const expected = request.sendAt !== null && request.sendAt.getTime() <= result.at.getTime()
+        ? "InvalidSchedule"
+        : !model.smsEnabled
+        ? "SmsUnavailable"
+        : !model.senderActive
+        ? "SenderNameUnavailable"
+        : result.available < request.segments
+        ? "InsufficientCredits"
+        : "(admitted)"
+      expect(result.error, `admission refused with ${result.available} available`).toBe(expected)
+      if (process.env.PROPERTY_STATS) stats.set(`refused ${result.error}`, (stats.get(`refused ${result.error}`) ?? 0) + 1)
+      // not stored (contract section 4): an identical retry runs again
+      model.refused.push(creation)
+      return `-> ${result.error}`
     }
-  }
-  model.messages.push({
-    id: result.id,
-    key,
-    fingerprint,
-    request,
-    kind,
-    path: result._tag === "created" ? "clean" : result.path,
-    firstAnswer: result._tag === "created" ? result.answer : undefined,
-    submitsWhenUnknown: undefined
+    expect(model.smsEnabled && model.senderActive, `admitted while sms ${model.smsEnabled}, sender ${model.senderActive}`).toBe(true)
+    const kind = request.sendAt === null ? "immediate" as const : "scheduled" as const
+    if (result._tag === "created") {
+      if (kind === "scheduled") expect(result.answer.status, "a scheduled message answers 202").toBe(202)
+      else {
+        const expected = expectedImmediate(request.to)
+        expect({ status: result.answer.status, code: codeOf(result.answer.body) }, `the immediate answer for ${request.to}`)
+          .toEqual({ status: expected.status, code: expected.code })
+      }
+    }
+    model.messages.push({
+      id: result.id,
+      key,
+      fingerprint,
+      request,
+      kind,
+      path: result._tag === "created" ? "clean" : result.path,
+      firstAnswer: result._tag === "created" ? result.answer : undefined,
+      submitsWhenUnknown: undefined
+    })
+    return `-> ${result.id}${result._tag === "crashed" ? ` crashed (${result.path})` : ` ${result.answer.status}`}`
   })
-  return `-> ${result.id}${result._tag === "crashed" ? ` crashed (${result.path})` : ` ${result.answer.status}`}`
-}
 
 const admit = (spec: AdmitSpec) =>
   command(
     `admit(${spec.to}, ${spec.segments} seg, ${spec.delayMs === null ? "now" : `in ${spec.delayMs} ms`}${
       spec.crash === "none" ? "" : `, crash ${spec.crash}`
     })`,
-    async (model, real) => {
-      const creation = await real.run(Effect.gen(function*() {
-        const at = yield* now
-        const sendAt = spec.delayMs === null ? null : new Date(at.getTime() + spec.delayMs)
-        const text = textOf(spec.segments)
-        const body = { to: spec.to, text, ...(sendAt === null ? {} : { send_at: sendAt.toISOString() }) }
-        return {
-          key: `k-${model.keySeq++}`,
-          fingerprint: (yield* Idempotency).fingerprint("messages", body),
-          request: { to: spec.to, text, senderName: undefined, segments: spec.segments, sendAt }
-        } satisfies Creation
-      }))
-      return runCreation(model, real, creation, spec.crash)
-    }
+    (model) =>
+      Effect.gen(function*() {
+        const creation = yield* Effect.gen(function*() {
+          const at = yield* now
+          const sendAt = spec.delayMs === null ? null : new Date(at.getTime() + spec.delayMs)
+          const text = textOf(spec.segments)
+          const body = { to: spec.to, text, ...(sendAt === null ? {} : { send_at: sendAt.toISOString() }) }
+          return {
+            key: `k-${model.keySeq++}`,
+            fingerprint: (yield* Idempotency).fingerprint("messages", body),
+            request: { to: spec.to, text, senderName: undefined, segments: spec.segments, sendAt }
+          } satisfies Creation
+        })
+        return yield* runCreation(model, creation, spec.crash)
+      })
   )
 
 /**
@@ -564,60 +563,60 @@ const admit = (spec: AdmitSpec) =>
  * (contract section 4).
  */
 const replay = (pick: number) =>
-  command(`replay(#${pick})`, async (model, real) => {
-    const all: ReadonlyArray<Creation> = [...model.messages, ...model.refused]
-    if (all.length === 0) return "(nothing to replay)"
-    const picked = all[pick % all.length]!
-    const m = model.messages.find((x) => x.key === picked.key)
-    if (m === undefined) return `${picked.key} (refused before) ${await runCreation(model, real, picked, "none")}`
-    const exit = await real.run((Effect.gen(function*() {
-      return yield* (yield* Messages).create(model.orgId, m.key, m.fingerprint, m.request)
-    })).pipe(Effect.exit))
-    expect(Exit.isSuccess(exit), `replay of ${m.key}: ${Exit.isFailure(exit) ? Cause.pretty(exit.cause) : ""}`).toBe(true)
-    if (Exit.isFailure(exit)) return
-    expect(exit.value.replayed, "an identical retry is a replay").toBe(true)
-    const answer = exit.value.answer
-    if (m.firstAnswer !== undefined) expect(answer, `replay of ${m.key}`).toEqual(m.firstAnswer)
-    else {
-      const expected = expectedAfterRecovery(m)!
-      expect({ status: answer.status, code: codeOf(answer.body) }, `replay of crashed ${m.key}`)
-        .toEqual({ status: expected.status, code: expected.code })
-    }
-    return `${m.key} -> ${answer.status}`
-  })
+  command(`replay(#${pick})`, (model) =>
+    Effect.gen(function*() {
+      const all: ReadonlyArray<Creation> = [...model.messages, ...model.refused]
+      if (all.length === 0) return "(nothing to replay)"
+      const picked = all[pick % all.length]!
+      const m = model.messages.find((x) => x.key === picked.key)
+      if (m === undefined) return `${picked.key} (refused before) ${yield* runCreation(model, picked, "none")}`
+      const exit = yield* (Effect.gen(function*() {
+        return yield* (yield* Messages).create(model.orgId, m.key, m.fingerprint, m.request)
+      })).pipe(Effect.exit)
+      expect(Exit.isSuccess(exit), `replay of ${m.key}: ${Exit.isFailure(exit) ? Cause.pretty(exit.cause) : ""}`).toBe(true)
+      if (Exit.isFailure(exit)) return
+      expect(exit.value.replayed, "an identical retry is a replay").toBe(true)
+      const answer = exit.value.answer
+      if (m.firstAnswer !== undefined) expect(answer, `replay of ${m.key}`).toEqual(m.firstAnswer)
+      else {
+        const expected = expectedAfterRecovery(m)!
+        expect({ status: answer.status, code: codeOf(answer.body) }, `replay of crashed ${m.key}`)
+          .toEqual({ status: expected.status, code: expected.code })
+      }
+      return `${m.key} -> ${answer.status}`
+    }))
 
 /** The clock moves on; no work runs (the step commands run it). */
-const clock = (byMs: number) => command(`clock += ${byMs} ms`, () => app.moveClock(byMs))
+const clock = (byMs: number) => command(`clock += ${byMs} ms`, () => Effect.flatMap(App, (app) => app.moveClock(byMs)))
 
 const grant = (amount: number, days: number | null) =>
-  command(`grant(${amount}, ${days === null ? "never expires" : `valid ${days} more days`})`, async (model, real) => {
-    await real.run(Effect.gen(function*() {
+  command(`grant(${amount}, ${days === null ? "never expires" : `valid ${days} more days`})`, (model) =>
+    Effect.gen(function*() {
       const ms = (yield* now).getTime()
       yield* (yield* Ledger).grant(model.orgId, amount, days === null ? null : utcDay(ms + days * dayMs))
     }))
-  })
 
 /** The operator enables or disables SMS for the organisation, or (de)activates its sender. */
 const availability = (smsEnabled: boolean, senderActive: boolean) =>
-  command(`availability(sms ${smsEnabled ? "on" : "off"}, sender ${senderActive ? "active" : "inactive"})`, async (model, real) => {
-    await real.run(Effect.gen(function*() {
+  command(`availability(sms ${smsEnabled ? "on" : "off"}, sender ${senderActive ? "active" : "inactive"})`, (model) =>
+    Effect.gen(function*() {
       const orgs = yield* Organisations
       yield* orgs.update(model.orgId, { smsEnabled }).pipe(Effect.orDie)
       yield* orgs.setSender(model.orgId, sender, senderActive).pipe(Effect.orDie)
+      model.smsEnabled = smsEnabled
+      model.senderActive = senderActive
     }))
-    model.smsEnabled = smsEnabled
-    model.senderActive = senderActive
-  })
 
 const dispatch = (crash: DispatchCrash) =>
-  command(`dispatch${crash === undefined ? "" : ` (crash ${crash.at}${"after" in crash ? ` after ${crash.after}` : ""})`}`, async (model, real) => {
-    const n = await real.run(dispatchStep(model, crash))
-    return `-> ${n} claimed`
-  })
+  command(`dispatch${crash === undefined ? "" : ` (crash ${crash.at}${"after" in crash ? ` after ${crash.after}` : ""})`}`, (model) =>
+    Effect.gen(function*() {
+      const n = yield* dispatchStep(model, crash)
+      return `-> ${n} claimed`
+    }))
 
-const verify = command("verify", async (_model, real) => `-> ${await real.run(verifyStep)} claimed`)
-const recover = command("recover", async (_model, real) => `-> ${await real.run(recoveryStep)} recovered`)
-const receipts = command("receipts", async (_model, real) => `-> ${await real.run(receiptStep)} sent or applied`)
+const verify = command("verify", () => Effect.map(verifyStep, (n) => `-> ${n} claimed`))
+const recover = command("recover", () => Effect.map(recoveryStep, (n) => `-> ${n} recovered`))
+const receipts = command("receipts", () => Effect.map(receiptStep, (n) => `-> ${n} sent or applied`))
 
 const numberArb = fc.oneof(
   { arbitrary: fc.constantFrom(...simulatorNumbers), weight: 4 },
@@ -687,43 +686,44 @@ const retireLeftovers = Effect.gen(function*() {
 })
 
 /** Advances the clock with every piece of due work run, until nothing moves any more; then checks where each message ended. */
-const drainAndCheck = async (model: Model, real: Real) => {
-  await real.run(Effect.gen(function*() {
-    const work = yield* DueWork
-    for (let round = 0; round < 4; round++) yield* work.advanceTo(new Date((yield* now).getTime() + 10 * 60_000))
-    yield* noteUnavailable(model)
-  }).pipe(Effect.provideService(References.MinimumLogLevel, "Error")))
-  await checkInvariants(model, real, "the drain")
-  const rows = await real.run(rowsOf(model.orgId))
-  if (process.env.PROPERTY_STATS) {
-    for (const m of model.messages) {
-      const k = `${m.kind} ${m.path} -> ${rows.find((r) => r.id === m.id)!.status}`
-      stats.set(k, (stats.get(k) ?? 0) + 1)
-    }
-  }
-  for (const m of model.messages) {
-    const status = rows.find((r) => r.id === m.id)!.status
-    expect(status, `final status of ${m.request.to} (${m.kind}, ${m.path})`).toBe(expectedFinal(m))
-  }
-  // no key is left stuck: every creation replays what the contract says it answers
-  for (const m of model.messages) {
-    const exit = await real.run((Effect.gen(function*() {
-      return yield* (yield* Messages).create(model.orgId, m.key, m.fingerprint, m.request)
-    })).pipe(Effect.exit))
-    expect(Exit.isSuccess(exit), `the key of ${m.request.to} (${m.kind}, ${m.path}) replays: ${Exit.isFailure(exit) ? Cause.pretty(exit.cause) : ""}`)
-      .toBe(true)
-    if (Exit.isSuccess(exit)) {
-      const expected = expectedAfterRecovery(m)
-      const answer = exit.value.answer
-      expect(exit.value.replayed).toBe(true)
-      if (m.firstAnswer !== undefined) expect(answer).toEqual(m.firstAnswer)
-      else if (expected !== undefined) {
-        expect({ status: answer.status, code: codeOf(answer.body) }, `stored answer of ${m.request.to} (${m.path})`)
-          .toEqual({ status: expected.status, code: expected.code })
+const drainAndCheck = (model: Model) =>
+  Effect.gen(function*() {
+    yield* Effect.gen(function*() {
+      const work = yield* DueWork
+      for (let round = 0; round < 4; round++) yield* work.advanceTo(new Date((yield* now).getTime() + 10 * 60_000))
+      yield* noteUnavailable(model)
+    }).pipe(Effect.provideService(References.MinimumLogLevel, "Error"))
+    yield* checkInvariants(model, "the drain")
+    const rows = yield* rowsOf(model.orgId)
+    if (process.env.PROPERTY_STATS) {
+      for (const m of model.messages) {
+        const k = `${m.kind} ${m.path} -> ${rows.find((r) => r.id === m.id)!.status}`
+        stats.set(k, (stats.get(k) ?? 0) + 1)
       }
     }
-  }
-}
+    for (const m of model.messages) {
+      const status = rows.find((r) => r.id === m.id)!.status
+      expect(status, `final status of ${m.request.to} (${m.kind}, ${m.path})`).toBe(expectedFinal(m))
+    }
+    // no key is left stuck: every creation replays what the contract says it answers
+    for (const m of model.messages) {
+      const exit = yield* (Effect.gen(function*() {
+        return yield* (yield* Messages).create(model.orgId, m.key, m.fingerprint, m.request)
+      })).pipe(Effect.exit)
+      expect(Exit.isSuccess(exit), `the key of ${m.request.to} (${m.kind}, ${m.path}) replays: ${Exit.isFailure(exit) ? Cause.pretty(exit.cause) : ""}`)
+        .toBe(true)
+      if (Exit.isSuccess(exit)) {
+        const expected = expectedAfterRecovery(m)
+        const answer = exit.value.answer
+        expect(exit.value.replayed).toBe(true)
+        if (m.firstAnswer !== undefined) expect(answer).toEqual(m.firstAnswer)
+        else if (expected !== undefined) {
+          expect({ status: answer.status, code: codeOf(answer.body) }, `stored answer of ${m.request.to} (${m.path})`)
+            .toEqual({ status: expected.status, code: expected.code })
+        }
+      }
+    }
+  })
 
 /** A fresh organisation (sender `PROPTEST`) with `credits` valid `days` more days (null: never expire). */
 const newOrganisation = (credits: number, days: number | null) =>
@@ -733,59 +733,66 @@ const newOrganisation = (credits: number, days: number | null) =>
     return org.id
   })
 
-describe(`message lifecycle against its model (${backend})`, () => {
-  const real: Real = { run: app.run }
-
-  it("a message due while its sender is inactive ends blocked, even if the dispatcher dies after claiming it", async () => {
-    await real.run(retireLeftovers)
-    const orgId = await real.run(newOrganisation(1, null))
-    const id = await real.run(Effect.gen(function*() {
-      const sendAt = new Date((yield* now).getTime() + 1_000)
-      const body = { to: testNumbers.delivered, text: "Due while the sender is off", send_at: sendAt.toISOString() }
-      const { answer } = yield* (yield* Messages).create(orgId, "example", (yield* Idempotency).fingerprint("messages", body), {
-        to: body.to,
-        text: body.text,
-        senderName: undefined,
-        segments: 1,
-        sendAt
+withApp({
+  label: "lifecycle_property",
+  // slowMs 0: the slow number's real-time delay would only slow the sequences down
+  config: { clock: "test", simulatorReceiptDelayMs: receiptDelayMs, simulatorSlowMs: 0, verifyIntervalMs }
+})(`message lifecycle against its model (${backend})`, (it) => {
+  it.effect("a message due while its sender is inactive ends blocked, even if the dispatcher dies after claiming it", () =>
+    Effect.gen(function*() {
+      const app = yield* App
+      yield* retireLeftovers
+      const orgId = yield* newOrganisation(1, null)
+      const id = yield* Effect.gen(function*() {
+        const sendAt = new Date((yield* now).getTime() + 1_000)
+        const body = { to: testNumbers.delivered, text: "Due while the sender is off", send_at: sendAt.toISOString() }
+        const { answer } = yield* (yield* Messages).create(orgId, "example", (yield* Idempotency).fingerprint("messages", body), {
+          to: body.to,
+          text: body.text,
+          senderName: undefined,
+          segments: 1,
+          sendAt
+        })
+        expect(answer.status).toBe(202)
+        yield* (yield* Organisations).setSender(orgId, sender, false)
+        return (answer.body as { readonly id: string }).id
       })
-      expect(answer.status).toBe(202)
-      yield* (yield* Organisations).setSender(orgId, sender, false)
-      return (answer.body as { readonly id: string }).id
-    }))
-    const model: Model = { orgId, messages: [], smsEnabled: true, senderActive: false, refused: [], keySeq: 0 }
-    await app.moveClock(1_000)
-    // the dispatcher dies after claiming it; once the claim runs out another one settles it
-    await real.run(dispatchStep(model, { at: "afterClaim" }))
-    expect(await real.run(Effect.flatMap(MessageStore, (store) => store.find(orgId, id))).then((m) => m?.status)).toBe("scheduled")
-    await app.moveClock(claimLeaseMs + 1)
-    await real.run(dispatchStep(model, undefined))
-    const [row, timeline] = await real.run(Effect.gen(function*() {
-      const store = yield* MessageStore
-      return [yield* store.find(orgId, id), yield* store.timeline(orgId, id)] as const
-    }))
-    expect(
-      row?.status,
-      `contract section 5: a sender that is inactive when a scheduled message falls due makes that message blocked; timeline ${
-        timeline.map((e) => `${e.fromStatus ?? "-"}->${e.toStatus} [${e.source}]`).join(", ")
-      }`
-    ).toBe("blocked")
-    expect((await real.run(Effect.flatMap(Ledger, (l) => l.totals(orgId)))).reserved).toBe(0)
-    expect(submitCount(id)).toBe(0)
-  }, 60_000)
+      const model: Model = { orgId, messages: [], smsEnabled: true, senderActive: false, refused: [], keySeq: 0 }
+      yield* app.moveClock(1_000)
+      // the dispatcher dies after claiming it; once the claim runs out another one settles it
+      yield* dispatchStep(model, { at: "afterClaim" })
+      expect(yield* Effect.flatMap(MessageStore, (store) => store.find(orgId, id)).pipe(Effect.map((m) => m?.status))).toBe("scheduled")
+      yield* app.moveClock(claimLeaseMs + 1)
+      yield* dispatchStep(model, undefined)
+      const [row, timeline] = yield* Effect.gen(function*() {
+        const store = yield* MessageStore
+        return [yield* store.find(orgId, id), yield* store.timeline(orgId, id)] as const
+      })
+      expect(
+        row?.status,
+        `contract section 5: a sender that is inactive when a scheduled message falls due makes that message blocked; timeline ${
+          timeline.map((e) => `${e.fromStatus ?? "-"}->${e.toStatus} [${e.source}]`).join(", ")
+        }`
+      ).toBe("blocked")
+      expect((yield* Effect.flatMap(Ledger, (l) => l.totals(orgId))).reserved).toBe(0)
+      expect(yield* submitCount(id)).toBe(0)
+    }), 60_000)
 
-  it(`random commands with crashes keep every invariant (numRuns ${numRuns}, up to ${maxCommands} commands)`, async () => {
-    const property = fc.asyncProperty(setupArb, commandsArb, async (setup, commands) => {
-      sequences++
-      await real.run(retireLeftovers)
-      const orgId = await real.run(newOrganisation(setup.credits, setup.days))
-      const model: Model = { orgId, messages: [], smsEnabled: true, senderActive: true, refused: [], keySeq: 0 }
-      await checkInvariants(model, real, "setup")
-      await fc.asyncModelRun(() => ({ model, real }), commands)
-      await drainAndCheck(model, real)
-    })
-    await fc.assert(property, { numRuns })
-    if (process.env.PROPERTY_STATS) console.log([...stats.entries()].sort().map(([k, n]) => `${n}\t${k}`).join("\n"))
-    expect(sequences).toBeGreaterThanOrEqual(numRuns)
-  }, 1_200_000)
+  it.effect(`random commands with crashes keep every invariant (numRuns ${numRuns}, up to ${maxCommands} commands)`, () =>
+    Effect.gen(function*() {
+      const real: Real = { run: Effect.runPromiseWith(yield* Effect.context<App | AppServices>()) }
+      const property = fc.asyncProperty(setupArb, commandsArb, (setup, commands) =>
+        real.run(Effect.gen(function*() {
+          sequences++
+          yield* retireLeftovers
+          const orgId = yield* newOrganisation(setup.credits, setup.days)
+          const model: Model = { orgId, messages: [], smsEnabled: true, senderActive: true, refused: [], keySeq: 0 }
+          yield* checkInvariants(model, "setup")
+          yield* Effect.promise(() => fc.asyncModelRun(() => ({ model, real }), commands))
+          yield* drainAndCheck(model)
+        })))
+      yield* Effect.promise(() => fc.assert(property, { numRuns }))
+      if (process.env.PROPERTY_STATS) console.log([...stats.entries()].sort().map(([k, n]) => `${n}\t${k}`).join("\n"))
+      expect(sequences).toBeGreaterThanOrEqual(numRuns)
+    }), 1_200_000)
 })

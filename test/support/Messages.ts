@@ -1,10 +1,11 @@
 /**
- * Message-level helpers over a TestApp: create over HTTP, read a message's status, timeline and
- * the organisation's balance, in the shapes the lifecycle suites assert.
+ * Message-level helpers over the app (App): create over HTTP, read a message's status, timeline
+ * and the organisation's balance, in the shapes the lifecycle suites assert.
  */
+import { expect } from "@effect/vitest"
+import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
-import { expect } from "vitest"
-import type { TestApp } from "./TestApp.ts"
+import { App } from "./TestApp.ts"
 
 export const messagesPath = "/api/sms/v2/messages/"
 
@@ -26,28 +27,31 @@ export const bodyOf = (c: Creation) => ({
 })
 
 /** POSTs the creation under its key (a fresh one by default); returns the reply, the message id and the key. */
-export const create = async (app: TestApp, apiKey: string, c: Creation) => {
-  const key = c.key ?? `key-${randomUUID()}`
-  const reply = await app.call("POST", messagesPath, { token: apiKey, body: bodyOf(c), headers: { "idempotency-key": key } })
-  const id: string | undefined = reply.body?.id ?? reply.body?.message_id
-  expect(id, `no message id in ${reply.status} ${reply.text}`).toBeDefined()
-  return { id: id!, reply, key }
-}
+export const create = (apiKey: string, c: Creation) =>
+  Effect.gen(function*() {
+    const key = c.key ?? `key-${randomUUID()}`
+    const reply = yield* (yield* App).call("POST", messagesPath, { token: apiKey, body: bodyOf(c), headers: { "idempotency-key": key } })
+    const id: string | undefined = reply.body?.id ?? reply.body?.message_id
+    expect(id, `no message id in ${reply.status} ${reply.text}`).toBeDefined()
+    return { id: id!, reply, key }
+  })
 
 /** The message's status as the API shows it. */
-export const statusOf = async (app: TestApp, apiKey: string, id: string): Promise<string> => {
-  const reply = await app.call("GET", `${messagesPath}${id}/`, { token: apiKey })
-  expect(reply.status, reply.text).toBe(200)
-  return reply.body.status
-}
+export const statusOf = (apiKey: string, id: string): Effect.Effect<string, never, App> =>
+  Effect.gen(function*() {
+    const reply = yield* (yield* App).call("GET", `${messagesPath}${id}/`, { token: apiKey })
+    expect(reply.status, reply.text).toBe(200)
+    return reply.body.status
+  })
 
 /** The organisation's balance (total, reserved, available) through the operator API. */
-export const balanceOf = async (app: TestApp, orgId: string) => {
-  const reply = await app.admin("GET", `/organizations/${orgId}`)
-  expect(reply.status, reply.text).toBe(200)
-  const { total, reserved, available } = reply.body.balance
-  return { total, reserved, available }
-}
+export const balanceOf = (orgId: string) =>
+  Effect.gen(function*() {
+    const reply = yield* (yield* App).admin("GET", `/organizations/${orgId}`)
+    expect(reply.status, reply.text).toBe(200)
+    const { total, reserved, available } = reply.body.balance
+    return { total, reserved, available }
+  })
 
 export interface Snapshot {
   readonly status: string
@@ -60,14 +64,16 @@ export interface Snapshot {
 }
 
 /** The message's status, delivery time and timeline, times relative to `base`. */
-export const snapshot = async (app: TestApp, orgId: string, apiKey: string, id: string, base: number): Promise<Snapshot> => {
-  const reply = await app.call("GET", `${messagesPath}${id}/`, { token: apiKey })
-  expect(reply.status, reply.text).toBe(200)
-  const timeline = await app.timeline(orgId, id)
-  return {
-    status: reply.body.status,
-    deliveryTime: reply.body.delivery_time === null ? null : Date.parse(reply.body.delivery_time) - base,
-    transitions: timeline.map((t) => `${t.fromStatus ?? "-"}>${t.toStatus}@${t.source}`),
-    at: timeline.map((t) => t.at.getTime() - base)
-  }
-}
+export const snapshot = (orgId: string, apiKey: string, id: string, base: number): Effect.Effect<Snapshot, never, App> =>
+  Effect.gen(function*() {
+    const app = yield* App
+    const reply = yield* app.call("GET", `${messagesPath}${id}/`, { token: apiKey })
+    expect(reply.status, reply.text).toBe(200)
+    const timeline = yield* app.timeline(orgId, id)
+    return {
+      status: reply.body.status,
+      deliveryTime: reply.body.delivery_time === null ? null : Date.parse(reply.body.delivery_time) - base,
+      transitions: timeline.map((t) => `${t.fromStatus ?? "-"}>${t.toStatus}@${t.source}`),
+      at: timeline.map((t) => t.at.getTime() - base)
+    }
+  })

@@ -1,7 +1,8 @@
 /**
  * The test harness: the whole application in-process (no port), composed by the service's own
  * root (src/app/AppLayer.ts `appLayer`) over the embedded PGlite in memory or, with DATABASE_URL,
- * PostgreSQL, a counted provider and the configured clock. One app builder for every suite, with:
+ * PostgreSQL, a counted provider and the configured clock. One app for every in-process suite, the
+ * `App` service a suite's tests share through @effect/vitest `layer(...)` (`withApp`), with:
  *
  * - `call` / `admin`: HTTP requests as an integrator or the operator sends them;
  * - `newOrg`: the one organisation factory (operator API: organisation, credits, key);
@@ -13,19 +14,20 @@
  *   `moveClock` moves it without running any work (as if the background fibers were stopped).
  *   By default an app runs on the system clock without dispatching (HTTP tests); with
  *   `schedulerEnabled: true` its background fibers run for real (concurrency tests);
- * - `run`: an Effect against the app's own services (SqlClient, Ledger, MessageStore...).
+ * - the app's own services (SqlClient, Ledger, MessageStore...), which a test yields directly.
  *
  * Background work is global across organisations, so an app that runs it (`label`) gets a
  * PostgreSQL database of its own (test/support/ScratchDatabase.ts); the embedded database is
  * always the app's own.
  */
-import { Clock, Context, Duration, Effect, Layer, Redacted } from "effect"
+import { afterAll, beforeAll, layer, type Vitest } from "@effect/vitest"
+import { Clock, Context, Duration, Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { appLayer } from "../../src/app/AppLayer.ts"
 import { clockLayer, ServiceClock } from "../../src/clock/ServiceClock.ts"
 import type { AppConfigShape } from "../../src/config/Config.ts"
 import { DueWork } from "../../src/dispatch/DueWork.ts"
-import { MessageStore } from "../../src/messages/MessageStore.ts"
+import { MessageStore, type TimelineEntry } from "../../src/messages/MessageStore.ts"
 import type { Permission } from "../../src/domain/Permissions.ts"
 import { Provider } from "../../src/provider/Provider.ts"
 import { ProviderLive } from "../../src/provider/ProviderLayer.ts"
@@ -176,76 +178,155 @@ async (orgOptions: { credits?: number; permissions?: ReadonlyArray<Permission>; 
 /** Longest real time a clock step may take before the test fails. */
 const stepTimeoutMs = 60_000
 
-export const makeTestApp = (options: TestAppOptions = {}) => {
-  const config = testConfig(options.config)
-  const calls: ProviderCalls = { submits: new Map(), queries: new Map(), fault: "none" }
+/** Moves the test clock to `at`, running every piece of work due on the way; fails after `stepTimeoutMs` of real time. */
+const advanceClockTo = (at: Date | number) =>
+  Effect.gen(function*() {
+    const work = yield* DueWork
+    yield* work.advanceTo(new Date(at)).pipe(
+      Effect.timeoutOrElse({
+        duration: Duration.millis(stepTimeoutMs),
+        orElse: () => Effect.die(new Error(`the clock step to ${new Date(at).toISOString()} did not finish in ${stepTimeoutMs} ms`))
+      })
+    )
+  })
 
-  let captured: Context.Context<never> | undefined
-  const Capture = Layer.effectDiscard(Effect.map(Effect.context<never>(), (context) => void (captured = context)))
+/** Moves the test clock `ms` forward without running any work, as if every background fiber were stopped. */
+const moveClockBy = (ms: number) =>
+  Effect.gen(function*() {
+    const clock = yield* ServiceClock
+    yield* clock.set((yield* Clock.currentTimeMillis) + ms)
+  })
 
-  const database = options.label === undefined
-    ? testDatabaseLayer(config)
-    : scratchDatabaseLayer(options.label, config)
-  // the service as main.ts composes it (AppLayer.ts), over the test's database, counted provider and clock
-  const app = Capture.pipe(
-    Layer.provideMerge(appLayer({ config, database, provider: countingProvider(calls), clock: clockLayer(config.clock) })),
-    Layer.provide(HttpServer.layerServices)
-  )
-  const { handler, dispose } = HttpRouter.toWebHandler(app, { disableLogger: true })
-  const call = makeCaller(handler)
+/** A message's timeline straight from the store (its row, or an upgraded database's rows). */
+const timelineOf = (orgId: string, messageId: string) => Effect.flatMap(MessageStore, (store) => store.timeline(orgId, messageId))
 
-  /** The app's context, once the first request has built it. */
-  const context = async (): Promise<Context.Context<never>> => {
-    if (captured === undefined) await call("GET", "/health")
-    if (captured === undefined) throw new Error("the test app did not start")
-    return captured
-  }
-
-  /** Runs an effect with the app's services (SqlClient, Ledger, MessageStore, DueWork, the clock...). */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the app provides every service of src/
-  const run = async <A, E>(effect: Effect.Effect<A, E, any>): Promise<A> =>
-    Effect.runPromise(Effect.provideContext(effect as Effect.Effect<A, E, never>, await context()))
-
-  /** The clock's now, in ms. */
-  const now = () => run(Clock.currentTimeMillis)
-
-  /** Moves the test clock to `at`, running every piece of work due on the way; fails after `stepTimeoutMs` of real time. */
-  const advanceTo = (at: Date | number) =>
-    run(Effect.gen(function*() {
-      const work = yield* DueWork
-      yield* work.advanceTo(new Date(at)).pipe(
-        Effect.timeoutOrElse({
-          duration: Duration.millis(stepTimeoutMs),
-          orElse: () => Effect.die(new Error(`the clock step to ${new Date(at).toISOString()} did not finish in ${stepTimeoutMs} ms`))
-        })
-      )
-    }))
-
-  /** Moves the test clock `ms` forward (see advanceTo). */
-  const advance = async (ms: number) => advanceTo((await now()) + ms)
-
-  /** Moves the test clock `ms` forward without running any work, as if every background fiber were stopped. */
-  const moveClock = (ms: number) =>
-    run(Effect.gen(function*() {
-      const clock = yield* ServiceClock
-      yield* clock.set((yield* Clock.currentTimeMillis) + ms)
-    }))
-
-  const admin: AdminCall = (method, path, body) =>
-    call(method, `/admin/v1${path}`, { token: adminToken, ...(body === undefined ? {} : { body }) })
-
-  const newOrg = organisationFactory(admin)
-
-  /**
-   * A message's timeline straight from the store: status changes with their source and time (its
-   * rows, or its row once compaction collapsed them).
-   */
-  const timeline = (orgId: string, messageId: string) =>
-    run(Effect.gen(function*() {
-      return yield* (yield* MessageStore).timeline(orgId, messageId)
-    }))
-
-  return { call, handler, admin, newOrg, run, now, advance, advanceTo, moveClock, timeline, calls, config, dispose: () => dispose() }
+/** A new organisation of the app (see `organisationFactory`). */
+export interface NewOrg {
+  readonly orgId: string
+  readonly apiKey: string
+  readonly keyId: string
 }
 
-export type TestApp = ReturnType<typeof makeTestApp>
+/**
+ * The app as the tests of one suite see it through @effect/vitest `layer(...)` (`withApp`): HTTP
+ * calls as an integrator and as the operator, the organisation factory, the provider's counted
+ * calls and the clock stepper, each an Effect. The same layer provides every service of the app
+ * (SqlClient, MessageStore, Ledger, DueWork...), so a test yields them directly.
+ */
+export class App extends Context.Service<App, {
+  /** A request as a client sends it (bearer token, JSON body), answered in-process. */
+  readonly call: (method: string, path: string, options?: CallOptions) => Effect.Effect<Reply>
+  /** An operator's request: method, path under /admin/v1, JSON body. */
+  readonly admin: (method: string, path: string, body?: unknown) => Effect.Effect<Reply>
+  /** An organisation with `credits` (never expiring) and a key holding `permissions` (default: all five). */
+  readonly newOrg: (options?: { credits?: number; permissions?: ReadonlyArray<Permission>; sender?: string }) => Effect.Effect<NewOrg>
+  /** The service clock's now, in ms. */
+  readonly now: Effect.Effect<number>
+  /** Moves the test clock `ms` forward, running every piece of work due on the way (see `advanceTo`). */
+  readonly advance: (ms: number) => Effect.Effect<void>
+  /** Moves the test clock to `at`, running every piece of work due on the way; fails after a minute of real time. */
+  readonly advanceTo: (at: Date | number) => Effect.Effect<void>
+  /** Moves the test clock `ms` forward without running any work, as if every background fiber were stopped. */
+  readonly moveClock: (ms: number) => Effect.Effect<void>
+  /** A message's status changes with their source and time, from the store. */
+  readonly timeline: (orgId: string, messageId: string) => Effect.Effect<ReadonlyArray<TimelineEntry>>
+  /** What the service asked the provider, per message id; and the fault to inject into the next submissions. */
+  readonly calls: ProviderCalls
+  readonly config: AppConfigShape
+  /** The fetch-style handler, for requests `call` cannot make. */
+  readonly handler: (request: Request) => Promise<Response>
+}>()("test/App") {
+  /** The app of `options` with its services, built before a suite's first test and disposed after its last. */
+  static readonly layer = (options: TestAppOptions = {}) =>
+    Layer.effectContext(Effect.gen(function*() {
+      const config = testConfig(options.config)
+      const calls: ProviderCalls = { submits: new Map(), queries: new Map(), fault: "none" }
+      let captured: Context.Context<never> | undefined
+      const Capture = Layer.effectDiscard(Effect.map(Effect.context<never>(), (context) => void (captured = context)))
+      const database = options.label === undefined
+        ? testDatabaseLayer(config)
+        : scratchDatabaseLayer(options.label, config)
+      // the service as main.ts composes it (AppLayer.ts), over the test's database, counted provider and clock
+      const web = yield* Effect.acquireRelease(
+        Effect.sync(() =>
+          HttpRouter.toWebHandler(
+            Capture.pipe(
+              Layer.provideMerge(appLayer({ config, database, provider: countingProvider(calls), clock: clockLayer(config.clock) })),
+              Layer.provide(HttpServer.layerServices)
+            ),
+            { disableLogger: true }
+          )
+        ),
+        (web) => Effect.promise(() => web.dispose())
+      )
+      const call = makeCaller(web.handler)
+      const admin: AdminCall = (method, path, body) =>
+        call(method, `/admin/v1${path}`, { token: adminToken, ...(body === undefined ? {} : { body }) })
+      const newOrg = organisationFactory(admin)
+      // the first request builds the app, and with it the context its services are read from
+      yield* Effect.promise(() => call("GET", "/health"))
+      if (captured === undefined) return yield* Effect.die(new Error("the test app did not start"))
+      const context = captured as Context.Context<AppServices>
+      const inApp = <A, E>(effect: Effect.Effect<A, E, AppServices>) => Effect.provideContext(effect, context)
+      const now = inApp(Clock.currentTimeMillis)
+      // a database failure in a test's own step is the test's failure (a defect), not a value to handle
+      const advanceTo = (at: Date | number) => inApp(advanceClockTo(at)).pipe(Effect.orDie)
+      const app = App.of({
+        call: (method, path, callOptions) => Effect.promise(() => call(method, path, callOptions)),
+        admin: (method, path, body) => Effect.promise(() => admin(method, path, body)),
+        newOrg: (orgOptions) => Effect.promise(() => newOrg(orgOptions)),
+        now,
+        advance: (ms) => Effect.flatMap(now, (at) => advanceTo(at + ms)),
+        advanceTo,
+        moveClock: (ms) => inApp(moveClockBy(ms)),
+        timeline: (orgId, messageId) => inApp(timelineOf(orgId, messageId)).pipe(Effect.orDie),
+        calls,
+        config,
+        handler: web.handler
+      })
+      return Context.add(context, App, app)
+    }))
+}
+
+/** Every service the app provides (what `appLayer` builds). */
+export type AppServices = Layer.Success<ReturnType<typeof appLayer>>
+
+/** The tests of a withApp block, given its `it`. */
+type Suite = (it: Vitest.MethodsNonLive<App | AppServices>) => void
+
+/**
+ * @effect/vitest `layer(...)` over the app of `options`: the suite's tests (`it.effect`) share one
+ * app, on the real clock of the test runner (the app's own clock is the service's: `App.now`).
+ * `options` may be an Effect, run when the app is built (for a configuration known only then: the
+ * ports of SMSCs a suite starts first); `setup` runs once the app is built, before the first test
+ * (what a suite's `beforeAll` did with the app).
+ *
+ * Named, the block is a describe that builds the app before its first test. Anonymous (for
+ * describes that share one app), it builds the app in a `beforeAll` of the suite it stands in, so
+ * that the app and its setup are there before any test of its describes (@effect/vitest alone
+ * builds it at the first `it.effect`), and a nested `it.layer` finds it built; the app is disposed
+ * after the suite's last test.
+ */
+export const withApp = (
+  options: TestAppOptions | Effect.Effect<TestAppOptions, unknown> = {},
+  setup?: Effect.Effect<unknown, unknown, App | AppServices>
+) => {
+  const app = Effect.isEffect(options) ? Layer.unwrap(Effect.map(options, (o) => App.layer(o))) : App.layer(options)
+  const suite = setup === undefined ? app : Layer.provideMerge(Layer.effectDiscard(setup), app)
+  const memoMap = Layer.makeMemoMapUnsafe()
+  const block = layer(suite, { excludeTestServices: true, timeout: "2 minutes", memoMap })
+  function withAppBlock(f: Suite): void
+  function withAppBlock(name: string, f: Suite): void
+  function withAppBlock(...args: [Suite] | [string, Suite]): void {
+    if (args.length === 2) return block(args[0], args[1])
+    // built once in the block's memo map: the block's own build (and any nested it.layer) finds it there
+    const scope = Scope.makeUnsafe()
+    beforeAll(() => Effect.runPromise(Layer.buildWithMemoMap(suite, memoMap, scope).pipe(Effect.orDie, Effect.asVoid)), blockTimeoutMs)
+    afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)), blockTimeoutMs)
+    return block(args[0])
+  }
+  return withAppBlock
+}
+
+/** How long a block may take to build its app, or to dispose of it. */
+const blockTimeoutMs = 120_000

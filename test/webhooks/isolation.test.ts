@@ -6,13 +6,13 @@
  */
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect } from "@effect/vitest"
+import { Effect } from "effect"
 import { perEndpointInFlightMax } from "../../src/webhooks/Deliveries.ts"
-import { eventually } from "../support/Eventually.ts"
-import { adminToken, makeTestApp } from "../support/TestApp.ts"
+import { eventuallyEffect } from "../support/Eventually.ts"
+import { adminToken, App, withApp } from "../support/TestApp.ts"
 import { createEndpoint, type Receiver, startReceiver, webhookPath, withWebhooks } from "./support.ts"
 
-const app = makeTestApp({ label: "webhook_isolation" })
 let healthy: Receiver
 let stuck: Server
 let stuckUrl: string
@@ -33,44 +33,50 @@ beforeAll(async () => {
   stuckUrl = `http://127.0.0.1:${(stuck.address() as AddressInfo).port}/hooks`
 })
 afterAll(async () => {
-  for (const release of held) release()
-  await app.dispose()
   await healthy.close()
   stuck.closeAllConnections()
   await new Promise<void>((resolve) => stuck.close(() => resolve()))
 })
 
-// the first test starts the app (the embedded database and its migrations): slow on a loaded machine
+// the app (the embedded database and its migrations) starts before the first test: slow on a loaded machine
 describe("webhook isolation", { timeout: 120_000 }, () => {
-  it("a receiver that never answers holds at most 8 attempts; another organisation's events still arrive", async () => {
-    const slow = await app.newOrg({ permissions: withWebhooks })
-    const slowEndpoint = await createEndpoint(app, slow.apiKey, { url: stuckUrl })
-    for (let i = 0; i < 3 * perEndpointInFlightMax; i++) {
-      expect((await app.call("POST", `${webhookPath(slowEndpoint.id)}test/`, { token: slow.apiKey })).status).toBe(202)
-    }
-    await eventually(async () => open.now, (n) => n === perEndpointInFlightMax, { timeoutMs: 20_000, what: "8 attempts open at the stuck receiver" })
+  withApp({ label: "webhook_isolation" })((it) => {
+    it.effect("a receiver that never answers holds at most 8 attempts; another organisation's events still arrive", () =>
+      Effect.gen(function*() {
+        const app = yield* App
+        const slow = yield* app.newOrg({ permissions: withWebhooks })
+        const slowEndpoint = yield* createEndpoint(slow.apiKey, { url: stuckUrl })
+        for (let i = 0; i < 3 * perEndpointInFlightMax; i++) {
+          expect((yield* app.call("POST", `${webhookPath(slowEndpoint.id)}test/`, { token: slow.apiKey })).status).toBe(202)
+        }
+        yield* eventuallyEffect(Effect.sync(() => open.now), (n) => n === perEndpointInFlightMax, { timeoutMs: 20_000, what: "8 attempts open at the stuck receiver" })
 
-    const fine = await app.newOrg({ permissions: withWebhooks })
-    const fineEndpoint = await createEndpoint(app, fine.apiKey, { url: healthy.url })
-    for (let i = 0; i < 3; i++) await app.call("POST", `${webhookPath(fineEndpoint.id)}test/`, { token: fine.apiKey })
-    await eventually(async () => healthy.received.length, (n) => n === 3, { timeoutMs: 20_000, what: "the healthy receiver's 3 events" })
-    // the stuck endpoint still holds no more than its share
-    expect(open.max).toBe(perEndpointInFlightMax)
-    expect(open.now).toBeLessThanOrEqual(perEndpointInFlightMax)
+        const fine = yield* app.newOrg({ permissions: withWebhooks })
+        const fineEndpoint = yield* createEndpoint(fine.apiKey, { url: healthy.url })
+        for (let i = 0; i < 3; i++) yield* app.call("POST", `${webhookPath(fineEndpoint.id)}test/`, { token: fine.apiKey })
+        yield* eventuallyEffect(Effect.sync(() => healthy.received.length), (n) => n === 3, { timeoutMs: 20_000, what: "the healthy receiver's 3 events" })
+        // the stuck endpoint still holds no more than its share
+        expect(open.max).toBe(perEndpointInFlightMax)
+        expect(open.now).toBeLessThanOrEqual(perEndpointInFlightMax)
 
-    // the receiver has the request before the service has its answer recorded: poll the log
-    const states = await eventually(
-      async () => {
-        const log = await app.call("GET", `${webhookPath(fineEndpoint.id)}deliveries/`, { token: fine.apiKey })
-        return log.body.data.map((d: { state: string }) => d.state)
-      },
-      (s) => s.length === 3 && s.every((state: string) => state === "succeeded"),
-      { timeoutMs: 20_000, what: "the healthy endpoint's 3 deliveries recorded as succeeded" }
-    )
-    expect(states).toEqual(["succeeded", "succeeded", "succeeded"])
-    const metrics = await app.call("GET", "/metrics", { token: adminToken, headers: { accept: "text/plain" } })
-    const succeeded = /^sms_webhook_attempts_total\{outcome="succeeded"\} (\d+)/m.exec(metrics.text)
-    expect(Number(succeeded?.[1])).toBeGreaterThanOrEqual(3)
-    expect(metrics.text).toMatch(/^sms_webhook_backlog_oldest_age_seconds \S+$/m)
+        // the receiver has the request before the service has its answer recorded: poll the log
+        const states = yield* eventuallyEffect(
+          Effect.gen(function*() {
+            const log = yield* app.call("GET", `${webhookPath(fineEndpoint.id)}deliveries/`, { token: fine.apiKey })
+            return log.body.data.map((d: { state: string }) => d.state)
+          }),
+          (s) => s.length === 3 && s.every((state: string) => state === "succeeded"),
+          { timeoutMs: 20_000, what: "the healthy endpoint's 3 deliveries recorded as succeeded" }
+        )
+        expect(states).toEqual(["succeeded", "succeeded", "succeeded"])
+        const metrics = yield* app.call("GET", "/metrics", { token: adminToken, headers: { accept: "text/plain" } })
+        const succeeded = /^sms_webhook_attempts_total\{outcome="succeeded"\} (\d+)/m.exec(metrics.text)
+        expect(Number(succeeded?.[1])).toBeGreaterThanOrEqual(3)
+        expect(metrics.text).toMatch(/^sms_webhook_backlog_oldest_age_seconds \S+$/m)
+      }))
+  })
+  // before the app is disposed (the last afterAll registered runs first): the held requests end
+  afterAll(() => {
+    for (const release of held) release()
   })
 })

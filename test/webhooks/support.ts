@@ -2,10 +2,11 @@
  * A local webhook receiver for the tests: records every request (headers, body) and answers
  * with the status the test sets; and the paths and helpers of the webhook routes.
  */
+import { Effect } from "effect"
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import type { Permission } from "../../src/domain/Permissions.ts"
-import { allPermissions, type TestApp } from "../support/TestApp.ts"
+import { allPermissions, App } from "../support/TestApp.ts"
 
 export const webhooksPath = "/api/sms/v2/webhooks/"
 export const webhookPath = (id: string) => `${webhooksPath}${id}/`
@@ -57,9 +58,10 @@ let keys = 0
 /** A fresh Idempotency-Key. */
 export const newKey = () => `wh-key-${process.pid}-${++keys}`
 
-/** Creates an endpoint and returns its answer's body (with the secret). */
-export const createEndpoint = async (app: Pick<TestApp, "call">, apiKey: string, body: Record<string, unknown>) => {
-  const res = await app.call("POST", webhooksPath, { token: apiKey, headers: { "idempotency-key": newKey() }, body })
-  if (res.status !== 201) throw new Error(`cannot create endpoint: ${res.status} ${res.text}`)
-  return res.body as { id: string; secret: string; url: string; events: Array<string>; enabled: boolean }
-}
+/** Creates an endpoint of the suite's app and returns its answer's body (with the secret). */
+export const createEndpoint = (apiKey: string, body: Record<string, unknown>) =>
+  Effect.gen(function*() {
+    const res = yield* (yield* App).call("POST", webhooksPath, { token: apiKey, headers: { "idempotency-key": newKey() }, body })
+    if (res.status !== 201) return yield* Effect.die(new Error(`cannot create endpoint: ${res.status} ${res.text}`))
+    return res.body as { id: string; secret: string; url: string; events: Array<string>; enabled: boolean }
+  })

@@ -1,7 +1,8 @@
 /**
  * What the database says after a fault, read straight from the tables: every message with its
- * status, how many times the simulator was handed it (`simulator_messages.submissions`) and its
- * credit holds; every credit lot with its counters, its holds and its ledger entries. And the
+ * status, how many times the simulator was handed it (`simulator_messages.submissions`) and where
+ * its credits are (test/support/Credits.ts); every credit lot with its counters, its pending holds
+ * and what its ledger entries (and folded totals) add up to. And the
  * checks the fault tests make on them, each returning the list of what is wrong (empty when
  * all holds), so that a failure names the messages and lots concerned.
  */
@@ -10,6 +11,7 @@ import { Effect, Redacted } from "effect"
 import * as Str from "effect/String"
 import { SqlClient } from "effect/sql"
 import { testNumbers } from "../../../src/provider/simulator/Simulator.ts"
+import { lotCreditsSql, messageCreditsSql } from "../../support/Credits.ts"
 import { eventually } from "../../support/Eventually.ts"
 import { finalStatuses, type MessageStatus } from "../../../src/domain/MessageStatus.ts"
 
@@ -22,7 +24,7 @@ export interface MessageFact {
   readonly segments: number
   /** Times the simulator was handed it (0: never reached it). */
   readonly submissions: number
-  /** Credits held for it, per hold state. */
+  /** Its credits: pending (held), posted (consumed), voided (released). */
   readonly pending: number
   readonly posted: number
   readonly voided: number
@@ -35,10 +37,9 @@ export interface LotFact {
   readonly reserved: number
   readonly consumed: number
   readonly expired: boolean
-  /** Sums of its holds per state. */
+  /** Credits of its pending holds. */
   readonly pending: number
-  readonly posted: number
-  /** Sums of its ledger entries per kind. */
+  /** Sums of its ledger entries (and folded totals) per kind. */
   readonly granted: number
   readonly reservedEntries: number
   readonly consumedEntries: number
@@ -62,30 +63,16 @@ export const readFacts = (url: string): Promise<Facts> =>
     const sql = yield* SqlClient.SqlClient
     const messages = yield* sql<MessageFact>`SELECT m.organisation_id::text, m.id::text, m.batch_id::text, m.to_number, m.status,
         m.segments::integer, coalesce(s.submissions, 0)::integer AS submissions,
-        coalesce(sum(h.amount) FILTER (WHERE h.state = 'pending'), 0)::integer AS pending,
-        coalesce(sum(h.amount) FILTER (WHERE h.state = 'posted'), 0)::integer AS posted,
-        coalesce(sum(h.amount) FILTER (WHERE h.state = 'voided'), 0)::integer AS voided
+        coalesce(c.pending, 0) AS pending, coalesce(c.posted, 0) AS posted, coalesce(c.voided, 0) AS voided
       FROM messages AS m
       LEFT JOIN simulator_messages AS s ON s.organisation_id = m.organisation_id AND s.message_id = m.id
-      LEFT JOIN credit_holds AS h ON h.organisation_id = m.organisation_id AND h.message_id = m.id
-      GROUP BY m.organisation_id, m.id, s.submissions`
-    const lots = yield* sql<LotFact>`WITH h AS (
-        SELECT organisation_id, lot_id,
-          sum(amount) FILTER (WHERE state = 'pending') AS pending, sum(amount) FILTER (WHERE state = 'posted') AS posted
-        FROM credit_holds GROUP BY organisation_id, lot_id),
-      e AS (
-        SELECT organisation_id, lot_id,
-          sum(amount) FILTER (WHERE kind = 'grant') AS granted, sum(amount) FILTER (WHERE kind = 'reserve') AS reserved,
-          sum(amount) FILTER (WHERE kind = 'consume') AS consumed, sum(amount) FILTER (WHERE kind = 'release') AS released
-        FROM credit_entries GROUP BY organisation_id, lot_id)
-      SELECT l.organisation_id::text, l.id::text, l.amount, l.reserved, l.consumed,
+      LEFT JOIN (${sql.literal(messageCreditsSql)}) AS c ON c.organisation_id = m.organisation_id AND c.message_id = m.id`
+    const lots = yield* sql<LotFact>`SELECT l.organisation_id::text, l.id::text, l.amount, l.reserved, l.consumed,
         coalesce(l.valid_until < (now() AT TIME ZONE 'UTC')::date, false) AS expired,
-        coalesce(h.pending, 0)::integer AS pending, coalesce(h.posted, 0)::integer AS posted,
-        coalesce(e.granted, 0)::integer AS granted, coalesce(e.reserved, 0)::integer AS reserved_entries,
-        coalesce(e.consumed, 0)::integer AS consumed_entries, coalesce(e.released, 0)::integer AS released_entries
+        coalesce(c.pending, 0) AS pending, coalesce(c.granted, 0) AS granted, coalesce(c.reserved, 0) AS reserved_entries,
+        coalesce(c.consumed, 0) AS consumed_entries, coalesce(c.released, 0) AS released_entries
       FROM credit_lots AS l
-      LEFT JOIN h ON h.organisation_id = l.organisation_id AND h.lot_id = l.id
-      LEFT JOIN e ON e.organisation_id = l.organisation_id AND e.lot_id = l.id
+      LEFT JOIN (${sql.literal(lotCreditsSql)}) AS c ON c.organisation_id = l.organisation_id AND c.lot_id = l.id
       ORDER BY l.organisation_id, l.id`
     return { messages, lots }
   }))
@@ -161,7 +148,6 @@ export const ledgerProblems = ({ messages, lots }: Facts): Array<string> => {
   for (const l of lots) {
     const lot = `lot ${l.organisationId}/${l.id}`
     if (l.reserved !== l.pending) problems.push(`${lot}: reserved ${l.reserved}, pending holds ${l.pending}`)
-    if (l.consumed !== l.posted) problems.push(`${lot}: consumed ${l.consumed}, posted holds ${l.posted}`)
     if (l.granted !== l.amount) problems.push(`${lot}: amount ${l.amount}, grant entries ${l.granted}`)
     if (l.consumedEntries !== l.consumed) problems.push(`${lot}: consumed ${l.consumed}, consume entries ${l.consumedEntries}`)
     if (l.reservedEntries - l.consumedEntries - l.releasedEntries !== l.reserved) {

@@ -6,6 +6,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { withDatabase } from "./Outcomes.ts"
+import { timelineEntriesSql } from "../../support/Timelines.ts"
 
 export interface Timeline {
   readonly organisationId: string
@@ -24,9 +25,9 @@ export const readTimelines = (url: string, organisationIds: ReadonlyArray<string
     const sql = yield* SqlClient.SqlClient
     const rows = yield* sql<Omit<Timeline, "events"> & { readonly timeline: string }>`SELECT m.organisation_id::text, m.id::text,
         m.to_number, m.status, m.provider_message_id AS provider_ref,
-        coalesce(string_agg(coalesce(e.from_status, '') || '>' || e.to_status || '@' || e.source, ' ' ORDER BY e.id), '') AS timeline
+        coalesce(string_agg(coalesce(e.from_status, '') || '>' || e.to_status || '@' || e.source, ' ' ORDER BY e.part, e.position), '') AS timeline
       FROM messages AS m
-      LEFT JOIN message_events AS e ON e.organisation_id = m.organisation_id AND e.message_id = m.id
+      LEFT JOIN (${sql.literal(timelineEntriesSql)}) AS e ON e.organisation_id = m.organisation_id AND e.message_id = m.id
       WHERE m.organisation_id = ANY(${organisationIds}::uuid[])
       GROUP BY m.organisation_id, m.id`
     return rows.map(({ timeline, ...m }) => ({ ...m, events: timeline === "" ? [] : timeline.split(" ") }))

@@ -1,11 +1,12 @@
 /**
  * What the database says about status webhooks after a fault, and the checks of "none lost":
- * every status change the messages went through (their timelines, `message_events`, written by
- * the same statements as the changes) against the outbox's events, and every event against what
+ * every status change the messages went through (their timelines, written by the same statements
+ * as the changes) against the outbox's events, and every event against what
  * the receiver accepted. Each check returns the list of what is wrong (empty when all holds).
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
+import { timelineEntriesSql } from "../../support/Timelines.ts"
 import { finalStatuses } from "../../../src/domain/MessageStatus.ts"
 import { webhookMessageStatuses } from "../../../src/domain/Webhooks.ts"
 import type { WebhookReceiver } from "../../support/WebhookReceiver.ts"
@@ -35,7 +36,7 @@ export const readWebhookFacts = (url: string): Promise<WebhookFacts> =>
     const deliveries = yield* sql<WebhookFacts["deliveries"][number]>`SELECT endpoint_id::text, 'evt_' || event_id AS event_id,
         state, attempts, last_error FROM webhook_deliveries`
     const transitions = yield* sql<WebhookFacts["transitions"][number]>`SELECT organisation_id::text, message_id::text,
-        to_status AS status FROM message_events WHERE to_status IN ${sql.in(webhookMessageStatuses)}`
+        to_status AS status FROM (${sql.literal(timelineEntriesSql)}) AS e WHERE to_status IN ${sql.in(webhookMessageStatuses)}`
     const completedBatches = yield* sql<WebhookFacts["completedBatches"][number]>`SELECT organisation_id::text, batch_id::text
         FROM messages WHERE batch_id IS NOT NULL GROUP BY organisation_id, batch_id
         HAVING bool_and(status IN ${sql.in(finalStatuses)})`

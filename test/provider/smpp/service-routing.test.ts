@@ -8,20 +8,21 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { afterAll, beforeAll, expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Smsc } from "../../../simulator/smsc/Smsc.ts"
 import { decodeEnv } from "../../support/ConfigEnv.ts"
-import { eventually } from "../../support/Eventually.ts"
+import { eventuallyEffect } from "../../support/Eventually.ts"
 import { create } from "../../support/Messages.ts"
-import { backend, type TestApp } from "../../support/TestApp.ts"
-import { credits, makeSmppApp, settled, submitsAt } from "./service.ts"
+import type { RouteSettings } from "../../../src/config/SmppSettings.ts"
+import { App, backend, withApp } from "../../support/TestApp.ts"
+import { credits, settled, smppApp, submitsAt } from "./service.ts"
 import { startSmsc } from "./support.ts"
 
 let telma: Smsc
 let airtel: Smsc
-let app: TestApp
+let routes: ReadonlyArray<RouteSettings>
 const temp = mkdtempSync(join(tmpdir(), "sms-routing-"))
 
 beforeAll(async () => {
@@ -34,109 +35,112 @@ beforeAll(async () => {
   ]))
   const decoded = decodeEnv({ SMS_PROVIDER: "smpp", SMS_PROVIDERS_FILE: file })
   if (!decoded.ok) throw new Error(decoded.errors.join("\n"))
-  // the file's routes, with the tests' short timings
-  app = makeSmppApp("smpp_routing", decoded.config.smpp!.routes)
+  routes = decoded.config.smpp!.routes
 })
 afterAll(async () => {
-  await app?.dispose()
   await telma?.dispose()
   await airtel?.dispose()
   rmSync(temp, { recursive: true, force: true })
 })
 
-const ready = () => app.call("GET", "/ready")
+const ready = () => Effect.flatMap(App, (app) => app.call("GET", "/ready"))
 const bound = (smsc: Smsc) => `bound to 127.0.0.1:${smsc.port} as sim`
 
-describe(`routing to two SMSCs by prefix (${backend})`, () => {
-  it("sends each number through the SMSC of its prefix, and fails a number no entry serves before submission", async () => {
-    const { orgId, apiKey } = await app.newOrg({ credits: 10 })
-    const toTelma = await create(app, apiKey, { to: "+261341234567", text: "via telma" })
-    const toTelma38 = await create(app, apiKey, { to: "+261381234567", text: "via telma too" })
-    const toAirtel = await create(app, apiKey, { to: "+261331234567", text: "via airtel" })
-    const unserved = await create(app, apiKey, { to: "+261321234567", text: "via nobody" })
-    for (const { reply } of [toTelma, toTelma38, toAirtel]) expect(reply.status, reply.text).toBe(201)
-    expect({ status: unserved.reply.status, code: unserved.reply.body.error?.code, id: unserved.reply.body.message_id })
-      .toEqual({ status: 503, code: "dispatch_unavailable", id: unserved.id })
+// the file's routes, with the tests' short timings
+withApp(smppApp("smpp_routing", () => routes))(`routing to two SMSCs by prefix (${backend})`, (it) => {
+  it.effect("sends each number through the SMSC of its prefix, and fails a number no entry serves before submission", () =>
+    Effect.gen(function*() {
+      const app = yield* App
+      const { orgId, apiKey } = yield* app.newOrg({ credits: 10 })
+      const toTelma = yield* create(apiKey, { to: "+261341234567", text: "via telma" })
+      const toTelma38 = yield* create(apiKey, { to: "+261381234567", text: "via telma too" })
+      const toAirtel = yield* create(apiKey, { to: "+261331234567", text: "via airtel" })
+      const unserved = yield* create(apiKey, { to: "+261321234567", text: "via nobody" })
+      for (const { reply } of [toTelma, toTelma38, toAirtel]) expect(reply.status, reply.text).toBe(201)
+      expect({ status: unserved.reply.status, code: unserved.reply.body.error?.code, id: unserved.reply.body.message_id })
+        .toEqual({ status: 503, code: "dispatch_unavailable", id: unserved.id })
 
-    const facts = await settled(app, orgId, (m) => m.status === "delivered" || m.status === "failed")
-    const refs = await app.run(Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const rows = yield* sql<{ id: string; ref: string | null }>`SELECT id::text AS id, provider_message_id AS ref FROM messages
-        WHERE organisation_id = ${orgId}`
-      return new Map(rows.map((r) => [r.id, r.ref]))
+      const facts = yield* settled(orgId, (m) => m.status === "delivered" || m.status === "failed")
+      const refs = yield* Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const rows = yield* sql<{ id: string; ref: string | null }>`SELECT id::text AS id, provider_message_id AS ref FROM messages
+          WHERE organisation_id = ${orgId}`
+        return new Map(rows.map((r) => [r.id, r.ref]))
+      })
+      expect([toTelma, toTelma38, toAirtel].map(({ id }) => ({ status: facts.get(id)!.status, ref: refs.get(id) }))).toEqual([
+        { status: "delivered", ref: `telma:${telma.messages.find((m) => m.text === "via telma")!.ids[0]}` },
+        { status: "delivered", ref: `telma:${telma.messages.find((m) => m.text === "via telma too")!.ids[0]}` },
+        { status: "delivered", ref: `airtel:${airtel.messages.find((m) => m.text === "via airtel")!.ids[0]}` }
+      ])
+      // each message went to its own SMSC only, once
+      expect([telma, airtel].map((smsc) => [
+        submitsAt(smsc, "+261341234567", "via telma"),
+        submitsAt(smsc, "+261381234567", "via telma too"),
+        submitsAt(smsc, "+261331234567", "via airtel")
+      ])).toEqual([[1, 1, 0], [0, 0, 1]])
+      // the unserved number: failed before anything was written, its credits released
+      expect(facts.get(unserved.id)).toMatchObject({
+        status: "failed",
+        transitions: ["->processing@admission", "processing>failed@provider"],
+        credits: credits.released
+      })
+      expect([...telma.received, ...airtel.received].filter((r) => r.to === "+261321234567")).toEqual([])
     }))
-    expect([toTelma, toTelma38, toAirtel].map(({ id }) => ({ status: facts.get(id)!.status, ref: refs.get(id) }))).toEqual([
-      { status: "delivered", ref: `telma:${telma.messages.find((m) => m.text === "via telma")!.ids[0]}` },
-      { status: "delivered", ref: `telma:${telma.messages.find((m) => m.text === "via telma too")!.ids[0]}` },
-      { status: "delivered", ref: `airtel:${airtel.messages.find((m) => m.text === "via airtel")!.ids[0]}` }
-    ])
-    // each message went to its own SMSC only, once
-    expect([telma, airtel].map((smsc) => [
-      submitsAt(smsc, "+261341234567", "via telma"),
-      submitsAt(smsc, "+261381234567", "via telma too"),
-      submitsAt(smsc, "+261331234567", "via airtel")
-    ])).toEqual([[1, 1, 0], [0, 0, 1]])
-    // the unserved number: failed before anything was written, its credits released
-    expect(facts.get(unserved.id)).toMatchObject({
-      status: "failed",
-      transitions: ["->processing@admission", "processing>failed@provider"],
-      credits: credits.released
-    })
-    expect([...telma.received, ...airtel.received].filter((r) => r.to === "+261321234567")).toEqual([])
-  })
 
-  it("/ready: 200 with both routes' states; 200 while one is bound; 503 with every route's state once every bind is refused", async () => {
-    expect(await ready()).toMatchObject({
-      status: 200,
-      body: { status: "ready", routes: [
-        { route: "telma", connected: true, detail: bound(telma), slot: { held: 0, of: 1 } },
-        { route: "airtel", connected: true, detail: bound(airtel), slot: { held: 0, of: 1 } }
-      ] }
-    })
+  it.effect("/ready: 200 with both routes' states; 200 while one is bound; 503 with every route's state once every bind is refused", () =>
+    Effect.gen(function*() {
+      const app = yield* App
+      expect(yield* ready()).toMatchObject({
+        status: 200,
+        body: { status: "ready", routes: [
+          { route: "telma", connected: true, detail: bound(telma), slot: { held: 0, of: 1 } },
+          { route: "airtel", connected: true, detail: bound(airtel), slot: { held: 0, of: 1 } }
+        ] }
+      })
 
-    airtel.refuseBinds = true
-    airtel.dropConnections()
-    const refused = (smsc: Smsc) => new RegExp(`^bind refused by 127\\.0\\.0\\.1:${smsc.port}: 0x0d ESME_RBINDFAIL; retrying in [0-9.]+ s$`)
-    const oneBound = await eventually(ready, (r) => r.body.routes?.[1]?.detail.startsWith("bind refused"), { what: "airtel refused" })
-    expect({ status: oneBound.status, routes: oneBound.body.routes }).toEqual({
-      status: 200,
-      routes: [
-        { route: "telma", connected: true, detail: bound(telma), slot: { held: 0, of: 1 } },
-        { route: "airtel", connected: false, detail: expect.stringMatching(refused(airtel)), slot: { held: 0, of: 1 } }
-      ]
-    })
-    // a send to the unbound route: nothing written, 503, credits released
-    const { apiKey } = await app.newOrg({ credits: 1 })
-    const meanwhile = await create(app, apiKey, { to: "+261331234568", text: "airtel is down" })
-    expect({ status: meanwhile.reply.status, code: meanwhile.reply.body.error?.code }).toEqual({ status: 503, code: "dispatch_unavailable" })
-    expect(airtel.received.filter((r) => r.text === "airtel is down")).toEqual([])
+      airtel.refuseBinds = true
+      airtel.dropConnections()
+      const refused = (smsc: Smsc) => new RegExp(`^bind refused by 127\\.0\\.0\\.1:${smsc.port}: 0x0d ESME_RBINDFAIL; retrying in [0-9.]+ s$`)
+      const oneBound = yield* eventuallyEffect(ready(), (r) => r.body.routes?.[1]?.detail.startsWith("bind refused"), { what: "airtel refused" })
+      expect({ status: oneBound.status, routes: oneBound.body.routes }).toEqual({
+        status: 200,
+        routes: [
+          { route: "telma", connected: true, detail: bound(telma), slot: { held: 0, of: 1 } },
+          { route: "airtel", connected: false, detail: expect.stringMatching(refused(airtel)), slot: { held: 0, of: 1 } }
+        ]
+      })
+      // a send to the unbound route: nothing written, 503, credits released
+      const { apiKey } = yield* app.newOrg({ credits: 1 })
+      const meanwhile = yield* create(apiKey, { to: "+261331234568", text: "airtel is down" })
+      expect({ status: meanwhile.reply.status, code: meanwhile.reply.body.error?.code }).toEqual({ status: 503, code: "dispatch_unavailable" })
+      expect(airtel.received.filter((r) => r.text === "airtel is down")).toEqual([])
 
-    telma.refuseBinds = true
-    telma.dropConnections()
-    // between two attempts a route reads "connecting to …": wait for both refusals to show
-    const none = await eventually(ready, (r) => r.status === 503 && r.body.error.details.slice(1).every((d: { message: string }) => d.message.includes("bind refused")), {
-      what: "no route bound, both refused"
-    })
-    expect({ retryAfter: none.headers.get("retry-after"), body: none.body }).toEqual({
-      retryAfter: "2",
-      body: {
-        error: {
-          code: "service_unavailable",
-          message: "No provider route is bound",
-          details: [
-            { field: "database", message: "answers" },
-            { field: "routes.telma", message: expect.stringMatching(/^not bound: bind refused by .*: 0x0d ESME_RBINDFAIL; retrying in /) },
-            { field: "routes.airtel", message: expect.stringMatching(/^not bound: bind refused by .*: 0x0d ESME_RBINDFAIL; retrying in /) }
-          ]
+      telma.refuseBinds = true
+      telma.dropConnections()
+      // between two attempts a route reads "connecting to …": wait for both refusals to show
+      const none = yield* eventuallyEffect(ready(), (r) => r.status === 503 && r.body.error.details.slice(1).every((d: { message: string }) => d.message.includes("bind refused")), {
+        what: "no route bound, both refused"
+      })
+      expect({ retryAfter: none.headers.get("retry-after"), body: none.body }).toEqual({
+        retryAfter: "2",
+        body: {
+          error: {
+            code: "service_unavailable",
+            message: "No provider route is bound",
+            details: [
+              { field: "database", message: "answers" },
+              { field: "routes.telma", message: expect.stringMatching(/^not bound: bind refused by .*: 0x0d ESME_RBINDFAIL; retrying in /) },
+              { field: "routes.airtel", message: expect.stringMatching(/^not bound: bind refused by .*: 0x0d ESME_RBINDFAIL; retrying in /) }
+            ]
+          }
         }
-      }
-    })
+      })
 
-    telma.refuseBinds = false
-    airtel.refuseBinds = false
-    const back = await eventually(ready, (r) => r.status === 200 && r.body.routes.every((route: { connected: boolean }) => route.connected), {
-      what: "both bound again"
-    })
-    expect(back.body.routes.map((r: { route: string }) => r.route)).toEqual(["telma", "airtel"])
-  })
+      telma.refuseBinds = false
+      airtel.refuseBinds = false
+      const back = yield* eventuallyEffect(ready(), (r) => r.status === 200 && r.body.routes.every((route: { connected: boolean }) => route.connected), {
+        what: "both bound again"
+      })
+      expect(back.body.routes.map((r: { route: string }) => r.route)).toEqual(["telma", "airtel"])
+    }))
 })

@@ -1,6 +1,6 @@
 /**
  * The whole service with SMS_PROVIDER=smpp against SMSC simulators started in-process on free
- * ports: the one harness (TestApp) on the system clock with its background loops running, short
+ * ports: the one harness (withApp) on the system clock with its background loops running, short
  * SMPP timings, and what a test reads about one message (status, timeline, credits, receipts) and
  * about what the SMSC received for it.
  */
@@ -9,9 +9,10 @@ import { SqlClient } from "effect/sql"
 import type { Smsc } from "../../../simulator/smsc/Smsc.ts"
 import type { AppConfigShape } from "../../../src/config/Config.ts"
 import type { RouteSettings, SmppSettings } from "../../../src/config/SmppSettings.ts"
-import { eventually } from "../../support/Eventually.ts"
-import { makeTestApp, type TestApp } from "../../support/TestApp.ts"
+import { eventuallyEffect } from "../../support/Eventually.ts"
+import type { TestAppOptions } from "../../support/TestApp.ts"
 import { testSettings } from "./support.ts"
+import { timelineEntriesSql } from "../../support/Timelines.ts"
 
 /** The configuration of an app sending through `routes`: the real loops, quick verification. */
 export const smppConfig = (
@@ -26,13 +27,16 @@ export const smppConfig = (
   ...config
 })
 
-/** The service over `routes`, on a database of its own (`label`) since its loops run. */
-export const makeSmppApp = (
+/**
+ * withApp's options for the service over `routes` (read when the app is built, once the suite's
+ * SMSCs are started), on a database of its own (`label`) since its loops run.
+ */
+export const smppApp = (
   label: string,
-  routes: ReadonlyArray<RouteSettings>,
+  routes: () => ReadonlyArray<RouteSettings>,
   smpp: Partial<SmppSettings> = {},
   config: Partial<AppConfigShape> = {}
-): TestApp => makeTestApp({ label, config: smppConfig(routes, smpp, config) })
+): Effect.Effect<TestAppOptions> => Effect.sync(() => ({ label, config: smppConfig(routes(), smpp, config) }))
 
 /** The statuses a message leaves only through verification, or never. */
 const finalStatuses = new Set(["delivered", "undeliverable", "failed", "blocked"])
@@ -63,13 +67,13 @@ export interface MessageFacts {
 }
 
 /** The facts of every message of an organisation, by id. */
-export const factsOf = (app: TestApp, orgId: string): Promise<ReadonlyMap<string, MessageFacts>> =>
-  app.run(Effect.gen(function*() {
+export const factsOf = (orgId: string) =>
+  Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const rows = yield* sql<{ id: string; toNumber: string; status: string; transitions: Array<string> | null; reserve: number; consume: number; release: number; receipts: Array<string> | null; evidence: string | null }>`
       SELECT m.id::text AS id, m.to_number, m.status,
-        (SELECT array_agg(coalesce(e.from_status, '') || '>' || e.to_status || '@' || e.source ORDER BY e.id)
-          FROM message_events e WHERE e.organisation_id = m.organisation_id AND e.message_id = m.id) AS transitions,
+        (SELECT array_agg(coalesce(e.from_status, '') || '>' || e.to_status || '@' || e.source ORDER BY e.part, e.position)
+          FROM (${sql.literal(timelineEntriesSql)}) AS e WHERE e.organisation_id = m.organisation_id AND e.message_id = m.id) AS transitions,
         (SELECT coalesce(sum(c.amount) FILTER (WHERE c.kind = 'reserve'), 0)::integer FROM credit_entries c
           WHERE c.organisation_id = m.organisation_id AND c.message_id = m.id) AS reserve,
         (SELECT coalesce(sum(c.amount) FILTER (WHERE c.kind = 'consume'), 0)::integer FROM credit_entries c
@@ -88,17 +92,16 @@ export const factsOf = (app: TestApp, orgId: string): Promise<ReadonlyMap<string
       receipts: r.receipts ?? [],
       evidence: r.evidence
     } satisfies MessageFacts]))
-  }))
+  })
 
 /** Polls the organisation's messages until `done` holds for every one of them. */
 export const settled = (
-  app: TestApp,
   orgId: string,
   done: (m: MessageFacts) => boolean,
   options: { readonly timeoutMs?: number; readonly what?: string } = {}
-): Promise<ReadonlyMap<string, MessageFacts>> =>
-  eventually(
-    () => factsOf(app, orgId),
+) =>
+  eventuallyEffect(
+    factsOf(orgId),
     (facts) => facts.size > 0 && [...facts.values()].every(done),
     { timeoutMs: options.timeoutMs ?? 20_000, intervalMs: 100, what: options.what ?? "every message settled" }
   )
