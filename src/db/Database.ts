@@ -9,9 +9,27 @@ import { AppConfig } from "../config/Config.ts"
 import { embeddedServer } from "./Embedded.ts"
 import { migrate } from "./Migrator.ts"
 
+/**
+ * `f` remembering its answers: the names it converts are the schema's column names, a small set,
+ * and every row of every result has its keys converted (an unremembered conversion builds each
+ * key anew, character by character: a third of what the drain allocated). Past `namesMax` distinct
+ * names (not seen with this schema) it stops remembering new ones.
+ */
+const remembered = (f: (name: string) => string) => {
+  const known = new Map<string, string>()
+  return (name: string): string => {
+    const hit = known.get(name)
+    if (hit !== undefined) return hit
+    const converted = f(name)
+    if (known.size < namesMax) known.set(name, converted)
+    return converted
+  }
+}
+const namesMax = 4096
+
 const names = {
-  transformQueryNames: Str.camelToSnake,
-  transformResultNames: Str.snakeToCamel,
+  transformQueryNames: remembered(Str.camelToSnake),
+  transformResultNames: remembered(Str.snakeToCamel),
   connectTimeout: "5 seconds",
   applicationName: "sms-service"
 } as const
