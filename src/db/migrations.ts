@@ -522,5 +522,14 @@ export const migrations: ReadonlyArray<Migration> = [
         FOREIGN KEY (organisation_id, lot_id) REFERENCES credit_lots (organisation_id, id)
       )`
     ]
+  },
+  {
+    version: 17,
+    name: "the simulator's provider ref no longer indexed",
+    statements: [
+      // `sim:<message id>`: unique by its message's key, and never looked up by itself (a sent
+      // receipt's row is found where its claim left it); every write of a row updated the index
+      `ALTER TABLE simulator_messages DROP CONSTRAINT simulator_messages_provider_ref_key`
+    ]
   }
 ]

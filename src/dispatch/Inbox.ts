@@ -4,10 +4,12 @@
  * commit); a repeated late answer is stored once. A receipt is applied in the statement that
  * stores it when its message is accepted, else stored pending for the applier (Receipts.ts); a
  * set first waits (a second at the most) for the acceptances of its messages that this process
- * is settling, as an SMSC may send a receipt right behind its answer. A late answer makes its
- * `unknown` message due for verification at once.
+ * is settling, as an SMSC may send a receipt right behind its answer. A provider that reports a
+ * round of receipts at once (`receipts`) has it stored as such sets directly; a set that fails
+ * goes through the group commit receipt by receipt, so one bad receipt keeps back only itself. A
+ * late answer makes its `unknown` message due for verification at once.
  */
-import { Cause, Effect, Layer } from "effect"
+import { Array as Arr, Cause, Effect, Layer } from "effect"
 import { makeGroupCommit } from "../db/GroupCommit.ts"
 import { AcceptancesInFlight } from "../messages/AcceptancesInFlight.ts"
 import { MessageQueueStore } from "../messages/MessageQueueStore.ts"
@@ -33,15 +35,28 @@ export const InboxLive = Layer.effect(ProviderInbox, Effect.gen(function*() {
   const receipts = yield* Receipts
   const acceptances = yield* AcceptancesInFlight
 
+  /** One set of receipts in one statement, once this process's acceptances of their messages have settled. */
+  const storeSet = (items: ReadonlyArray<IncomingReceipt>) =>
+    acceptances.awaitSettled(items.map((r) => r.providerRef), acceptanceWaitMaxMs).pipe(Effect.andThen(receipts.receive(items)))
+
   const storeReceipts = yield* makeGroupCommit({
     name: "receipt inbox",
     maxSize: inboxSetSizeMax,
-    runSet: (items: ReadonlyArray<IncomingReceipt>) =>
-      acceptances.awaitSettled(items.map((r) => r.providerRef), acceptanceWaitMaxMs).pipe(
-        Effect.andThen(receipts.receive(items)),
-        Effect.as(items.map(() => undefined))
-      )
+    runSet: (items: ReadonlyArray<IncomingReceipt>) => Effect.as(storeSet(items), items.map(() => undefined))
   })
+  /** Whether `effect` succeeded; an interruption stays one. */
+  const succeeded = <E>(effect: Effect.Effect<unknown, E>) =>
+    effect.pipe(
+      Effect.as(true),
+      Effect.catchCause((cause) => (Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause as Cause.Cause<never>) : Effect.succeed(false)))
+    )
+  const storeRound = (round: ReadonlyArray<IncomingReceipt>) =>
+    Effect.forEach(Arr.chunksOf(round, inboxSetSizeMax), (set) =>
+      succeeded(storeSet(set)).pipe(Effect.flatMap((stored) =>
+        stored
+          ? Effect.succeed(set.map(() => true))
+          : Effect.forEach(set, (r) => succeeded(storeReceipts(r)), { concurrency: "unbounded" })
+      ))).pipe(Effect.map((sets) => sets.flat()))
 
   const storeLateResults = yield* makeGroupCommit({
     name: "late answer inbox",
@@ -55,6 +70,7 @@ export const InboxLive = Layer.effect(ProviderInbox, Effect.gen(function*() {
 
   return ProviderInbox.of({
     receipt: (r) => unavailable(storeReceipts(r)),
+    receipts: storeRound,
     lateResult: (r) => unavailable(storeLateResults(r))
   })
 }))

@@ -153,6 +153,11 @@ export class ProviderInbox extends Context.Service<ProviderInbox, {
    * message later, whenever that message can take it.
    */
   readonly receipt: (receipt: IncomingReceipt) => Effect.Effect<void, InboxUnavailable>
+  /**
+   * `receipt` for a provider that reports in rounds: stores them together; whether each was
+   * stored (one that was not is to be reported again, as an unavailable `receipt`).
+   */
+  readonly receipts: (receipts: ReadonlyArray<IncomingReceipt>) => Effect.Effect<ReadonlyArray<boolean>>
   /** Stores a late answer to a submission as evidence for the verifier; repeated evidence is stored once. */
   readonly lateResult: (result: LateResult) => Effect.Effect<void, InboxUnavailable>
 }>()("sms/ProviderInbox") {}

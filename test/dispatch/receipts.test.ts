@@ -4,7 +4,8 @@
  * its id and number, a repeat changes nothing; neither is stored), a receipt applied in the
  * statement that receives it (after waiting for its acceptance when this process is settling it), a
  * receipt waiting while a message of its number is still being settled, a delivery never dated
- * before its acceptance, one bad receipt among good ones stored alone, unmatched receipts kept 7
+ * before its acceptance, one bad receipt among good ones stored alone (handed in one by one, or as
+ * a provider's round), unmatched receipts kept 7
  * days and at most 10,000 per route, and an `unknown` message without the provider's id matched
  * to the one receipt that fits its number and submission window, never to an ambiguous one.
  */
@@ -207,6 +208,16 @@ withApp({ label: "receipts", config: { clock: "test", verifyIntervalMs } })(`rec
       const refs = Array.from({ length: 9 }, () => `sim:${randomUUID()}`)
       const exits = yield* receive([...refs.slice(0, 4).map((r) => receipt(r, null)), receipt("sim:bad\u0000id", null), ...refs.slice(4).map((r) => receipt(r, null))])
       expect(exits.map(Exit.isSuccess)).toEqual([true, true, true, true, false, true, true, true, true, true])
+      for (const ref of refs) expect(yield* pendingOf(ref), ref).toBe(1)
+    }))
+
+  it.effect("a round of receipts handed in at once is stored together; one the database refuses keeps back only itself", () =>
+    Effect.gen(function*() {
+      const inbox = yield* ProviderInbox
+      const refs = Array.from({ length: 9 }, () => `sim:${randomUUID()}`)
+      expect(yield* inbox.receipts(refs.slice(0, 3).map((r) => receipt(r, null)))).toEqual([true, true, true])
+      const stored = yield* inbox.receipts([...refs.slice(3, 6).map((r) => receipt(r, null)), receipt("sim:bad\u0000id", null), ...refs.slice(6).map((r) => receipt(r, null))])
+      expect(stored).toEqual([true, true, true, false, true, true, true])
       for (const ref of refs) expect(yield* pendingOf(ref), ref).toBe(1)
     }))
 

@@ -8,7 +8,8 @@ import { SqlClient } from "effect/sql"
 import { expect } from "@effect/vitest"
 import { testNumbers } from "../../src/provider/simulator/Simulator.ts"
 import { Provider } from "../../src/provider/Provider.ts"
-import { backend, withApp } from "../support/TestApp.ts"
+import { eventuallyEffect } from "../support/Eventually.ts"
+import { App, backend, withApp } from "../support/TestApp.ts"
 
 withApp({ config: { clock: "test" } })(`the simulator's table (${backend})`, (it) => {
   it.effect("counts every submission of a message, a rejected one included; an unreachable one never reached it", () =>
@@ -35,3 +36,32 @@ withApp({ config: { clock: "test" } })(`the simulator's table (${backend})`, (it
       ])
     }))
 })
+
+// the simulator sending its receipts by itself (system clock, background fibers running)
+withApp({ label: "simown", config: { schedulerEnabled: true, simulatorReceiptDelayMs: 1_500 } })(
+  `the simulator's own receipts (${backend})`,
+  (it) => {
+    it.effect("a receipt is sent by the process that took the message when it falls due; its row is owed to any process only 5 s later", () =>
+      Effect.gen(function*() {
+        const app = yield* App
+        const sql = yield* SqlClient.SqlClient
+        const { apiKey, orgId } = yield* app.newOrg({ credits: 2 })
+        const sent = yield* app.call("POST", "/api/sms/v2/messages/", {
+          token: apiKey,
+          headers: { "idempotency-key": crypto.randomUUID() },
+          body: { to: "+261341234567", text: "Salama" }
+        })
+        expect(sent.status).toBe(201)
+        const row = () =>
+          sql<{ owedAfterMs: number | null }>`SELECT (extract(epoch FROM receipt_due_at - receipt_at) * 1000)::float8 AS owed_after_ms
+            FROM simulator_messages WHERE organisation_id = ${orgId} AND message_id = ${sent.body.id}`
+        // before the receipt falls due (1.5 s), its row is owed to the rounds only after the resend time (6.5 s)
+        expect(yield* row()).toEqual([{ owedAfterMs: 5_000 }])
+        // delivered well before a round would take it: this process sent it, then marked it sent
+        const read = app.call("GET", `/api/sms/v2/messages/${sent.body.id}/`, { token: apiKey })
+        const delivered = yield* eventuallyEffect(read, (r) => r.body?.status === "delivered", { timeoutMs: 4_500, what: "delivered" })
+        expect(delivered.body.status).toBe("delivered")
+        yield* eventuallyEffect(row(), (rows) => rows[0]?.owedAfterMs === null, { timeoutMs: 2_000, what: "the receipt marked sent" })
+      }))
+  }
+)

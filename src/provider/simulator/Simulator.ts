@@ -5,6 +5,12 @@
  * outcomes hold across restarts, `kill -9` and several processes on one database. Receipts go through the
  * service's ProviderInbox like a real provider's, and are sent again until it has stored them.
  * Time goes through Effect's Clock, so the test clock drives the receipt delay.
+ *
+ * A receipt is sent by the process that took the message, when it falls due (`local`: up to
+ * `localReceiptsMax` held in memory, in the order they fall due), its row owed to any process only
+ * `resendAfterMs` later: if that process dies, or the inbox does not confirm, a round (`runDue`,
+ * any process) sends it then. So a receipt costs its row one write when it is sent, not a claim
+ * and then a write. Under the test clock (not `autonomous`) every receipt goes through the rounds.
  */
 import { Context, Duration, Effect, Layer, Queue } from "effect"
 import { makeGroupCommit } from "../../db/GroupCommit.ts"
@@ -12,7 +18,7 @@ import { now } from "../../clock/Time.ts"
 import { makeOutageLog } from "../../observability/RecurringLogs.ts"
 import { Provider, ProviderInbox, type Query, type QueryResult, type Submission, type SubmitResult } from "../Provider.ts"
 import { SimulatorControl } from "../SimulatorControl.ts"
-import { type ReceiptKind, SimulatorStore } from "./SimulatorStore.ts"
+import { type DueReceipt, type ReceiptKind, type Recorded, SimulatorStore } from "./SimulatorStore.ts"
 
 export interface SimulatorOptions {
   /** Delay between acceptance and the delivery receipt. */
@@ -71,12 +77,16 @@ const receiptRoundMax = 500
 const resendAfterMs = 5_000
 /** Longest the autonomous sender sleeps before looking again (receipts owed by other processes). */
 const pollMs = 1_000
+/** Most receipts a process holds to send itself (beyond, they are owed to the rounds at once). */
+export const localReceiptsMax = 50_000
 
 interface Received {
   readonly submission: Submission
   readonly receipt: ReceiptKind
   /** When the receipt is owed; null when none is owed yet. */
   readonly receiptAt: Date | null
+  /** Whether this process sends the receipt itself when it falls due (the rounds only later). */
+  readonly local: boolean
 }
 
 export const SimulatorLive = (options: SimulatorOptions) =>
@@ -93,14 +103,23 @@ export const SimulatorLive = (options: SimulatorOptions) =>
         maxSize: 500,
         runSet: (items: ReadonlyArray<Received>) =>
           Effect.gen(function*() {
-            yield* store.receive(items.map((r) => ({
+            const recorded = yield* store.receive(items.map((r) => ({
               organisationId: r.submission.organisationId,
               messageId: r.submission.messageId,
               providerRef: refOf(r.submission.messageId),
               receipt: r.receipt,
-              receiptAt: r.receiptAt
+              receiptAt: r.receiptAt,
+              dueAt: r.receiptAt === null || !r.local ? r.receiptAt : new Date(r.receiptAt.getTime() + resendAfterMs)
             })), yield* now)
-            return items.map(() => undefined)
+            // a message twice in one set is one row: only its first item counts as new
+            const seen = new Set<string>()
+            return items.map((r): Recorded | undefined => {
+              const key = `${r.submission.organisationId}/${r.submission.messageId}`
+              const done = recorded.get(key)
+              if (done === undefined || seen.has(key)) return done && { ...done, inserted: false }
+              seen.add(key)
+              return done
+            })
           })
       })
     const scheduledLane = yield* lane("simulator")
@@ -124,24 +143,47 @@ export const SimulatorLive = (options: SimulatorOptions) =>
     const rounds = makeOutageLog()
     const record = (r: Received) => Effect.tap(receive(r), () => records.succeeded("simulator records submissions again"))
 
+    // the receipts this process sends itself, in the order they fall due (each computed as its
+    // submission is recorded, so two lanes may swap neighbours by the time of a set: a receipt
+    // waits at most that long behind one due later); `held` counts those decided, recorded or not
+    const local: Array<DueReceipt> = []
+    let held = 0
+    const holdLocally = () => {
+      if (!options.autonomous || held >= localReceiptsMax) return false
+      held++
+      return true
+    }
+    /** Records an accepted submission owing a receipt at `at`, sent by this process when it can hold one more. */
+    const recordAccepted = (s: Submission, receipt: "delivered" | "undeliverable", at: Date) =>
+      Effect.gen(function*() {
+        const own = holdLocally()
+        const done = yield* record({ submission: s, receipt, receiptAt: at, local: own }).pipe(
+          Effect.onError(() => Effect.sync(() => own && held--))
+        )
+        if (own && done?.inserted === true) local.push({ rowAt: done.rowAt, providerRef: refOf(s.messageId), receipt, receiptAt: at })
+        else if (own) held--
+      })
+
     const submit = (s: Submission): Effect.Effect<SubmitResult> => {
       const b = behaviourOf(s.to)
       const answer = Effect.gen(function*() {
         switch (b.submit) {
           case "reject":
             // received and refused: remembered (and counted) like any submission, with no receipt
-            yield* record({ submission: s, receipt: "none", receiptAt: null })
+            yield* record({ submission: s, receipt: "none", receiptAt: null, local: false })
             return { _tag: "Rejected", reason: "rejected by the provider (simulated)" } as const
           case "unreachable":
             return { _tag: "Unreachable", reason: "the provider could not be reached (simulated)" } as const
           case "unknown":
             // received, but the answer is lost; a receipt is owed only once a query confirmed it
-            yield* record({ submission: s, receipt: b.receipt, receiptAt: null })
+            yield* record({ submission: s, receipt: b.receipt, receiptAt: null, local: false })
             return { _tag: "Unknown", reason: "the provider's answer was lost (simulated)" } as const
           case "accept": {
-            const at = b.receipt === "none" ? null : yield* receiptAt
-            yield* record({ submission: s, receipt: b.receipt, receiptAt: at })
-            if (at !== null) yield* Queue.offer(wake, true)
+            if (b.receipt === "none") yield* record({ submission: s, receipt: "none", receiptAt: null, local: false })
+            else {
+              yield* recordAccepted(s, b.receipt, yield* receiptAt)
+              yield* Queue.offer(wake, true)
+            }
             return { _tag: "Accepted", providerRef: refOf(s.messageId) } as const
           }
         }
@@ -171,20 +213,38 @@ export const SimulatorLive = (options: SimulatorOptions) =>
         queries.failed("simulator could not answer a query", cause).pipe(Effect.as({ _tag: "Unknown" } as const))
       ))
 
+    /** Hands receipts to the service's inbox; those it stored are owed no more. How many. */
+    const deliver = (due: ReadonlyArray<DueReceipt>) =>
+      Effect.gen(function*() {
+        const taken = yield* inbox.receipts(due.map((r) => ({
+          providerRef: r.providerRef,
+          outcome: r.receipt,
+          occurredAt: r.receiptAt,
+          recipient: null,
+          submittedAt: null
+        })))
+        const stored = due.filter((_, i) => taken[i])
+        yield* store.sent(stored)
+        return stored.length
+      })
+
     const runDue = Effect.gen(function*() {
       const at = yield* now
       // claimed for a while: if the inbox does not confirm, another round sends them again
       const due = yield* store.claimDue(at, new Date(at.getTime() + resendAfterMs), receiptRoundMax)
-      if (due.length === 0) return 0
-      const sent = yield* Effect.forEach(due, (r) =>
-        inbox.receipt({ providerRef: r.providerRef, outcome: r.receipt, occurredAt: r.receiptAt, recipient: null, submittedAt: null }).pipe(
-          Effect.as([r]),
-          Effect.catchTag("InboxUnavailable", () => Effect.succeed([]))
-        ), { concurrency: "unbounded" })
-      const stored = sent.flat()
-      yield* store.sent(stored)
-      return stored.length
+      return due.length === 0 ? 0 : yield* deliver(due)
     }).pipe(Effect.withSpan("Simulator.runDue"))
+
+    /** Sends up to a round of this process's own receipts that are due; one the inbox did not take is left to the rounds. */
+    const runLocal = Effect.gen(function*() {
+      const at = (yield* now).getTime()
+      let n = 0
+      while (n < local.length && n < receiptRoundMax && local[n]!.receiptAt.getTime() <= at) n++
+      if (n === 0) return 0
+      const due = local.splice(0, n)
+      held -= n
+      return yield* deliver(due)
+    }).pipe(Effect.withSpan("Simulator.runLocal"))
 
     const sendReceipt = (organisationId: string, messageId: string, outcome: "delivered" | "undeliverable") =>
       Effect.gen(function*() {
@@ -196,13 +256,15 @@ export const SimulatorLive = (options: SimulatorOptions) =>
     if (options.autonomous) {
       const loop = Effect.gen(function*() {
         const roundAt = yield* now
+        const sentHere = yield* runLocal
         const sent = yield* runDue
         yield* rounds.succeeded("simulator sends receipts again")
-        if (sent >= receiptRoundMax) return
+        if (sent >= receiptRoundMax || sentHere >= receiptRoundMax) return
         const at = yield* now
         // what was due by the round's start, the round took (or another process holds it)
-        const next = yield* store.nextDue(roundAt)
-        const waitMs = next === undefined ? pollMs : Math.max(0, Math.min(pollMs, next.getTime() - at.getTime()))
+        const owed = yield* store.nextDue(roundAt)
+        const next = Math.min(owed?.getTime() ?? Infinity, local[0]?.receiptAt.getTime() ?? Infinity)
+        const waitMs = Math.max(0, Math.min(pollMs, next - at.getTime()))
         yield* Queue.take(wake).pipe(Effect.timeoutOrElse({ duration: Duration.millis(waitMs), orElse: () => Effect.succeed(true) }))
       }).pipe(
         Effect.catchCause((cause) => rounds.failed("simulator receipts failed; retrying", cause).pipe(Effect.andThen(Effect.sleep(Duration.millis(pollMs))))),

@@ -18,6 +18,17 @@ export interface ReceivedRow {
   readonly receipt: ReceiptKind
   /** When the receipt is owed; null when none is owed yet. */
   readonly receiptAt: Date | null
+  /**
+   * When a round may take the receipt (`claimDue`): its `receiptAt`, or later when the process
+   * that received it sends it itself (the round then sends it only if that process did not).
+   */
+  readonly dueAt: Date | null
+}
+
+/** What recording a submission did: where its row lies, and whether it is new (not a message handed over again). */
+export interface Recorded {
+  readonly rowAt: string
+  readonly inserted: boolean
 }
 
 /** A receipt owed and due. */
@@ -32,8 +43,11 @@ export interface DueReceipt {
 type Fails<A> = Effect.Effect<A, DatabaseUnavailable>
 
 export class SimulatorStore extends Context.Service<SimulatorStore, {
-  /** Records submissions (a message handed over again keeps its first receipt; only its count of submissions grows). */
-  readonly receive: (rows: ReadonlyArray<ReceivedRow>, at: Date) => Fails<void>
+  /**
+   * Records submissions (a message handed over again keeps its first receipt; only its count of
+   * submissions grows); what it did, by `organisationId/messageId`.
+   */
+  readonly receive: (rows: ReadonlyArray<ReceivedRow>, at: Date) => Fails<ReadonlyMap<string, Recorded>>
   /** The provider ref of each message asked about, by `organisationId/messageId` (absent: never received). */
   readonly refsOf: (keys: ReadonlyArray<{ readonly organisationId: string; readonly messageId: string }>) => Fails<ReadonlyMap<string, string>>
   /** Owes the message's receipt at `at` unless it owes none or already owes it; whether it does now. */
@@ -67,16 +81,19 @@ export class SimulatorStore extends Context.Service<SimulatorStore, {
           message_id: r.messageId,
           provider_ref: r.providerRef,
           receipt: r.receipt,
-          receipt_at: r.receiptAt?.toISOString() ?? null
+          receipt_at: r.receiptAt?.toISOString() ?? null,
+          due_at: r.dueAt?.toISOString() ?? null
         }))
-        return fromDatabase(sql`INSERT INTO simulator_messages (organisation_id, message_id, provider_ref, receipt, receipt_at, receipt_due_at,
-            received_at, submissions)
-          SELECT organisation_id, message_id, min(provider_ref), min(receipt), min(receipt_at), min(receipt_at), ${at}, count(*)
+        // a new row has no xmax; one updated by ON CONFLICT has its updater's
+        return fromDatabase(sql<{ key: string; rowAt: string; inserted: boolean }>`INSERT INTO simulator_messages (organisation_id, message_id,
+            provider_ref, receipt, receipt_at, receipt_due_at, received_at, submissions)
+          SELECT organisation_id, message_id, min(provider_ref), min(receipt), min(receipt_at), min(due_at), ${at}, count(*)
           FROM json_to_recordset(${JSON.stringify(rows)}::json)
-            AS x(organisation_id uuid, message_id uuid, provider_ref text, receipt text, receipt_at timestamptz)
+            AS x(organisation_id uuid, message_id uuid, provider_ref text, receipt text, receipt_at timestamptz, due_at timestamptz)
           GROUP BY organisation_id, message_id
-          ON CONFLICT (organisation_id, message_id) DO UPDATE SET submissions = simulator_messages.submissions + EXCLUDED.submissions`
-          .pipe(Effect.asVoid))
+          ON CONFLICT (organisation_id, message_id) DO UPDATE SET submissions = simulator_messages.submissions + EXCLUDED.submissions
+          RETURNING organisation_id::text || '/' || message_id::text AS key, ctid::text AS row_at, xmax = 0 AS inserted`
+          .pipe(Effect.map((done) => new Map(done.map((d) => [d.key, { rowAt: d.rowAt, inserted: d.inserted }])))))
       },
       refsOf: (keys) =>
         fromDatabase(sql<{ organisationId: string; messageId: string; providerRef: string }>`SELECT

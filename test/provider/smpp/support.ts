@@ -17,17 +17,20 @@ export class FakeInbox {
   refuseReceipts = 0
   refusedReceipts = 0
 
+  private readonly receive = (receipt: IncomingReceipt) =>
+    Effect.suspend(() => {
+      if (this.refuseReceipts > 0) {
+        this.refuseReceipts--
+        this.refusedReceipts++
+        return Effect.fail(new InboxUnavailable({ cause: "database down (test)" }))
+      }
+      this.receipts.push(receipt)
+      return Effect.void
+    })
+
   readonly layer = Layer.succeed(ProviderInbox, ProviderInbox.of({
-    receipt: (receipt) =>
-      Effect.suspend(() => {
-        if (this.refuseReceipts > 0) {
-          this.refuseReceipts--
-          this.refusedReceipts++
-          return Effect.fail(new InboxUnavailable({ cause: "database down (test)" }))
-        }
-        this.receipts.push(receipt)
-        return Effect.void
-      }),
+    receipt: this.receive,
+    receipts: (receipts) => Effect.forEach(receipts, (r) => this.receive(r).pipe(Effect.as(true), Effect.orElseSucceed(() => false))),
     lateResult: (result) => Effect.sync(() => void this.lateResults.push(result))
   }))
 }
