@@ -7,6 +7,7 @@
  * sends, the dispatcher, the verifier and recovery all settle here.
  */
 import { Context, Duration, Effect, Layer } from "effect"
+import { identity } from "effect/Function"
 import type * as Arr from "effect/Array"
 import { AppConfig } from "../config/Config.ts"
 import { DatabaseUnavailable, isDatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
@@ -78,13 +79,15 @@ interface Item {
 export class Settlement extends Context.Service<Settlement, {
   /**
    * Applies `outcome` to the message, atomically, in a set with whatever else is being settled.
-   * Retries through database outages: what it was given is never dropped; the caller waits
-   * `SettlementWaitMs` at the most.
+   * Retries through database outages: what it was given is never dropped, and the caller (the
+   * background work on the message: dispatch, verification, recovery) waits until it commits, so
+   * the message stays in this process's work until then (WorkerLease.working).
    */
   readonly settle: (message: MessageRow, outcome: Outcome, source: EventSource) => Effect.Effect<void, DatabaseUnavailable>
   /**
    * `settle` for an immediate send, whose caller waits for its answer: returns the answer the
-   * outcome gives (the stored one when another path settled the message first).
+   * outcome gives (the stored one when another path settled the message first). The caller waits
+   * `SettlementWaitMs` at the most (the settlement is still retried after).
    */
   readonly settleAnswer: (message: MessageRow, outcome: Outcome, source: EventSource) => Effect.Effect<Answer, DatabaseUnavailable>
 }>()("sms/Settlement") {
@@ -177,24 +180,33 @@ export class Settlement extends Context.Service<Settlement, {
     const immediateLane = yield* lane("settlement of immediate sends")
     const settleInSet = (item: Item) => (item.message.sendAt === null ? immediateLane : scheduledLane)(item)
 
-    /** Settles in a set; whether this outcome moved the message. */
-    const settleMoved = Effect.fnUntraced(function*(message: MessageRow, outcome: Outcome, source: EventSource) {
-      const settled = settleInSet({ message, outcome, source, at: yield* now }).pipe(
-        Effect.timeoutOrElse({
-          duration: Duration.millis(yield* SettlementWaitMs),
-          orElse: () => Effect.fail(new DatabaseUnavailable("the database did not confirm the settlement in time; it is retried"))
-        })
-      )
+    /** Settles in a set; whether this outcome moved the message. `waited` bounds the wait for the set's commit. */
+    const settleMoved = Effect.fnUntraced(function*(
+      message: MessageRow,
+      outcome: Outcome,
+      source: EventSource,
+      waited: (settled: Effect.Effect<boolean, DatabaseUnavailable>) => Effect.Effect<boolean, DatabaseUnavailable>
+    ) {
+      const settled = waited(settleInSet({ message, outcome, source, at: yield* now }))
       // a receipt arriving meanwhile waits for the acceptance (AcceptancesInFlight.ts)
       return yield* (outcome._tag === "Accepted" ? acceptances.settling(outcome.providerRef, settled) : settled)
     })
+    /** The caller's wait, at most SettlementWaitMs. */
+    const waitedAtMost = (settled: Effect.Effect<boolean, DatabaseUnavailable>) =>
+      Effect.gen(function*() {
+        return yield* Effect.timeoutOrElse(settled, {
+          duration: Duration.millis(yield* SettlementWaitMs),
+          orElse: () => Effect.fail(new DatabaseUnavailable("the database did not confirm the settlement in time; it is retried"))
+        })
+      })
 
     return Settlement.of({
-      // untraced: run for every dispatched message (a span and stack captures each); the sets' statements are traced
-      settle: (message, outcome, source) => Effect.asVoid(settleMoved(message, outcome, source)),
+      // untraced: run for every dispatched message (a span and stack captures each); the sets' statements are traced.
+      // No bound on the wait: nobody waits for an answer, and a bound costs a timer and two fibers a message
+      settle: (message, outcome, source) => Effect.asVoid(settleMoved(message, outcome, source, identity)),
       // Stryker disable next-line StringLiteral: a span name, a label of traces, not behaviour
       settleAnswer: Effect.fn("Settlement.settleAnswer")(function*(message: MessageRow, outcome: Outcome, source: EventSource) {
-        const moved = yield* settleMoved(message, outcome, source)
+        const moved = yield* settleMoved(message, outcome, source, waitedAtMost)
         const answer = answerOf(message, outcome)
         if (moved) return answer
         return (yield* keys.answerOfMessage(message.organisationId, message.id)) ?? answer
