@@ -3,7 +3,8 @@
  * send and of a dispatched scheduled message. The provider's own deadline bounds the call; a
  * guard a little longer turns a provider that never answers into `unknown`, never a resend.
  */
-import { Context, Duration, Effect, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
+import { makeDeadlines } from "../clock/Deadlines.ts"
 import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
 import type { Answer } from "../idempotency/Answer.ts"
 import { Provider, type Submission, type SubmitResult } from "../provider/Provider.ts"
@@ -43,15 +44,11 @@ export class Submitter extends Context.Service<Submitter, {
   static readonly layer = Layer.effect(Submitter, Effect.gen(function*() {
     const provider = yield* Provider
     const settlement = yield* Settlement
-    const guard = Duration.millis(provider.submitDeadlineMs + submitGuardMarginMs)
+    // one sweeper bounds every submission (clock/Deadlines.ts), not a timer and a race each
+    const guard = yield* makeDeadlines(provider.submitDeadlineMs + submitGuardMarginMs)
+    const noAnswer: SubmitResult = { _tag: "Unknown", reason: "no answer from the provider in time" }
     /** The provider's answer, or Unknown when it gave none within its deadline and the guard. */
-    const submit = (message: MessageRow) =>
-      provider.submit(submissionOf(message)).pipe(
-        Effect.timeoutOrElse({
-          duration: guard,
-          orElse: () => Effect.succeed({ _tag: "Unknown", reason: "no answer from the provider in time" } as const)
-        })
-      )
+    const submit = (message: MessageRow) => guard.bounded(provider.submit(submissionOf(message)), () => noAnswer)
     return Submitter.of({
       // untraced: the dispatcher runs it for every message (a span and two stack captures each),
       // its statements are traced per set
