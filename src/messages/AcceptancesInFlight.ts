@@ -16,14 +16,15 @@ export class AcceptancesInFlight extends Context.Service<AcceptancesInFlight, {
   readonly awaitSettled: (providerRefs: ReadonlyArray<string>, maxMs: number) => Effect.Effect<void>
 }>()("sms/AcceptancesInFlight") {
   static readonly layer = Layer.sync(AcceptancesInFlight, () => {
-    // per ref: how many settlements of it run, and what ends when the last one does
-    const inFlight = new Map<string, { count: number; readonly done: Deferred.Deferred<void> }>()
+    // per ref: how many settlements of it run, and what ends when the last one does (made only
+    // once something waits for it: most acceptances settle with no receipt waiting)
+    const inFlight = new Map<string, { count: number; done?: Deferred.Deferred<void> }>()
 
     const enter = (providerRef: string) =>
       Effect.sync(() => {
         const entry = inFlight.get(providerRef)
         if (entry !== undefined) entry.count += 1
-        else inFlight.set(providerRef, { count: 1, done: Deferred.makeUnsafe<void>() })
+        else inFlight.set(providerRef, { count: 1 })
       })
     const leave = (providerRef: string) =>
       Effect.suspend(() => {
@@ -32,7 +33,7 @@ export class AcceptancesInFlight extends Context.Service<AcceptancesInFlight, {
         entry.count -= 1
         if (entry.count > 0) return Effect.void
         inFlight.delete(providerRef)
-        return Deferred.succeed(entry.done, undefined)
+        return entry.done === undefined ? Effect.void : Deferred.succeed(entry.done, undefined)
       })
 
     return AcceptancesInFlight.of({
@@ -41,7 +42,9 @@ export class AcceptancesInFlight extends Context.Service<AcceptancesInFlight, {
         Effect.suspend(() => {
           const waits = providerRefs.flatMap((ref) => {
             const entry = inFlight.get(ref)
-            return entry === undefined ? [] : [Deferred.await(entry.done)]
+            if (entry === undefined) return []
+            entry.done ??= Deferred.makeUnsafe<void>()
+            return [Deferred.await(entry.done)]
           })
           return waits.length === 0
             ? Effect.void
