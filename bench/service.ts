@@ -68,7 +68,9 @@ const startOnce = async (options: StartOptions, attempt: number): Promise<Servic
   // the heap cap is the container image's (Dockerfile CMD): measure the service as it is deployed
   const { DATABASE_URL: _inherited, ...inherited } = process.env
   const database = options.databaseUrl === undefined ? { SMS_DATA_DIR: "memory://" } : { DATABASE_URL: options.databaseUrl }
-  const child = spawn(process.execPath, ["--max-old-space-size=160", ...(options.nodeFlags ?? []), "src/main.ts"], {
+  // BENCH_NODE_FLAGS: more flags for an experiment (`--trace-gc`, `--max-semi-space-size=32`...)
+  const experiment = process.env.BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? []
+  const child = spawn(process.execPath, ["--max-old-space-size=160", ...experiment, ...(options.nodeFlags ?? []), "src/main.ts"], {
     cwd: root,
     env: {
       ...inherited,
