@@ -148,6 +148,10 @@ export const SimulatorLive = (options: SimulatorOptions) =>
     // waits at most that long behind one due later); `held` counts those decided, recorded or not
     const local: Array<DueReceipt> = []
     let held = 0
+    // when the rounds may have a receipt due, as far as this process knows (ms): a receipt it did
+    // not keep to send itself, one a query made owed, or the next one owed in the table
+    let roundDueAt = 0
+    const owedAt = (at: Date) => Effect.sync(() => void (roundDueAt = Math.min(roundDueAt, at.getTime())))
     const holdLocally = () => {
       if (!options.autonomous || held >= localReceiptsMax) return false
       held++
@@ -162,6 +166,7 @@ export const SimulatorLive = (options: SimulatorOptions) =>
         )
         if (own && done?.inserted === true) local.push({ rowAt: done.rowAt, providerRef: refOf(s.messageId), receipt, receiptAt: at })
         else if (own) held--
+        else yield* owedAt(at)
       })
 
     const submit = (s: Submission): Effect.Effect<SubmitResult> => {
@@ -207,7 +212,8 @@ export const SimulatorLive = (options: SimulatorOptions) =>
         }
         if (b.query === "unknown") return { _tag: "Unknown" } as const
         // an answer that was lost: once confirmed, the receipt it owes is scheduled (once)
-        if (yield* store.oweReceipt(q.organisationId, q.messageId, yield* receiptAt)) yield* Queue.offer(wake, true)
+        const at = yield* receiptAt
+        if (yield* store.oweReceipt(q.organisationId, q.messageId, at)) yield* owedAt(at).pipe(Effect.andThen(Queue.offer(wake, true)))
         return { _tag: "Accepted", providerRef } as const
       }).pipe(Effect.catchCause((cause) =>
         queries.failed("simulator could not answer a query", cause).pipe(Effect.as({ _tag: "Unknown" } as const))
@@ -254,16 +260,24 @@ export const SimulatorLive = (options: SimulatorOptions) =>
       })
 
     if (options.autonomous) {
+      // this process's own receipts as they fall due; a round of the table only when it may hold
+      // one due (and at least every pollMs, for other processes' receipts)
       const loop = Effect.gen(function*() {
         const roundAt = yield* now
-        const sentHere = yield* runLocal
-        const sent = yield* runDue
+        yield* runLocal
+        if (roundAt.getTime() >= roundDueAt) {
+          // what falls due meanwhile lowers it again; a round that fails is tried again at once
+          roundDueAt = Infinity
+          yield* Effect.gen(function*() {
+            if ((yield* runDue) >= receiptRoundMax) return yield* owedAt(roundAt)
+            // what was due by the round's start, the round took (or another process holds it)
+            const owed = yield* store.nextDue(roundAt)
+            yield* owedAt(new Date(Math.min(owed?.getTime() ?? Infinity, roundAt.getTime() + pollMs)))
+          }).pipe(Effect.onError(() => owedAt(roundAt)))
+        }
         yield* rounds.succeeded("simulator sends receipts again")
-        if (sent >= receiptRoundMax || sentHere >= receiptRoundMax) return
         const at = yield* now
-        // what was due by the round's start, the round took (or another process holds it)
-        const owed = yield* store.nextDue(roundAt)
-        const next = Math.min(owed?.getTime() ?? Infinity, local[0]?.receiptAt.getTime() ?? Infinity)
+        const next = Math.min(roundDueAt, local[0]?.receiptAt.getTime() ?? Infinity)
         const waitMs = Math.max(0, Math.min(pollMs, next - at.getTime()))
         yield* Queue.take(wake).pipe(Effect.timeoutOrElse({ duration: Duration.millis(waitMs), orElse: () => Effect.succeed(true) }))
       }).pipe(
