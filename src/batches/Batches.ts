@@ -113,8 +113,9 @@ export class Batches extends Context.Service<Batches, {
       }).pipe(transaction)
 
     const create = Effect.fn("Batches.create")(function*(organisationId: string, key: string, fingerprint: string, request: BatchRequest) {
-      const [batchId, at] = [yield* ids.uuid, yield* now]
-      const memberIds = yield* Effect.forEach(request.recipients, () => ids.uuid)
+      const [batchId, at] = [yield* ids.timeOrdered, yield* now]
+      // in the order of the recipients: the members' ids increase with their positions
+      const memberIds = yield* Effect.forEach(request.recipients, () => ids.timeOrdered)
       const batch: BatchRow = {
         id: batchId,
         recipientCount: request.recipients.length,
