@@ -5,13 +5,17 @@
  * dropped once retention has emptied it of messages' entries, its grants folded too, the balance
  * and every lot's counters (its entries plus its totals) unchanged; a partition still holding a
  * message's entries stays; an entry written in a month without a partition lands in the default
- * partition and moves into its month's partition when that is made. The tests share one app and
- * its clock, which only moves forward: they run in order.
+ * partition and moves into its month's partition when that is made; as the clock goes on, the
+ * partitions of each month and the next two are there before anything is written in them; a
+ * drop that cannot lock the journal at once (an admission writing it) leaves the partition for
+ * the next round (PostgreSQL only: the embedded database serves one connection at a time). The
+ * tests share one app and its clock, which only moves forward: they run in order.
  */
 import { randomUUID } from "node:crypto"
-import { Effect } from "effect"
+import { Deferred, Effect, Fiber } from "effect"
 import { SqlClient } from "effect/sql"
 import { expect } from "@effect/vitest"
+import { LedgerStore } from "../../src/ledger/LedgerStore.ts"
 import { App, backend, withApp } from "../support/TestApp.ts"
 
 const dayMs = 86_400_000
@@ -135,4 +139,49 @@ withApp({ label: "journal_partitions", config: { clock: "test", retentionDays: 1
         { amount: 10, reserved: 0, consumed: 1, fromEntries: "consume 1, grant 10, reserve 1", fromTotals: "" }
       ])
     }))
+
+  it.effect("as the clock goes on, month after month, this month's partition and the next two are made ahead", () =>
+    Effect.gen(function*() {
+      const app = yield* App
+      for (let step = 0; step < 14; step++) {
+        yield* app.advanceTo(monthStart(yield* app.now, 1) + 60_000)
+        const now = yield* app.now
+        expect(Object.keys(yield* partitions()), month(now)).toEqual(
+          expect.arrayContaining([`p${month(now)}`, `p${month(now, 1)}`, `p${month(now, 2)}`])
+        )
+      }
+    }))
+
+  it.effect.skipIf(process.env.DATABASE_URL === undefined)(
+    "a drop that cannot lock the journal within its wait leaves the partition for the next round (needs PostgreSQL)",
+    () =>
+      Effect.gen(function*() {
+        const app = yield* App
+        const sql = yield* SqlClient.SqlClient
+        const store = yield* LedgerStore
+        const start = yield* app.now
+        const m = yield* sent()
+        yield* app.advance(app.config.simulatorReceiptDelayMs + 1_000)
+        yield* app.advance(dayMs + 60_000)
+        expect(yield* m.read()).toMatchObject({ to: "", status: "delivered" })
+        // two months on, no work run yet: the month of the message is past and holds no message's entry
+        yield* app.moveClock(monthStart(yield* app.now, 2) + 60_000 - (yield* app.now))
+        const at = new Date(yield* app.now)
+        // an admission's lock on the journal, held
+        const locked = yield* Deferred.make<void>()
+        const release = yield* Deferred.make<void>()
+        const holder = yield* Effect.forkChild(Effect.gen(function*() {
+          yield* sql`LOCK TABLE credit_entries IN ROW EXCLUSIVE MODE`
+          yield* Deferred.succeed(locked, undefined)
+          yield* Deferred.await(release)
+        }).pipe(sql.withTransaction))
+        yield* Deferred.await(locked)
+        const whileLocked = yield* store.dropEmptyPartitions(at).pipe(Effect.ensuring(Deferred.succeed(release, undefined)))
+        yield* Fiber.join(holder)
+        expect(whileLocked).toEqual([])
+        expect((yield* partitions())[`p${month(start)}`]).toBeDefined()
+        expect(yield* store.dropEmptyPartitions(at)).toContain(month(start))
+        expect((yield* partitions())[`p${month(start)}`]).toBeUndefined()
+      })
+  )
 })

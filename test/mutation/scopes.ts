@@ -21,7 +21,8 @@ const pure: MutationScope = {
   tests: [
     "test/domain/*.test.ts",
     "test/http/representations.test.ts",
-    "test/ledger/ledger.test.ts"
+    "test/ledger/ledger.test.ts",
+    "test/ledger/journal-partitions.test.ts"
   ]
 }
 
@@ -48,6 +49,7 @@ const core: MutationScope = {
     "test/organisations/*.test.ts",
     "test/messages/settlement.test.ts",
     "test/messages/erasure.test.ts",
+    "test/ledger/journal-partitions.test.ts",
     "test/ledger/ledger.model.test.ts"
   ]
 }
