@@ -11,7 +11,7 @@ import type { Permission } from "../domain/Permissions.ts"
 import { isUuid } from "../domain/Uuid.ts"
 import { Ids } from "../platform/Ids.ts"
 import { now } from "../clock/Time.ts"
-import { ApiKeyStore, type KeySummary } from "./ApiKeyStore.ts"
+import { ApiKeyStore, type KeySummary, type StoredKey } from "./ApiKeyStore.ts"
 
 export interface AuthenticatedKey {
   readonly organisationId: string
@@ -36,6 +36,43 @@ const sha256 = (s: string): Buffer => createHash("sha256").update(s, "utf8").dig
 // Stryker disable next-line StringLiteral: equivalent, no secret hashes to the decoy's hash, whatever it hashes
 const decoyHash = sha256("decoy")
 
+/**
+ * How long this process trusts a key it has read (ms): the key lookup is one of an admission's two
+ * statements, and a client sends many requests with one key. A revocation made through this
+ * process is seen at once; one made through another process on the same database, within this.
+ */
+export const keyTrustMs = 1_000
+/** Most keys remembered at once; past it the memory starts again. */
+const keysRemembered = 10_000
+
+/** The keys read lately, by key id, each with the (monotonic) time it is trusted until. */
+const keyMemory = () => {
+  const keys = new Map<string, { readonly key: StoredKey; readonly until: number }>()
+  // a revocation moves it on: a read that began before it is not remembered after it
+  let revocations = 0
+  return {
+    get revocations() {
+      return revocations
+    },
+    // the process's own monotonic time, not the service's clock: the test clock stands still
+    recall: (keyId: string): StoredKey | undefined => {
+      const known = keys.get(keyId)
+      if (known !== undefined && known.until > performance.now()) return known.key
+      keys.delete(keyId)
+      return undefined
+    },
+    remember: (keyId: string, key: StoredKey, readAfter: number) => {
+      if (readAfter !== revocations) return
+      if (keys.size >= keysRemembered) keys.clear()
+      keys.set(keyId, { key, until: performance.now() + keyTrustMs })
+    },
+    forget: (keyId: string) => {
+      revocations++
+      keys.delete(keyId)
+    }
+  }
+}
+
 // Stryker disable StringLiteral: the service's key ("sms/ApiKeys" below) is unique whatever its text
 export class ApiKeys extends Context.Service<ApiKeys, {
   /** Issues a key with these permissions; the full key is returned once and never stored. */
@@ -51,6 +88,14 @@ export class ApiKeys extends Context.Service<ApiKeys, {
   static readonly layer = Layer.effect(ApiKeys, Effect.gen(function*() {
     const store = yield* ApiKeyStore
     const ids = yield* Ids
+    const memory = keyMemory()
+    const find = (keyId: string) =>
+      Effect.suspend(() => {
+        const known = memory.recall(keyId)
+        if (known !== undefined) return Effect.succeed(known)
+        const readAfter = memory.revocations
+        return Effect.tap(store.find(keyId), (row) => Effect.sync(() => row !== undefined && memory.remember(keyId, row, readAfter)))
+      })
 
     return ApiKeys.of({
       // Stryker disable next-line StringLiteral: a span name, a label of traces, not behaviour
@@ -70,7 +115,7 @@ export class ApiKeys extends Context.Service<ApiKeys, {
         const match = keyPattern.exec(token)
         if (match === null) return Option.none()
         const [, keyId, secret] = match as unknown as [string, string, string]
-        const row = yield* store.find(keyId)
+        const row = yield* find(keyId)
         const matches = timingSafeEqual(sha256(secret), row === undefined ? decoyHash : Buffer.from(row.secretSha256))
         return (
           // Stryker disable next-line ConditionalExpression: equivalent, without a row the secret was compared with the decoy, which no secret matches
@@ -87,7 +132,8 @@ export class ApiKeys extends Context.Service<ApiKeys, {
       }),
       // Stryker disable next-line StringLiteral: a span name, a label of traces, not behaviour
       revoke: Effect.fn("ApiKeys.revoke")(function*(keyId) {
-        if (!(yield* store.revoke(keyId, yield* now))) return yield* NotFound.withMessage(`No API key ${keyId}`)
+        const revoked = yield* store.revoke(keyId, yield* now).pipe(Effect.ensuring(Effect.sync(() => memory.forget(keyId))))
+        if (!revoked) return yield* NotFound.withMessage(`No API key ${keyId}`)
       })
     })
   })).pipe(Layer.provideMerge(ApiKeyStore.layer))

@@ -1,13 +1,14 @@
 /**
  * API keys at the level of the service (src/organisations/ApiKeys.ts), over the test file's own
- * database: what a key is made of, that every character of it counts, and its life (list, revoke).
+ * database: what a key is made of, that every character of it counts, and its life (list, revoke),
+ * with the short trust a process gives a key it has read.
  */
 import { assert, expect, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { createHash, randomUUID } from "node:crypto"
-import { ApiKeys } from "../../src/organisations/ApiKeys.ts"
+import { ApiKeys, keyTrustMs } from "../../src/organisations/ApiKeys.ts"
 import { Organisations } from "../../src/organisations/Organisations.ts"
 import { appServices } from "../support/AppServices.ts"
 import { backend } from "../support/TestApp.ts"
@@ -128,6 +129,28 @@ layer(KeysTestLayer, { excludeTestServices: true })(`API keys (${backend})`, (it
       expect(first).toEqual(new Date(Date.UTC(2026, 0, 10, 12)))
       expect(again).toEqual(first)
     })))
+
+  it.effect("a key trusted a moment ago is refused as soon as this process revokes it", () =>
+    Effect.gen(function*() {
+      const keys = yield* ApiKeys
+      const issued = yield* keys.issue(yield* newOrganisation, ["sms.send"])
+      assert.isTrue(yield* authenticates(issued.apiKey))
+      yield* keys.revoke(issued.keyId)
+      assert.isFalse(yield* authenticates(issued.apiKey))
+    }))
+
+  it.effect("a revocation written by another process is seen once the key's trust has run out", () =>
+    Effect.gen(function*() {
+      const keys = yield* ApiKeys
+      const sql = yield* SqlClient.SqlClient
+      const issued = yield* keys.issue(yield* newOrganisation, ["sms.send"])
+      assert.isTrue(yield* authenticates(issued.apiKey))
+      // another process revokes it: this one trusts what it read for keyTrustMs, then reads again
+      yield* sql`UPDATE api_keys SET revoked_at = now() WHERE key_id = ${issued.keyId}`
+      assert.isTrue(yield* authenticates(issued.apiKey))
+      yield* Effect.sleep(keyTrustMs + 100)
+      assert.isFalse(yield* authenticates(issued.apiKey))
+    }))
 
   it.effect("lists an organisation's keys oldest first, revoked included, never a secret", () =>
     onTestClock(Effect.gen(function*() {
