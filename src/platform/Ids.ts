@@ -36,8 +36,12 @@ const sequenceMax = 0xfff
 export const uuidV7Source = () => {
   let lastMs = -1
   let sequence = 0
+  // random bytes drawn 256 ids at a time (as randomUUID does): one draw from the system each
+  let pool = Buffer.alloc(0)
+  let offset = 0
   return (atMs: number): string => {
-    const bytes = randomBytes(16)
+    if (offset === pool.length) [pool, offset] = [randomBytes(16 * 256), 0]
+    const bytes = pool.subarray(offset, offset += 16)
     if (atMs > lastMs) {
       lastMs = atMs
       // a random start, in the lower half so that the millisecond has room
