@@ -36,7 +36,7 @@ const sequenceMax = 0xfff
 export const uuidV7Source = () => {
   let lastMs = -1
   let sequence = 0
-  // random bytes drawn 256 ids at a time (as randomUUID does): one draw from the system each
+  // random bytes drawn for 256 ids at a time (as randomUUID does), not one draw from the system per id
   let pool = Buffer.alloc(0)
   let offset = 0
   return (atMs: number): string => {
