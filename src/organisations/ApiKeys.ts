@@ -54,7 +54,8 @@ const keyMemory = () => {
     get revocations() {
       return revocations
     },
-    // the process's own monotonic time, not the service's clock: the test clock stands still
+    // the process's own monotonic time, not the service's clock: the test clock stands still (which is
+    // also why this is not effect's Cache, whose time to live reads the Clock)
     recall: (keyId: string): StoredKey | undefined => {
       const known = keys.get(keyId)
       // Stryker disable next-line EqualityOperator: equivalent, a key is never looked up at the very microsecond its trust ends
