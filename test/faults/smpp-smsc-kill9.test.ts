@@ -58,8 +58,10 @@ describe("kill -9 of the SMSC simulator for 5 s under 200 SMPP sends", () => {
   it("fails no send 503, takes none twice, applies every receipt, keeps the ledger exact", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "faults-smsc-"))
     const smscPort = await freePort()
-    // answers 0.1 s after taking a message: at the kill, the answers of the messages in its window are lost
-    const smscEnv = { SMS_SIMULATOR_RECEIPT_DELAY_MS: "500", SMS_SMSC_RESPONSE_DELAY_MS: "100" }
+    // answers 0.1 s after taking a message: at the kill, the answers of the messages in its window are lost.
+    // Receipts 3 s after: longer than from the first answer to the kill, so every message taken before
+    // the kill still has its receipt owed then (with 0.5 s, one run had them all sent before the kill)
+    const smscEnv = { SMS_SIMULATOR_RECEIPT_DELAY_MS: "3000", SMS_SMSC_RESPONSE_DELAY_MS: "100" }
     let smsc: SmscProcess = await startSmscProcess(smscPort, dataDir, smscEnv)
     try {
       const served = await serve({
