@@ -20,7 +20,7 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
 import { fromDatabase } from "../db/Store.ts"
-import { inTransaction } from "../db/Transaction.ts"
+import { dropPartitionLocked, pastPartitions } from "../db/MonthPartitions.ts"
 import { type LotFree, splitGrant } from "../domain/Credits.ts"
 
 /** Every credit of an organisation in exactly one bucket: granted = consumed + reserved + available + expiredUnreserved. */
@@ -51,19 +51,10 @@ export interface HoldSettlement {
 type Fails<A> = Effect.Effect<A, DatabaseUnavailable>
 
 /**
- * Longest a partition's drop waits for its lock (DROP locks the whole journal, and admissions
- * queue behind a waiting DROP): beyond it the drop is left for the next round.
- */
-export const partitionLockMs = 100
-
-/**
  * The journal's monthly partitions are named `credit_entries_pYYYYMM` (migration 16,
  * `sms_month_partition`); `credit_entries_default` takes what falls in a month without one.
  */
 const partitionPrefix = "credit_entries_p"
-
-/** A UTC month as YYYYMM. */
-const monthOf = (at: Date) => `${at.getUTCFullYear()}${String(at.getUTCMonth() + 1).padStart(2, "0")}`
 
 /**
  * The folded entries (a CTE `gone` of `organisation_id, lot_id, kind, amount, at`) as totals rows,
@@ -216,30 +207,20 @@ export class LedgerStore extends Context.Service<LedgerStore, {
           FROM generate_series(0, ${monthsAhead}::integer) AS k`.pipe(Effect.asVoid)),
       dropEmptyPartitions: (at) =>
         Effect.gen(function*() {
-          const old = yield* sql<{ name: string }>`SELECT c.relname::text AS name FROM pg_inherits AS i
-            JOIN pg_class AS c ON c.oid = i.inhrelid
-            WHERE i.inhparent = 'credit_entries'::regclass
-              AND c.relname LIKE ${partitionPrefix + "%"} AND c.relname < ${partitionPrefix + monthOf(at)}
-            ORDER BY 1`
           const dropped: Array<string> = []
-          for (const { name } of old) {
+          for (const name of yield* pastPartitions(sql, "credit_entries", partitionPrefix, at)) {
             const partition = sql(name)
             const holdsMessages = sql<{ holds: boolean }>`SELECT EXISTS (SELECT 1 FROM ${partition} WHERE message_id IS NOT NULL) AS holds`
               .pipe(Effect.map((rows) => rows[0]!.holds))
             // looked at without a lock first: most old partitions still hold messages (organisations that keep them)
             // Stryker disable next-line ConditionalExpression: equivalent, the same check is made again under the lock; this one saves taking it
             if (yield* holdsMessages) continue
-            const done = yield* Effect.gen(function*() {
-              // then the whole journal locked, at once: nothing writes the partition between its check and its drop
-              yield* sql`SELECT set_config('lock_timeout', ${`${partitionLockMs}ms`}, true)`
-              yield* sql`LOCK TABLE credit_entries IN ACCESS EXCLUSIVE MODE`
-              if (yield* holdsMessages) return false
-              yield* sql`WITH gone AS (SELECT organisation_id, lot_id, kind, amount, at FROM ${partition}) ${addToTotals(sql, at)}`
-              yield* sql`DROP TABLE ${partition}`
-              return true
-            }).pipe(
-              inTransaction(sql),
-              Effect.catchTag("SqlError", (e) => e.reason._tag === "LockTimeoutError" ? Effect.succeed(false) : Effect.fail(e))
+            const done = yield* dropPartitionLocked(
+              sql,
+              "credit_entries",
+              name,
+              Effect.map(holdsMessages, (holds) => !holds),
+              sql`WITH gone AS (SELECT organisation_id, lot_id, kind, amount, at FROM ${partition}) ${addToTotals(sql, at)}`.pipe(Effect.asVoid)
             )
             if (done) dropped.push(name.slice(partitionPrefix.length))
           }
