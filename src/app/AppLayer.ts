@@ -38,6 +38,7 @@ import { AcceptancesInFlight } from "../messages/AcceptancesInFlight.ts"
 import { HandOver } from "../messages/HandOver.ts"
 import { Erasure } from "../messages/Erasure.ts"
 import { Messages } from "../messages/Messages.ts"
+import { MessagePartitions } from "../messages/MessagePartitions.ts"
 import { MessageQueueStore } from "../messages/MessageQueueStore.ts"
 import { MessageStore } from "../messages/MessageStore.ts"
 import { QuickAdmission } from "../messages/QuickAdmission.ts"
@@ -67,6 +68,7 @@ const Base = Layer.mergeAll(
   ApiKeys.layer,
   ContactStore.layer,
   MessageStore.layer,
+  MessagePartitions.layer,
   MessageQueueStore.layer,
   Idempotency.layer,
   WorkerLease.layer,

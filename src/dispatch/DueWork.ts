@@ -6,8 +6,9 @@
  * order: due messages dispatched to their simulated outcome, receipts delivered, verifications
  * run, abandoned messages recovered, unmatched receipts past their time removed, messages past
  * their retention erased, finished messages compacted (Compaction.ts), webhook deliveries (and
- * their retries) attempted, the ledger journal's partitions made ahead and the emptied ones
- * dropped (JournalPartitions.ts). Credits expire by themselves: expiry is judged by the date.
+ * their retries) attempted, the monthly partitions of messages (MessagePartitions.ts: past months
+ * of erased messages packed) and of the ledger journal (JournalPartitions.ts) made ahead and the
+ * emptied ones dropped. Credits expire by themselves: expiry is judged by the date.
  */
 import { Context, Effect, Layer, Option, Semaphore } from "effect"
 import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
@@ -15,6 +16,7 @@ import { SimulatorControl } from "../provider/SimulatorControl.ts"
 import { ServiceClock } from "../clock/ServiceClock.ts"
 import { now } from "../clock/Time.ts"
 import { Erasure } from "../messages/Erasure.ts"
+import { MessagePartitions } from "../messages/MessagePartitions.ts"
 import { MessageQueueStore } from "../messages/MessageQueueStore.ts"
 import { Compaction } from "./Compaction.ts"
 import { JournalPartitions } from "../ledger/JournalPartitions.ts"
@@ -41,6 +43,7 @@ export class DueWork extends Context.Service<DueWork, {
     const erasure = yield* Erasure
     const compaction = yield* Compaction
     const partitions = yield* JournalPartitions
+    const messagePartitions = yield* MessagePartitions
     const oneAtATime = yield* Semaphore.make(1)
 
     const drain = (step: Effect.Effect<number, DatabaseUnavailable>) =>
@@ -63,7 +66,7 @@ export class DueWork extends Context.Service<DueWork, {
         const done = (yield* steps.recoverAbandoned) + (yield* steps.dispatchDue) + (yield* drain(simulatorSteps.runDue)) +
           (yield* drain(steps.applyReceipts)) + (yield* drain(steps.verifyDue)) + (yield* steps.dropUnmatchedReceipts) +
           (yield* drain(erasure.eraseExpired)) + (yield* drain(compaction.compactOnce)) + (yield* deliveries.runDue) +
-          (yield* partitions.upkeep)
+          (yield* drain(messagePartitions.upkeep)) + (yield* partitions.upkeep)
         if (done === 0) return
       }
       yield* Effect.logError(`due work still finds work after ${passesMax} passes`)

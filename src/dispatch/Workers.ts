@@ -4,7 +4,8 @@
  * provider is never idle for a round trip), the verifier (unknown results), recovery (messages
  * of dead processes), the receipt applier, the webhook deliveries, once a minute the removal of
  * unmatched receipts past their time, and retention (messages past it erased, finished ones
- * compacted, the ledger journal's monthly partitions kept). A loop survives failures and stops
+ * compacted, the monthly partitions of messages and of the ledger journal kept: a past month of
+ * erased messages packed and dropped). A loop survives failures and stops
  * with the layer's scope: messages already started are finished, claims not yet started are
  * given back. A database outage is logged once per loop (WARN when it starts, INFO when the loop
  * works again); any other failure, a fault of ours, at ERROR each time.
@@ -23,6 +24,7 @@ import { Deliveries } from "../webhooks/Deliveries.ts"
 import { Receipts, receiptSetSizeMax } from "./Receipts.ts"
 import { Erasure, retentionSetMax } from "../messages/Erasure.ts"
 import { JournalPartitions } from "../ledger/JournalPartitions.ts"
+import { MessagePartitions } from "../messages/MessagePartitions.ts"
 import { MessageQueueStore } from "../messages/MessageQueueStore.ts"
 import { Provider } from "../provider/Provider.ts"
 import { verifyRoundMax, WorkSteps } from "./WorkSteps.ts"
@@ -75,6 +77,7 @@ export const WorkersLive = Layer.effectDiscard(Effect.gen(function*() {
   const erasure = yield* Erasure
   const compaction = yield* Compaction
   const partitions = yield* JournalPartitions
+  const messagePartitions = yield* MessagePartitions
   const deliveries = yield* Deliveries
   if (config.clock === "test") return
 
@@ -89,10 +92,16 @@ export const WorkersLive = Layer.effectDiscard(Effect.gen(function*() {
   // any process may erase: sets skip the messages another one holds
   const retention = Effect.gen(function*() {
     const [took, [erased, compacted]] = yield* Effect.timed(Effect.all([erasure.eraseExpired, compaction.compactOnce]))
-    const more = erased >= retentionSetMax || compacted >= compactionSetMax
-    // once erasure has caught up, the ledger journal's partitions: those ahead made, the emptied dropped
-    if (!more) yield* partitions.upkeep
-    yield* sleepMs(more ? Math.max(retentionPauseMs, Duration.toMillis(took) * retentionPauseRatio) : retentionIntervalMs)
+    let busyMs = Duration.toMillis(took)
+    let more = erased >= retentionSetMax || compacted >= compactionSetMax
+    // once erasure has caught up, the monthly partitions: those ahead made, a past month of erased
+    // messages packed set after set, the emptied partitions of messages and of the ledger journal dropped
+    if (!more) {
+      const [tookUpkeep, done] = yield* Effect.timed(Effect.zipWith(messagePartitions.upkeep, partitions.upkeep, (a, b) => a + b))
+      busyMs += Duration.toMillis(tookUpkeep)
+      more = done > 0
+    }
+    yield* sleepMs(more ? Math.max(retentionPauseMs, busyMs * retentionPauseRatio) : retentionIntervalMs)
   })
   yield* Effect.forkScoped(resilient("retention", retention))
   if (!config.schedulerEnabled) return

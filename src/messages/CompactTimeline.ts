@@ -58,6 +58,12 @@ const textArray = (values: ReadonlyArray<string>) => `ARRAY[${values.map((v) => 
 const statuses = textArray(statusCodes)
 const sources = textArray(sourceCodes)
 
+/** The code of the status `status` (an SQL text expression), as stored (SQL, smallint). */
+export const statusCode = (status: string) => `(array_position(${statuses}, ${status}) - 1)::smallint`
+
+/** The status whose code is `code` (an SQL expression), as text (SQL). */
+export const statusOfCode = (code: string) => `(${statuses})[${code} + 1]`
+
 /** Whether the row `alias` of message_events has a code for its status and its source (SQL). */
 export const encodable = (alias: string) =>
   `(array_position(${statuses}, ${alias}.to_status) IS NOT NULL AND array_position(${sources}, ${alias}.source) IS NOT NULL)`

@@ -20,6 +20,7 @@ import { organisationFragments } from "../organisations/OrganisationStore.ts"
 import { webhookOutbox, webhookSubscribed } from "../webhooks/WebhookStore.ts"
 import { admitted, appended, encodable, type EventSource, packedEntry, unpackedEntries } from "./CompactTimeline.ts"
 import type { MessageRow } from "./MessageRow.ts"
+import { packedFragments } from "./PackedMessages.ts"
 
 export type { EventSource } from "./CompactTimeline.ts"
 
@@ -164,6 +165,7 @@ export class MessageStore extends Context.Service<MessageStore, {
     const retention = organisationFragments(sql)
     const outbox = webhookOutbox(sql)
     const { batchCheck, completeBatches } = batchCompletion(sql)
+    const packed = packedFragments(sql)
 
     const insert = Effect.fn("MessageStore.insert")(function*(organisationId: string, messages: ReadonlyArray<NewMessage>, at: Date) {
       if (messages.length === 0) return
@@ -282,33 +284,45 @@ export class MessageStore extends Context.Service<MessageStore, {
 
     return MessageStore.of({
       insert,
+      // a message's row first; a packed message is only looked for when there is none (the
+      // second part of a UNION ALL under LIMIT 1 runs only if the first gave nothing)
       findAnywhere: Effect.fn("MessageStore.findAnywhere")(function*(id: string) {
         if (!isUuid(id)) return undefined
-        const rows = yield* fromDatabase(sql<MessageRow>`SELECT ${sql.literal(columns)} FROM messages WHERE id = ${id} LIMIT 1`)
+        const rows = yield* fromDatabase(sql<MessageRow>`(SELECT ${sql.literal(columns)} FROM messages WHERE id = ${id} LIMIT 1)
+          UNION ALL (${packed.findAnywhere(id)}) LIMIT 1`)
         return rows[0]
       }),
       newestFirst: (organisationId, { limit, after, status }) =>
-        fromDatabase(sql<ListedMessage>`SELECT ${sql.literal(columns)}, created_at FROM messages
-          WHERE organisation_id = ${organisationId}
-            ${status === undefined ? sql`` : sql`AND status = ${status}`}
-            ${after === undefined ? sql`` : sql`AND (created_at, id) < (${after.createdAt}, ${after.id}::uuid)`}
-          ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`),
+        fromDatabase(sql<ListedMessage>`SELECT * FROM (
+            (SELECT ${sql.literal(columns)}, created_at FROM messages AS m
+            WHERE organisation_id = ${organisationId}
+              ${status === undefined ? sql`` : sql`AND status = ${status}`}
+              ${after === undefined ? sql`` : sql`AND (created_at, m.id) < (${after.createdAt}, ${after.id}::uuid)`}
+            ORDER BY created_at DESC, m.id DESC LIMIT ${limit + 1})
+            UNION ALL (${packed.newestFirst(organisationId, limit + 1, after, status)})) AS x
+          ORDER BY created_at DESC, id::uuid DESC LIMIT ${limit + 1}`),
       find: Effect.fn("MessageStore.find")(function*(organisationId: string, id: string) {
         if (!isUuid(id)) return undefined
-        const rows = yield* fromDatabase(sql<MessageRow>`SELECT ${sql.literal(columns)} FROM messages
-          WHERE organisation_id = ${organisationId} AND id = ${id}`)
+        const rows = yield* fromDatabase(sql<MessageRow>`(SELECT ${sql.literal(columns)} FROM messages
+            WHERE organisation_id = ${organisationId} AND id = ${id})
+          UNION ALL (${packed.find(organisationId, id)}) LIMIT 1`)
         return rows[0]
       }),
       ofBatch: (organisationId, batchId, afterPosition, limit) =>
-        fromDatabase(sql<MessageRow & { batchPosition: number }>`SELECT ${sql.literal(columns)}, batch_position
-          FROM messages WHERE organisation_id = ${organisationId} AND batch_id = ${batchId} AND batch_position > ${afterPosition}
+        fromDatabase(sql<MessageRow & { batchPosition: number }>`SELECT * FROM (
+            (SELECT ${sql.literal(columns)}, batch_position
+            FROM messages WHERE organisation_id = ${organisationId} AND batch_id = ${batchId} AND batch_position > ${afterPosition}
+            ORDER BY batch_position LIMIT ${limit})
+            UNION ALL (${packed.ofBatch(organisationId, batchId, afterPosition, limit)})) AS x
           ORDER BY batch_position LIMIT ${limit}`),
       countsOfBatches: (organisationId, batchIds) =>
         batchIds.length === 0
           ? Effect.succeed([])
-          : fromDatabase(sql<{ batchId: string; status: MessageStatus; n: number }>`SELECT batch_id::text, status,
-              count(*)::integer AS n FROM messages
-            WHERE organisation_id = ${organisationId} AND batch_id = ANY(${batchIds}::uuid[]) GROUP BY batch_id, status`),
+          : fromDatabase(sql<{ batchId: string; status: MessageStatus; n: number }>`SELECT batch_id::text, status, sum(n)::integer AS n
+            FROM (SELECT batch_id, status, count(*) AS n FROM messages
+              WHERE organisation_id = ${organisationId} AND batch_id = ANY(${batchIds}::uuid[]) GROUP BY batch_id, status
+              UNION ALL ${packed.countsOfBatches(organisationId, batchIds)}) AS x
+            GROUP BY 1, 2`),
       transitionSet,
       markSubmitted: (organisationId, ids, at) =>
         fromDatabase(sql`UPDATE messages SET submitted_at = ${at}, updated_at = ${at}
@@ -319,8 +333,9 @@ export class MessageStore extends Context.Service<MessageStore, {
       timeline: (organisationId, id) =>
         fromDatabase(sql<TimelineEntry>`SELECT from_status, to_status, source, at FROM (
             SELECT 0 AS part, c.n AS ord, lag(c.to_status) OVER (ORDER BY c.n) AS from_status, c.to_status, c.source, c.at
-            FROM messages AS m CROSS JOIN LATERAL (${sql.literal(unpackedEntries("m.timeline"))}) AS c
-            WHERE m.organisation_id = ${organisationId} AND m.id = ${id}
+            FROM ((SELECT timeline FROM messages WHERE organisation_id = ${organisationId} AND id = ${id})
+              UNION ALL (${packed.timeline(organisationId, id)}) LIMIT 1) AS m
+            CROSS JOIN LATERAL (${sql.literal(unpackedEntries("m.timeline"))}) AS c
             UNION ALL
             SELECT 1, e.id, e.from_status, e.to_status, e.source, e.at FROM message_events AS e
             WHERE e.organisation_id = ${organisationId} AND e.message_id = ${id}) AS t
@@ -355,8 +370,10 @@ export class MessageStore extends Context.Service<MessageStore, {
           Effect.map((rows) => rows[0]?.n ?? 0)
         )),
       inFlightCounts,
-      finalCounts: fromDatabase(sql<{ status: MessageStatus; n: number }>`SELECT status, count(*)::float8 AS n
-        FROM messages WHERE status IN ${sql.in(finalStatuses)} GROUP BY status`)
+      finalCounts: fromDatabase(sql<{ status: MessageStatus; n: number }>`SELECT status, sum(n)::float8 AS n
+        FROM (SELECT status, count(*) AS n FROM messages WHERE status IN ${sql.in(finalStatuses)} GROUP BY status
+          UNION ALL ${packed.statusCounts}) AS x
+        GROUP BY status`)
     })
   }))
 }

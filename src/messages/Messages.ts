@@ -257,6 +257,8 @@ export class Messages extends Context.Service<Messages, {
           const existing = yield* store.find(organisationId, id)
           if (existing === undefined) return yield* NotFound.withMessage("No such message")
           const [erased] = yield* erasure.erase([{ organisationId, id }], at)
+          // a packed message was erased before (MessagePartitions.ts): nothing is left to erase
+          if (erased === undefined && existing.erasedAt !== null) return existing
           if (erased === undefined) {
             return yield* ErasureNotAllowed.withMessage(
               `The message is ${existing.status}: its data can be erased once its processing is finished`

@@ -307,6 +307,51 @@ describe(`migrations on effect/sql's Migrator (${backend})`, { timeout: 120_000 
       expect(yield* db(entryTimes(false))).toEqual(times)
     }))
 
+  it.live("a database holding messages in every status upgrades to messages partitioned by month: every row kept as it was, each in its month's partition", () =>
+    Effect.gen(function*() {
+      const db = on(yield* (yield* freshDatabase("partitioned")))
+      yield* db(legacyMigrate(17))
+      // random ids (made before ids were time-ordered) and time-ordered ones of two months, a message in each status of each kind
+      const v7 = (iso: string, n: number) => {
+        const hex = Date.parse(iso).toString(16).padStart(12, "0")
+        return `${hex.slice(0, 8)}-${hex.slice(8)}-7000-8000-${String(n).padStart(12, "0")}`
+      }
+      const statuses = Object.keys(timelinesByStatus)
+      const ids = statuses.flatMap((status, i) => [
+        { id: `00000000-0000-4000-8000-0000000001${String(i).padStart(2, "0")}`, status, month: "default" },
+        { id: v7("2026-11-15T10:00:00Z", i), status, month: "p202611" },
+        { id: v7("2026-12-01T00:00:00.001Z", i), status, month: "p202612" }
+      ])
+      const rowsOf = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql<{ id: string; row: string }>`SELECT id::text, row_to_json(m)::text AS row FROM messages AS m ORDER BY id`)
+      yield* db(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        Effect.forEach(ids, ({ id, status }, i) =>
+          sql`INSERT INTO messages (organisation_id, id, batch_id, batch_position, to_number, sender_name, text, segments, status,
+              send_at, due_at, provider_message_id, created_at, updated_at, timeline)
+            VALUES (${demoOrganisation}, ${id}, ${i % 2 === 0 ? "0b0f6c1e-4c55-4d1c-9a35-2f6c1f3b9a11" : null}, ${i % 2 === 0 ? i : null},
+              '+261340000001', 'KEPT', ${status}, 1, ${status}, '2026-11-20T10:00:00.123456Z', '2026-11-20T10:00:00.123456Z',
+              ${status === "accepted" ? `ref-${i}` : null}, '2026-11-15T10:00:00.654321Z', '2026-11-21T10:00:00Z', '\\x00'::bytea)`, { discard: true })))
+      const before = yield* db(rowsOf)
+      expect(before).toHaveLength(ids.length)
+
+      expect(yield* db(migrateLogged)).toEqual(allVersions.filter((v) => v > 17))
+      expect(yield* db(rowsOf)).toEqual(before)
+      const placed = yield* db(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql<{ id: string; partition: string }>`SELECT id::text, tableoid::regclass::text AS partition FROM messages ORDER BY id`))
+      expect(placed).toEqual(ids.map(({ id, month }) => ({ id, partition: `messages_${month}` })).sort((a, b) => a.id.localeCompare(b.id)))
+      // each message reads as before through the store, and a new message of either kind goes where its id says
+      const found = yield* db(Effect.gen(function*() {
+        const store = yield* MessageStore
+        return yield* Effect.forEach(ids, ({ id }) => store.find(demoOrganisation, id))
+      }).pipe(Effect.provide(MessageStore.layer)))
+      expect(found.map((m) => m?.status)).toEqual(ids.map((m) => m.status))
+      const [newest] = yield* db(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql<{ partition: string }>`INSERT INTO messages (organisation_id, id, to_number, sender_name, text, segments, status, created_at, updated_at)
+          VALUES (${demoOrganisation}, ${v7("2026-11-30T23:59:59.999Z", 99)}, '+261340000001', 'KEPT', 'new', 1, 'scheduled', now(), now())
+          RETURNING tableoid::regclass::text AS partition`))
+      expect(newest!.partition).toBe("messages_p202611")
+    }))
+
   it.live.skipIf(!onPostgres)("processes starting at once apply each migration exactly once, on a fresh database and on the previous migrator's", () =>
     Effect.gen(function*() {
       for (const [label, before] of [["race", 0], ["race_legacy", Math.max(...allVersions)]] as const) {
