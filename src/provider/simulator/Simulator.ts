@@ -8,9 +8,10 @@
  *
  * A receipt is sent by the process that took the message, when it falls due (`local`: up to
  * `localReceiptsMax` held in memory, in the order they fall due), its row owed to any process only
- * `resendAfterMs` later: if that process dies, or the inbox does not confirm, a round (`runDue`,
- * any process) sends it then. So a receipt costs its row one write when it is sent, not a claim
- * and then a write. Under the test clock (not `autonomous`) every receipt goes through the rounds.
+ * `resendAfterMs` later: if that process dies, or the inbox does not confirm, a round (any
+ * process) sends it then. So a receipt costs its row one write when it is sent, not a claim and
+ * then a write. Under the test clock (not `autonomous`) the same holds: `runDue`, which the test
+ * clock's `advance` calls, sends this process's own receipts due, then a round.
  */
 import { Context, Duration, Effect, Layer, Queue } from "effect"
 import { makeGroupCommit } from "../../db/GroupCommit.ts"
@@ -153,7 +154,7 @@ export const SimulatorLive = (options: SimulatorOptions) =>
     let roundDueAt = 0
     const owedAt = (at: Date) => Effect.sync(() => void (roundDueAt = Math.min(roundDueAt, at.getTime())))
     const holdLocally = () => {
-      if (!options.autonomous || held >= localReceiptsMax) return false
+      if (held >= localReceiptsMax) return false
       held++
       return true
     }
@@ -234,12 +235,12 @@ export const SimulatorLive = (options: SimulatorOptions) =>
         return stored.length
       })
 
-    const runDue = Effect.gen(function*() {
+    const runRound = Effect.gen(function*() {
       const at = yield* now
       // claimed for a while: if the inbox does not confirm, another round sends them again
       const due = yield* store.claimDue(at, new Date(at.getTime() + resendAfterMs), receiptRoundMax)
       return due.length === 0 ? 0 : yield* deliver(due)
-    }).pipe(Effect.withSpan("Simulator.runDue"))
+    }).pipe(Effect.withSpan("Simulator.runRound"))
 
     /** Sends up to a round of this process's own receipts that are due; one the inbox did not take is left to the rounds. */
     const runLocal = Effect.gen(function*() {
@@ -255,7 +256,7 @@ export const SimulatorLive = (options: SimulatorOptions) =>
     const sendReceipt = (organisationId: string, messageId: string, outcome: "delivered" | "undeliverable") =>
       Effect.gen(function*() {
         if (!(yield* store.forceReceipt(organisationId, messageId, outcome, yield* now))) return false
-        yield* runDue
+        yield* runRound
         return true
       })
 
@@ -269,7 +270,7 @@ export const SimulatorLive = (options: SimulatorOptions) =>
           // what falls due meanwhile lowers it again; a round that fails is tried again at once
           roundDueAt = Infinity
           yield* Effect.gen(function*() {
-            if ((yield* runDue) >= receiptRoundMax) return yield* owedAt(roundAt)
+            if ((yield* runRound) >= receiptRoundMax) return yield* owedAt(roundAt)
             // what was due by the round's start, the round took (or another process holds it)
             const owed = yield* store.nextDue(roundAt)
             yield* owedAt(new Date(Math.min(owed?.getTime() ?? Infinity, roundAt.getTime() + pollMs)))
@@ -296,5 +297,14 @@ export const SimulatorLive = (options: SimulatorOptions) =>
       pace: () => Effect.void,
       submitDeadlineMs: options.slowMs + 1_000,
       ratePerSecond: undefined
-    })).pipe(Context.add(SimulatorControl, SimulatorControl.of({ runDue, nextDue: store.nextDue(null), sendReceipt, compact: store.dropReceipted })))
+    })).pipe(Context.add(SimulatorControl, SimulatorControl.of({
+      // the test clock's steps: this process's own receipts due, then a round of the table
+      runDue: Effect.zipWith(runLocal, runRound, (own, round) => own + round),
+      nextDue: Effect.map(store.nextDue(null), (owed) => {
+        const own = local[0]?.receiptAt
+        return own === undefined || (owed !== undefined && owed < own) ? owed : own
+      }),
+      sendReceipt,
+      compact: store.dropReceipted
+    })))
   })).pipe(Layer.provide(SimulatorStore.layer))
