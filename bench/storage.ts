@@ -4,7 +4,8 @@
  *
  * The service runs as a separate process on the test clock (SMS_CLOCK=test, receipts at once,
  * SMS_RETENTION_DAYS=3) so that time can be moved: ten batches of 1,000 and 2,000 immediate sends
- * (the issue's mix; `--batches=N --singles=N` to change it), every one delivered, then measured in
+ * (the issue's mix; `--batches=N --singles=N` to change it; `--live-only` stops after the first
+ * state; `--relations` prints each relation's bytes too), every one delivered, then measured in
  * three states, each after VACUUM ANALYZE (the files as they are, free space kept for new rows)
  * and after VACUUM FULL (the bytes the rows need: what a table settles to once new rows reuse
  * the space freed):
@@ -34,6 +35,8 @@ if (adminUrl === undefined) {
   process.exit(2)
 }
 const batches = arg("batches", 10)
+/** `--live-only`: the first state alone (with BENCH_KEEP_DB=1, a database to look into). */
+const liveOnly = process.argv.includes("--live-only")
 const singles = arg("singles", 2000)
 const total = batches * 1000 + singles
 const dayS = 86_400
@@ -97,11 +100,31 @@ interface State {
   readonly vacuumFull: ReadonlyArray<TableFigures>
 }
 
+/** `--relations`: each state's relations (tables and indexes, without TOAST) of 5 bytes a message or more, after VACUUM and FULL. */
+const showRelations = process.argv.includes("--relations")
+
+/** Every relation of at least 5 bytes a message, partitions under their parent's names: bytes per message. */
+const relations = async (): Promise<Map<string, number>> => {
+  const sizes = await query(url, `SELECT coalesce(pi.relname, pt.relname, c.relname),
+      sum(pg_relation_size(c.oid))::bigint
+    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+    LEFT JOIN pg_inherits i ON i.inhrelid = c.oid LEFT JOIN pg_class pi ON pi.oid = i.inhparent AND c.relkind = 'i'
+    LEFT JOIN pg_class pt ON pt.oid = i.inhparent AND c.relkind = 'r'
+    WHERE n.nspname = 'public' AND c.relkind IN ('r', 'i') GROUP BY 1 ORDER BY 2 DESC`)
+  return new Map(sizes.map(([name, bytes]) => [name!, Math.round(Number(bytes) / total)] as const).filter(([, b]) => b >= 5))
+}
+
 const measure = async (name: string): Promise<State> => {
   await query(url, "VACUUM ANALYZE")
   const vacuum = await tables()
+  const before = showRelations ? await relations() : undefined
   await query(url, "VACUUM FULL")
   const vacuumFull = await tables()
+  if (before !== undefined) {
+    const after = await relations()
+    process.stdout.write(`\n${name}: relations, bytes a message after VACUUM / FULL\n`)
+    for (const [relation, bytes] of before) process.stdout.write(`  ${relation.padEnd(40)} ${String(bytes).padStart(6)} ${String(after.get(relation) ?? 0).padStart(6)}\n`)
+  }
   return { name, vacuum, vacuumFull }
 }
 
@@ -157,6 +180,10 @@ const main = async () => {
     if (delivered !== total) throw new Error(`expected ${total} delivered messages, found ${delivered}`)
 
     const states: Array<State> = [await measure("live (just delivered)")]
+    if (liveOnly) {
+      states.forEach(print)
+      return
+    }
     await advance(service, dayS + 3600)
     states.push(await measure("compacted (a day later, within retention)"))
     await advance(service, retentionDays * dayS)
