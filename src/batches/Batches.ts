@@ -113,9 +113,10 @@ export class Batches extends Context.Service<Batches, {
       }).pipe(transaction)
 
     const create = Effect.fn("Batches.create")(function*(organisationId: string, key: string, fingerprint: string, request: BatchRequest) {
-      const [batchId, at] = [yield* ids.timeOrdered, yield* now]
+      const at = yield* now
+      const batchId = yield* ids.timeOrdered(at)
       // in the order of the recipients: the members' ids increase with their positions
-      const memberIds = yield* Effect.forEach(request.recipients, () => ids.timeOrdered)
+      const memberIds = yield* Effect.forEach(request.recipients, () => ids.timeOrdered(at))
       const batch: BatchRow = {
         id: batchId,
         recipientCount: request.recipients.length,

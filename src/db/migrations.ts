@@ -595,9 +595,11 @@ export const migrations: ReadonlyArray<Migration> = [
         WHERE m >= '2026-01-01' AND m < (now() AT TIME ZONE 'UTC')::date + 120`,
       `INSERT INTO messages SELECT * FROM messages_unpartitioned`,
       `DROP TABLE messages_unpartitioned`,
-      // the indexes as they were, made on every partition; a batch's positions are unique by
-      // construction (its admission numbers them), no longer by an index (a unique index of a
-      // partitioned table must hold the partition key)
+      // the indexes as they were, made on every partition, but for two: a batch's positions are
+      // unique by construction (its admission numbers them), no longer by an index (a unique index
+      // of a partitioned table must hold the partition key); and messages_newest is gone: an
+      // organisation's messages are listed in the order of the primary key, their ids being made
+      // from the instant of their creation
       `CREATE INDEX messages_accepted ON messages (updated_at) WHERE status = 'accepted'`,
       `CREATE INDEX messages_batch_position ON messages (organisation_id, batch_id, batch_position) WHERE batch_id IS NOT NULL`,
       `CREATE INDEX messages_due ON messages (due_at, created_at, batch_position) WHERE status = 'scheduled'`,
@@ -608,7 +610,6 @@ export const migrations: ReadonlyArray<Migration> = [
       `CREATE INDEX messages_handed_over ON messages (due_at) WHERE status = 'scheduled' AND send_at IS NULL`,
       `CREATE INDEX messages_id ON messages (id)`,
       `CREATE INDEX messages_in_flight_to ON messages (to_number) WHERE status IN ('processing', 'unknown')`,
-      `CREATE INDEX messages_newest ON messages (organisation_id, created_at DESC, id DESC)`,
       `CREATE INDEX messages_processing ON messages (updated_at) WHERE status = 'processing'`,
       `CREATE INDEX messages_provider_ref ON messages (provider_message_id) WHERE provider_message_id IS NOT NULL`,
       `CREATE INDEX messages_timeline_due ON messages (updated_at)
@@ -629,8 +630,7 @@ export const migrations: ReadonlyArray<Migration> = [
         last_id uuid NOT NULL,
         batch_id uuid,
         members integer NOT NULL CHECK (members BETWEEN 1 AND 256),
-        oldest_created timestamptz NOT NULL,
-        newest_created timestamptz NOT NULL,
+        -- a bit per status held (its code's), for lists of one status
         statuses_held integer NOT NULL,
         ids uuid[] NOT NULL,
         positions integer[],
@@ -645,8 +645,7 @@ export const migrations: ReadonlyArray<Migration> = [
         PRIMARY KEY (organisation_id, last_id)
       )`,
       `CREATE INDEX erased_messages_ids ON erased_messages USING gist (sms_uuid_range(first_id, last_id, '[]'))`,
-      `CREATE INDEX erased_messages_batch ON erased_messages (organisation_id, batch_id) WHERE batch_id IS NOT NULL`,
-      `CREATE INDEX erased_messages_newest ON erased_messages (organisation_id, newest_created DESC, last_id DESC)`
+      `CREATE INDEX erased_messages_batch ON erased_messages (organisation_id, batch_id) WHERE batch_id IS NOT NULL`
     ]
   }
 ]

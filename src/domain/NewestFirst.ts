@@ -1,6 +1,7 @@
 /**
  * Pages of lists shown newest first (organisations, an organisation's messages and batches).
- * Such a list is ordered by (created_at, id) descending, so a page never repeats or skips a row
+ * Such a list is ordered by (created_at, id) descending (an organisation's messages by id alone,
+ * which is made from the instant of their creation), so a page never repeats or skips a row
  * while others are created. Its cursor is the last row shown, `<created_at ISO>|<id>` in
  * base64url; the list's own query keeps a cursor to its scope (an organisation's rows).
  */

@@ -102,8 +102,8 @@ export class MessageStore extends Context.Service<MessageStore, {
   /** The message with this id whatever its organisation (the operator's lookup). */
   readonly findAnywhere: (id: string) => Fails<MessageRow | undefined>
   /**
-   * At most `limit + 1` of the organisation's messages, newest first, after `after` (the last
-   * message of the previous page), only those in `status` when given.
+   * At most `limit + 1` of the organisation's messages, newest first (in id order, the order of
+   * creation), after `after` (the last message of the previous page), only those in `status` when given.
    */
   readonly newestFirst: (
     organisationId: string,
@@ -292,15 +292,17 @@ export class MessageStore extends Context.Service<MessageStore, {
           UNION ALL (${packed.findAnywhere(id)}) LIMIT 1`)
         return rows[0]
       }),
+      // by id: a message's id is made from its creation's instant (Ids.timeOrdered), so the key's
+      // order is the order of creation (the random ids of a database from before list by id too)
       newestFirst: (organisationId, { limit, after, status }) =>
         fromDatabase(sql<ListedMessage>`SELECT * FROM (
             (SELECT ${sql.literal(columns)}, created_at FROM messages AS m
             WHERE organisation_id = ${organisationId}
               ${status === undefined ? sql`` : sql`AND status = ${status}`}
-              ${after === undefined ? sql`` : sql`AND (created_at, m.id) < (${after.createdAt}, ${after.id}::uuid)`}
-            ORDER BY created_at DESC, m.id DESC LIMIT ${limit + 1})
-            UNION ALL (${packed.newestFirst(organisationId, limit + 1, after, status)})) AS x
-          ORDER BY created_at DESC, id::uuid DESC LIMIT ${limit + 1}`),
+              ${after === undefined ? sql`` : sql`AND m.id < ${after.id}::uuid`}
+            ORDER BY m.id DESC LIMIT ${limit + 1})
+            UNION ALL (${packed.newestFirst(organisationId, limit + 1, after?.id, status)})) AS x
+          ORDER BY id::uuid DESC LIMIT ${limit + 1}`),
       find: Effect.fn("MessageStore.find")(function*(organisationId: string, id: string) {
         if (!isUuid(id)) return undefined
         const rows = yield* fromDatabase(sql<MessageRow>`(SELECT ${sql.literal(columns)} FROM messages

@@ -247,7 +247,8 @@ export class Messages extends Context.Service<Messages, {
       // From the admission on, nothing stops halfway (a client hanging up interrupts its request):
       // a committed admission always goes on to the provider and a stored answer.
       create: Effect.fn("Messages.create")(function*(organisationId, key, fingerprint, request) {
-        const [id, at] = [yield* ids.timeOrdered, yield* now]
+        const at = yield* now
+        const id = yield* ids.timeOrdered(at)
         return yield* lease.working(id, send(organisationId, key, fingerprint, request, id, at))
       }, Effect.uninterruptible),
       get: (organisationId, id) => store.find(organisationId, id),

@@ -13,7 +13,6 @@
  * and text empty, as erasure leaves them.
  */
 import type { SqlClient } from "effect/sql"
-import type { ListPosition } from "../domain/NewestFirst.ts"
 import type { MessageStatus } from "../domain/MessageStatus.ts"
 import { statusCode, statusOfCode } from "./CompactTimeline.ts"
 
@@ -73,31 +72,24 @@ export const packedFragments = (sql: SqlClient.SqlClient) => {
       FROM erased_messages AS p CROSS JOIN LATERAL unnest(p.statuses) AS s(code) GROUP BY 1`,
 
     /**
-     * The organisation's packed messages that may be among the `n` newest (by creation, then id)
-     * after `after`, in `status` when given, with `messageColumns()` and `created_at`: every
-     * member of the packs that can hold one of them, filtered. The packs are taken newest first
-     * until they hold `n` messages of the page for sure; the oldest creation among those, `t`, is
-     * a bound: the `n` newest are no older, so only the packs with a member at `t` or later are read.
+     * The organisation's packed messages that may be among the `n` newest (in id order) before
+     * the id `before`, in `status` when given, with `messageColumns()` and `created_at`: the
+     * members of its last packs, newest first, until they hold `n` messages of the page for sure
+     * (the packs do not overlap: a pack's members are all newer than those of the packs after it).
      */
-    newestFirst: (organisationId: string, n: number, after: ListPosition | undefined, status: MessageStatus | undefined) => {
+    newestFirst: (organisationId: string, n: number, before: string | undefined, status: MessageStatus | undefined) => {
       const held = status === undefined ? sql`` : sql`AND p.statuses_held & ${sql.literal(statusBit(status))} <> 0`
-      // a pack with a member created before the cursor's
-      const older = after === undefined ? sql`` : sql`AND p.oldest_created < ${after.createdAt}`
-      // members of the page a pack holds for sure: all of them, or one (its oldest, when the
-      // cursor cuts it or the status is asked: it holds one of that status at least)
-      const sure = status !== undefined ? sql`1` : after === undefined ? sql`p.members` : sql`CASE WHEN p.newest_created >= ${after.createdAt} THEN 1 ELSE p.members END`
-      return sql`WITH firsts AS (
-          SELECT p.oldest_created, ${sure} AS sure, row_number() OVER (ORDER BY p.newest_created DESC, p.last_id DESC) AS k
-          FROM (SELECT * FROM erased_messages AS p WHERE p.organisation_id = ${organisationId} ${held} ${older}
-            ORDER BY p.newest_created DESC, p.last_id DESC LIMIT ${n}) AS p),
-        bound AS (
-          SELECT CASE WHEN (SELECT sum(sure) FROM firsts) >= ${n}
-            THEN (SELECT min(f.oldest_created) FROM (SELECT oldest_created, sum(sure) OVER (ORDER BY k) - sure AS before FROM firsts) AS f
-              WHERE f.before < ${n})
-            ELSE '-infinity'::timestamptz END AS t)
-        SELECT ${columns}, e.created_at FROM erased_messages AS p ${members}
-        WHERE p.organisation_id = ${organisationId} AND p.newest_created >= (SELECT t FROM bound) ${held}
-          ${after === undefined ? sql`` : sql`AND p.oldest_created <= ${after.createdAt} AND (e.created_at, e.id) < (${after.createdAt}, ${after.id}::uuid)`}
+      // members of the page a pack holds for sure: all of them, or one (its first, when the cursor
+      // cuts it, or when a status is asked: it holds one of that status at least)
+      const sure = status !== undefined ? sql`1` : before === undefined ? sql`p.members` : sql`CASE WHEN p.last_id >= ${before}::uuid THEN 1 ELSE p.members END`
+      return sql`SELECT ${columns}, e.created_at FROM (
+          SELECT p.*, sum(p.sure) OVER (ORDER BY p.last_id DESC) - p.sure AS ahead FROM (
+            SELECT p.*, ${sure} AS sure FROM erased_messages AS p
+            WHERE p.organisation_id = ${organisationId} ${held} ${before === undefined ? sql`` : sql`AND p.first_id < ${before}::uuid`}
+            ORDER BY p.last_id DESC LIMIT ${n}) AS p) AS p
+        ${members}
+        WHERE p.ahead < ${n}
+          ${before === undefined ? sql`` : sql`AND e.id < ${before}::uuid`}
           ${status === undefined ? sql`` : sql`AND ${sql.literal(statusOfCode("e.status_code"))} = ${status}`}`
     },
 
@@ -122,10 +114,10 @@ export const packedFragments = (sql: SqlClient.SqlClient) => {
             (row_number() OVER (PARTITION BY r.organisation_id, r.run ORDER BY r.id) - 1) / ${packMembersMax} AS part
           FROM runs AS r),
         packs AS (
-          INSERT INTO erased_messages (organisation_id, first_id, last_id, batch_id, members, oldest_created, newest_created,
-            statuses_held, ids, positions, statuses, segments, send_ats, delivery_times, erased_ats, created_ats, timelines, packed_at)
+          INSERT INTO erased_messages (organisation_id, first_id, last_id, batch_id, members, statuses_held,
+            ids, positions, statuses, segments, send_ats, delivery_times, erased_ats, created_ats, timelines, packed_at)
           SELECT organisation_id, (array_agg(id ORDER BY id))[1], (array_agg(id ORDER BY id DESC))[1], batch_id, count(*),
-            min(created_at), max(created_at), bit_or(1 << code), array_agg(id ORDER BY id),
+            bit_or(1 << code), array_agg(id ORDER BY id),
             CASE WHEN batch_id IS NULL THEN NULL ELSE array_agg(batch_position ORDER BY id) END,
             array_agg(code ORDER BY id), array_agg(segments ORDER BY id), array_agg(send_at ORDER BY id),
             array_agg(delivery_time ORDER BY id), array_agg(erased_at ORDER BY id), array_agg(created_at ORDER BY id),

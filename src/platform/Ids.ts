@@ -1,18 +1,20 @@
 /** Identifiers and secrets, through a service so tests can make them deterministic. */
-import { Clock, Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
 
 export class Ids extends Context.Service<Ids, {
   /** A new random UUID (v4). */
   readonly uuid: Effect.Effect<string>
   /**
-   * A new time-ordered UUID (v7, RFC 9562): the Clock's milliseconds, then a 12-bit sequence
-   * that increases within a millisecond in this process (RFC 9562's method 3), then 62 random
-   * bits. The ids of messages and batches: each is written at the end of the indexes that lead
-   * with it, not at a random place (a page split at a random place leaves two half-full pages),
-   * and the ids of one batch's members follow the order of its recipients.
+   * A new time-ordered UUID (v7, RFC 9562) of something made at `at`: its milliseconds, then a
+   * 12-bit sequence that increases within a millisecond in this process (RFC 9562's method 3),
+   * then 62 random bits. The ids of messages and batches, made from the instant stored as their
+   * creation: each is written at the end of the indexes that lead with it, not at a random place
+   * (a page split at a random place leaves two half-full pages), the ids of one batch's members
+   * follow the order of its recipients, the ids of one month's messages fall in that month's
+   * partition, and an organisation's messages in id order are in the order of their creation.
    */
-  readonly timeOrdered: Effect.Effect<string>
+  readonly timeOrdered: (at: Date) => Effect.Effect<string>
   /** `bytes` cryptographically random bytes, base64url-encoded. */
   readonly secret: (bytes: number) => Effect.Effect<string>
 }>()("sms/Ids") {
@@ -20,7 +22,7 @@ export class Ids extends Context.Service<Ids, {
     const next = uuidV7Source()
     return Ids.of({
       uuid: Effect.sync(() => randomUUID()),
-      timeOrdered: Effect.map(Clock.currentTimeMillis, next),
+      timeOrdered: (at) => Effect.sync(() => next(at.getTime())),
       secret: (bytes) => Effect.sync(() => randomBytes(bytes).toString("base64url"))
     })
   })
