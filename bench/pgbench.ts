@@ -41,7 +41,8 @@ const sqlDir = join(import.meta.dirname, "sql")
 
 const execute = (args: ReadonlyArray<string>, cwd: string): Promise<string> =>
   new Promise((resolve, reject) => {
-    execFile("pgbench", args, { cwd, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+    // the service's sessions run without JIT compilation (src/db/Database.ts): so do the baselines'
+    execFile("pgbench", args, { cwd, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, PGOPTIONS: "-c jit=off" } }, (error, stdout, stderr) => {
       if (error) reject(new Error(`pgbench failed: ${stderr.trim() || error.message}`))
       else resolve(`${stdout}\n${stderr}`)
     })

@@ -12,16 +12,13 @@ WITH RECURSIVE handed AS (
     ORDER BY m.due_at LIMIT 100
     FOR UPDATE OF m SKIP LOCKED),
   orgs AS (
-    (SELECT organisation_id FROM messages WHERE status = 'scheduled' ORDER BY organisation_id LIMIT 1)
+    (SELECT organisation_id, due_at FROM messages WHERE status = 'scheduled' ORDER BY organisation_id, due_at LIMIT 1)
     UNION ALL
-    SELECT (SELECT m.organisation_id FROM messages AS m
-        WHERE m.status = 'scheduled' AND m.organisation_id > orgs.organisation_id
-        ORDER BY m.organisation_id LIMIT 1)
-    FROM orgs WHERE orgs.organisation_id IS NOT NULL),
-  due_orgs AS (
-    SELECT orgs.organisation_id FROM orgs
-    WHERE orgs.organisation_id IS NOT NULL
-      AND EXISTS (SELECT 1 FROM messages AS m WHERE m.organisation_id = orgs.organisation_id AND m.status = 'scheduled' AND m.due_at <= now() AND (m.claim_until IS NULL OR m.claim_until < now()))),
+    SELECT n.organisation_id, n.due_at FROM orgs CROSS JOIN LATERAL (
+      SELECT m.organisation_id, m.due_at FROM messages AS m
+      WHERE m.status = 'scheduled' AND m.organisation_id > orgs.organisation_id
+      ORDER BY m.organisation_id, m.due_at LIMIT 1) AS n),
+  due_orgs AS (SELECT organisation_id FROM orgs WHERE due_at <= now()),
   share AS (SELECT ceil(greatest(100 - (SELECT count(*) FROM handed), 0)::numeric / greatest(count(*), 1))::integer AS per
     FROM due_orgs),
   shares AS (SELECT c.* FROM due_orgs CROSS JOIN LATERAL (

@@ -169,14 +169,20 @@ export class MessageQueueStore extends Context.Service<MessageQueueStore, {
     return MessageQueueStore.of({
       // Immediate sends handed over by a process without their route's bind (HandOver.ts: due now,
       // no send_at) come first, ahead of any due scheduled message (contract section 11). Then
-      // fair share: every organisation with unclaimed due work gets a turn in each claim. The
-      // organisations holding scheduled messages are walked one index probe each (a loose index
-      // scan of messages_due_by_organisation); each one with due work gives its earliest due
-      // messages, an equal share of the claim, then those with more fill what the others left;
+      // fair share: every organisation with due work gets a turn in each claim. The organisations
+      // holding scheduled messages are walked one index probe each (a loose index scan of
+      // messages_due_by_organisation, which gives each one's earliest due time too); each one
+      // whose earliest is due gives its earliest due messages not claimed, an equal share of the
+      // claim, then those with more fill what the others left (an organisation whose due messages
+      // others hold takes a share it leaves to them);
       // rows are locked with SKIP LOCKED (another process's claim takes the next ones) and the
       // claim takes them round robin (the first of each organisation, then the second...): one
       // organisation's backlog never pushes another's message behind it.
       claimDue: (at, limit, workerId, sendable) => {
+        // the claim's size written into the statement, not bound: the planner then knows the claim
+        // is small and joins it to messages by key; with a parameter, its generic plan took the
+        // claim for a tenth of the table and hashed all of messages at every claim
+        const size = sql.literal(String(Math.max(0, Math.trunc(limit))))
         const unclaimedDue = sql`m.status = 'scheduled' AND m.due_at <= ${at} AND (m.claim_until IS NULL OR m.claim_until < ${at})
           AND ${sendableNumber(sql, sendable)}`
         const earliest = (n: Statement.Fragment, except: Statement.Fragment) => sql`CROSS JOIN LATERAL (
@@ -188,24 +194,21 @@ export class MessageQueueStore extends Context.Service<MessageQueueStore, {
         return fromDatabase(sql<MessageRow>`WITH RECURSIVE handed AS (
             SELECT m.organisation_id, m.id, m.due_at FROM messages AS m
             WHERE ${unclaimedDue} AND m.send_at IS NULL
-            ORDER BY m.due_at LIMIT ${limit}
+            ORDER BY m.due_at LIMIT ${size}
             FOR UPDATE OF m SKIP LOCKED),
           orgs AS (
-            (SELECT organisation_id FROM messages WHERE status = 'scheduled' ORDER BY organisation_id LIMIT 1)
+            (SELECT organisation_id, due_at FROM messages WHERE status = 'scheduled' ORDER BY organisation_id, due_at LIMIT 1)
             UNION ALL
-            SELECT (SELECT m.organisation_id FROM messages AS m
-                WHERE m.status = 'scheduled' AND m.organisation_id > orgs.organisation_id
-                ORDER BY m.organisation_id LIMIT 1)
-            FROM orgs WHERE orgs.organisation_id IS NOT NULL),
-          due_orgs AS (
-            SELECT orgs.organisation_id FROM orgs
-            WHERE orgs.organisation_id IS NOT NULL
-              AND EXISTS (SELECT 1 FROM messages AS m WHERE m.organisation_id = orgs.organisation_id AND ${unclaimedDue})),
-          share AS (SELECT ceil(greatest(${limit} - (SELECT count(*) FROM handed), 0)::numeric / greatest(count(*), 1))::integer AS per
+            SELECT n.organisation_id, n.due_at FROM orgs CROSS JOIN LATERAL (
+              SELECT m.organisation_id, m.due_at FROM messages AS m
+              WHERE m.status = 'scheduled' AND m.organisation_id > orgs.organisation_id
+              ORDER BY m.organisation_id, m.due_at LIMIT 1) AS n),
+          due_orgs AS (SELECT organisation_id FROM orgs WHERE due_at <= ${at}),
+          share AS (SELECT ceil(greatest(${size} - (SELECT count(*) FROM handed), 0)::numeric / greatest(count(*), 1))::integer AS per
             FROM due_orgs),
           shares AS (SELECT c.* FROM due_orgs ${earliest(sql`(SELECT per FROM share)`, sql``)}),
           rest AS (SELECT c.* FROM due_orgs ${earliest(
-          sql`greatest(${limit} - (SELECT count(*) FROM handed) - (SELECT count(*) FROM shares), 0)`,
+          sql`greatest(${size} - (SELECT count(*) FROM handed) - (SELECT count(*) FROM shares), 0)`,
           sql`AND m.id NOT IN (SELECT id FROM shares)`
         )}),
           due AS (
@@ -215,7 +218,7 @@ export class MessageQueueStore extends Context.Service<MessageQueueStore, {
               SELECT organisation_id, id, due_at,
                 row_number() OVER (PARTITION BY organisation_id ORDER BY due_at, created_at, batch_position) AS turn
               FROM (SELECT * FROM shares UNION ALL SELECT * FROM rest) AS locked) AS t
-            ORDER BY turn, due_at LIMIT ${limit})
+            ORDER BY turn, due_at LIMIT ${size})
           UPDATE messages AS m SET worker_id = ${workerId}, claim_until = ${new Date(at.getTime() + claimLeaseMs)}
           FROM due WHERE m.organisation_id = due.organisation_id AND m.id = due.id
           RETURNING ${sql.literal(returned)}`)
