@@ -32,10 +32,10 @@ WITH org AS (
   k AS (
     INSERT INTO idempotency_keys (organisation_id, route, key, fingerprint, state, message_id,
       response_status, response_body, response_location, created_at, updated_at)
-    SELECT :org::uuid, 'messages', 'pgbench-' || (:k)::text, md5('f' || (:k)::text), 'done', md5('m' || (:k)::text)::uuid, 202::integer,
-      replace(('{"id": "' || md5('m' || (:k)::text)::uuid || '", "to": "+261331234567", "sender_name": null, "status": "scheduled", "segments": 1, "send_at": "2099-01-01T00\u003a00\u003a00.000Z", "delivery_time": null}')::text,
+    SELECT :org::uuid, 'messages', 'pgbench-' || (:k)::text, md5('f' || (:k)::text), 'done', (lpad(to_hex(floor(extract(epoch FROM now()) * 1000)::bigint), 12, '0') || '7' || substr(md5('m' || (:k)::text), 14))::uuid, 202::integer,
+      replace(('{"id": "' || (lpad(to_hex(floor(extract(epoch FROM now()) * 1000)::bigint), 12, '0') || '7' || substr(md5('m' || (:k)::text), 14))::uuid || '", "to": "+261331234567", "sender_name": null, "status": "scheduled", "segments": 1, "send_at": "2099-01-01T00\u003a00\u003a00.000Z", "delivery_time": null}')::text,
         '"sender_name": null', '"sender_name": ' || to_json(org.sender_name)::text),
-      ('/api/sms/v2/messages/' || md5('m' || (:k)::text)::uuid || '/')::text, now(), now()
+      ('/api/sms/v2/messages/' || (lpad(to_hex(floor(extract(epoch FROM now()) * 1000)::bigint), 12, '0') || '7' || substr(md5('m' || (:k)::text), 14))::uuid || '/')::text, now(), now()
     FROM org WHERE org.sms_enabled AND org.sender_active AND NOT EXISTS (SELECT 1 FROM existing)
       AND EXISTS (SELECT 1 FROM lot WHERE lot.free >= 1)
     ON CONFLICT DO NOTHING
@@ -55,10 +55,10 @@ WITH org AS (
     RETURNING l.id),
   h AS (
     INSERT INTO credit_holds (organisation_id, message_id, lot_id, amount, state, created_at)
-    SELECT :org::uuid, md5('m' || (:k)::text)::uuid, r.id, 1, 'pending', now() FROM r),
+    SELECT :org::uuid, (lpad(to_hex(floor(extract(epoch FROM now()) * 1000)::bigint), 12, '0') || '7' || substr(md5('m' || (:k)::text), 14))::uuid, r.id, 1, 'pending', now() FROM r),
   ce AS (
     INSERT INTO credit_entries (organisation_id, lot_id, message_id, kind, amount, at)
-    SELECT :org::uuid, r.id, md5('m' || (:k)::text)::uuid, 'reserve', 1, now() FROM r)
+    SELECT :org::uuid, r.id, (lpad(to_hex(floor(extract(epoch FROM now()) * 1000)::bigint), 12, '0') || '7' || substr(md5('m' || (:k)::text), 14))::uuid, 'reserve', 1, now() FROM r)
   SELECT (SELECT count(*) FROM k)::integer AS claimed, (SELECT count(*) FROM r)::integer AS reserved,
     (SELECT sender_name FROM org) AS sender_name,
     CASE WHEN (SELECT count(*) FROM k) > 0 AND NOT EXISTS (SELECT 1 FROM r)

@@ -12,9 +12,9 @@ WITH lot AS (
   k AS (
     INSERT INTO idempotency_keys (organisation_id, route, key, fingerprint, state, message_id,
       response_status, response_body, response_location, created_at, updated_at)
-    VALUES (:org::uuid, 'messages', 'reference-' || (:k)::text, md5('f' || (:k)::text), 'done', md5('m' || (:k)::text)::uuid, 202,
-      ('{"id": "' || md5('m' || (:k)::text)::uuid || '", "to": "+261331234567", "sender_name": "INFO", "status": "scheduled", "segments": 1, "send_at": "2099-01-01T00\u003a00\u003a00.000Z", "delivery_time": null}')::text,
-      ('/api/sms/v2/messages/' || md5('m' || (:k)::text)::uuid || '/')::text, now(), now())
+    VALUES (:org::uuid, 'messages', 'reference-' || (:k)::text, md5('f' || (:k)::text), 'done', (lpad(to_hex(floor(extract(epoch FROM now()) * 1000)::bigint), 12, '0') || '7' || substr(md5('m' || (:k)::text), 14))::uuid, 202,
+      ('{"id": "' || (lpad(to_hex(floor(extract(epoch FROM now()) * 1000)::bigint), 12, '0') || '7' || substr(md5('m' || (:k)::text), 14))::uuid || '", "to": "+261331234567", "sender_name": "INFO", "status": "scheduled", "segments": 1, "send_at": "2099-01-01T00\u003a00\u003a00.000Z", "delivery_time": null}')::text,
+      ('/api/sms/v2/messages/' || (lpad(to_hex(floor(extract(epoch FROM now()) * 1000)::bigint), 12, '0') || '7' || substr(md5('m' || (:k)::text), 14))::uuid || '/')::text, now(), now())
     ON CONFLICT DO NOTHING
     RETURNING message_id),
   ins AS (
@@ -29,4 +29,4 @@ WITH lot AS (
     FROM lot WHERE l.organisation_id = :org::uuid AND l.id = lot.id AND EXISTS (SELECT 1 FROM k)
     RETURNING l.id)
   INSERT INTO credit_holds (organisation_id, message_id, lot_id, amount, state, created_at)
-  SELECT :org::uuid, md5('m' || (:k)::text)::uuid, r.id, 1, 'pending', now() FROM r;
+  SELECT :org::uuid, (lpad(to_hex(floor(extract(epoch FROM now()) * 1000)::bigint), 12, '0') || '7' || substr(md5('m' || (:k)::text), 14))::uuid, r.id, 1, 'pending', now() FROM r;

@@ -1,4 +1,5 @@
--- Seeds :n scheduled messages of organisation :'org', the first falling due at :'due' and each
+-- Seeds :n scheduled messages of organisation :'org' (time-ordered ids of now, as the service makes
+-- them: in this month's partition), the first falling due at :'due' and each
 -- next :step_us microseconds later (0: all at once), each with its
 -- timeline's admission entry and a pending one-credit hold on lot :lot (with its reserve entry and the
 -- lot's reserved counter), as if admitted by the service: settlement then consumes them normally.
@@ -6,7 +7,8 @@ BEGIN;
 WITH m AS (
     INSERT INTO messages (organisation_id, id, to_number, sender_name, text, segments,
       status, send_at, due_at, created_at, updated_at, timeline)
-    SELECT :'org'::uuid, gen_random_uuid(), '+26133' || lpad(i::text, 7, '0'), 'INFO', 'Bench due message', 1,
+    SELECT :'org'::uuid, (lpad(to_hex(floor(extract(epoch FROM now()) * 1000)::bigint), 12, '0') || '7'
+        || substr(replace(gen_random_uuid()::text, '-', ''), 14))::uuid, '+26133' || lpad(i::text, 7, '0'), 'INFO', 'Bench due message', 1,
       'scheduled', :'due'::timestamptz + (i - 1) * :step_us * interval '1 microsecond',
       :'due'::timestamptz + (i - 1) * :step_us * interval '1 microsecond', now(), now(), '\x00'::bytea || int8send((extract(epoch FROM now()) * 1000000)::bigint)
     FROM generate_series(1, :n) AS i

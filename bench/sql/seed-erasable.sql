@@ -4,11 +4,17 @@
 -- day after it finished, src/dispatch/Compaction.ts): its timeline in its row (admission,
 -- provider, receipt), its idempotency key with the stored 202 answer, the reserve and consume
 -- entries of its one credit on lot :lot (its hold was removed when it was settled), and the lot's
--- consumed counter. Retention then erases them as it would erase the service's own.
+-- consumed counter, with time-ordered ids of when they were made, in their months' partitions.
+-- Retention then erases them as it would erase the service's own.
 BEGIN;
-WITH s AS (
-    SELECT i, gen_random_uuid() AS id, now() - :age_days * interval '1 day' - i * interval '1 millisecond' AS t
-    FROM generate_series(1, :n) AS i),
+-- the partitions of messages of the months they were made in (the service makes this month's and later ones)
+SELECT sms_message_partition(m::date) FROM generate_series(
+  date_trunc('month', now() - :age_days * interval '1 day' - :n * interval '1 millisecond'), now(), interval '1 month') AS m;
+WITH t AS (
+    SELECT i, now() - :age_days * interval '1 day' - i * interval '1 millisecond' AS t FROM generate_series(1, :n) AS i),
+  s AS (
+    SELECT i, (lpad(to_hex(floor(extract(epoch FROM t) * 1000)::bigint), 12, '0') || '7' || substr(replace(gen_random_uuid()::text, '-', ''), 14))::uuid AS id, t
+    FROM t),
   m AS (
     INSERT INTO messages (organisation_id, id, to_number, sender_name, text, segments, status,
       submitted_at, provider_message_id, delivery_time, created_at, updated_at, timeline)
