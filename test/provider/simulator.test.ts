@@ -35,6 +35,29 @@ withApp({ config: { clock: "test" } })(`the simulator's table (${backend})`, (it
         { messageId: rejected.messageId, submissions: 1, receipt: "none" }
       ])
     }))
+
+  it.effect("under the test clock too, the process that took a message sends its receipt when an advance reaches it, before any round could", () =>
+    Effect.gen(function*() {
+      const app = yield* App
+      const sql = yield* SqlClient.SqlClient
+      const { apiKey, orgId } = yield* app.newOrg({ credits: 2 })
+      const sent = yield* app.call("POST", "/api/sms/v2/messages/", {
+        token: apiKey,
+        headers: { "idempotency-key": crypto.randomUUID() },
+        body: { to: "+261341234567", text: "Salama" }
+      })
+      expect(sent.status).toBe(201)
+      const row = () =>
+        sql<{ owedAfterMs: number | null }>`SELECT (extract(epoch FROM receipt_due_at - receipt_at) * 1000)::float8 AS owed_after_ms
+          FROM simulator_messages WHERE organisation_id = ${orgId} AND message_id = ${sent.body.id}`
+      // held by this process: owed to the rounds only 5 s after the receipt falls due
+      expect(yield* row()).toEqual([{ owedAfterMs: 5_000 }])
+      // the receipt's time reached, well before a round would take the row: sent, the row marked sent
+      yield* app.advance(app.config.simulatorReceiptDelayMs + 100)
+      const read = yield* app.call("GET", `/api/sms/v2/messages/${sent.body.id}/`, { token: apiKey })
+      expect(read.body.status).toBe("delivered")
+      expect(yield* row()).toEqual([{ owedAfterMs: null }])
+    }))
 })
 
 // the simulator sending its receipts by itself (system clock, background fibers running)
