@@ -16,35 +16,16 @@ import { Deferred, Effect, Fiber } from "effect"
 import { SqlClient } from "effect/sql"
 import { expect } from "@effect/vitest"
 import { LedgerStore } from "../../src/ledger/LedgerStore.ts"
+import { expectMonthsMadeAhead, month, monthStart, partitionsOf } from "../support/Months.ts"
 import { App, backend, withApp } from "../support/TestApp.ts"
 
 const dayMs = 86_400_000
 const messagesPath = "/api/sms/v2/messages/"
 
-/** YYYYMM of the UTC month of `ms`, `ahead` months later. */
-const month = (ms: number, ahead = 0) => {
-  const d = new Date(ms)
-  const m = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + ahead, 1))
-  return `${m.getUTCFullYear()}${String(m.getUTCMonth() + 1).padStart(2, "0")}`
-}
-
-/** The start of the UTC month `ahead` months after the one of `ms`. */
-const monthStart = (ms: number, ahead: number) => {
-  const d = new Date(ms)
-  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + ahead, 1)
-}
-
 const query = <A extends object>(text: (sql: SqlClient.SqlClient) => Effect.Effect<ReadonlyArray<A>, unknown>) =>
   Effect.flatMap(SqlClient.SqlClient, text)
 
-/** The journal's partitions (months, and `default`), each with its rows. */
-const partitions = () =>
-  query((sql) =>
-    sql<{ name: string; n: number }>`SELECT c.relname::text AS name, coalesce(r.n, 0)::integer AS n
-      FROM pg_inherits AS i JOIN pg_class AS c ON c.oid = i.inhrelid
-      LEFT JOIN (SELECT tableoid, count(*) AS n FROM credit_entries GROUP BY tableoid) AS r ON r.tableoid = c.oid
-      WHERE i.inhparent = 'credit_entries'::regclass ORDER BY 1`
-  ).pipe(Effect.map((rows) => Object.fromEntries(rows.map((r) => [r.name.replace("credit_entries_", ""), r.n]))))
+const partitions = () => partitionsOf("credit_entries")
 
 /** Per lot of the organisation: its counters, and what its entries and its totals add up to, by kind. */
 const lotsOf = (orgId: string) =>
@@ -141,16 +122,7 @@ withApp({ label: "journal_partitions", config: { clock: "test", retentionDays: 1
     }))
 
   it.effect("as the clock goes on, month after month, this month's partition and the next two are made ahead", () =>
-    Effect.gen(function*() {
-      const app = yield* App
-      for (let step = 0; step < 14; step++) {
-        yield* app.advanceTo(monthStart(yield* app.now, 1) + 60_000)
-        const now = yield* app.now
-        expect(Object.keys(yield* partitions()), month(now)).toEqual(
-          expect.arrayContaining([`p${month(now)}`, `p${month(now, 1)}`, `p${month(now, 2)}`])
-        )
-      }
-    }))
+    expectMonthsMadeAhead("credit_entries", 14))
 
   it.effect.skipIf(process.env.DATABASE_URL === undefined)(
     "a drop that cannot lock the journal within its wait leaves the partition for the next round (needs PostgreSQL)",

@@ -21,33 +21,14 @@ import { Deferred, Effect, Fiber } from "effect"
 import { SqlClient } from "effect/sql"
 import { expect } from "@effect/vitest"
 import { MessageStore } from "../../src/messages/MessageStore.ts"
+import { expectMonthsMadeAhead, month, monthStart, partitionsOf } from "../support/Months.ts"
 import { App, backend, type Reply, withApp } from "../support/TestApp.ts"
 
 const dayMs = 86_400_000
 const messagesPath = "/api/sms/v2/messages/"
 const batchesPath = "/api/sms/v2/message-batches/"
 
-/** YYYYMM of the UTC month of `ms`, `ahead` months later. */
-const month = (ms: number, ahead = 0) => {
-  const d = new Date(ms)
-  const m = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + ahead, 1))
-  return `${m.getUTCFullYear()}${String(m.getUTCMonth() + 1).padStart(2, "0")}`
-}
-
-/** The start of the UTC month `ahead` months after the one of `ms`. */
-const monthStart = (ms: number, ahead: number) => {
-  const d = new Date(ms)
-  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + ahead, 1)
-}
-
-/** The partitions of `messages` (months, and `default`), each with its rows. */
-const partitions = () =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ name: string; n: number }>`SELECT c.relname::text AS name, coalesce(r.n, 0)::integer AS n
-      FROM pg_inherits AS i JOIN pg_class AS c ON c.oid = i.inhrelid
-      LEFT JOIN (SELECT tableoid, count(*) AS n FROM messages GROUP BY tableoid) AS r ON r.tableoid = c.oid
-      WHERE i.inhparent = 'messages'::regclass ORDER BY 1`
-  ).pipe(Effect.map((rows) => Object.fromEntries(rows.map((r) => [r.name.replace("messages_", ""), r.n]))))
+const partitions = () => partitionsOf("messages")
 
 /** The packs of an organisation: members and batch of each. */
 const packsOf = (orgId: string) =>
@@ -214,16 +195,7 @@ withApp({ label: "message_partitions", config: { clock: "test", retentionDays: 1
     }))
 
   it.effect("as the clock goes on, month after month, this month's partition and the next two are made ahead", () =>
-    Effect.gen(function*() {
-      const app = yield* App
-      for (let step = 0; step < 13; step++) {
-        yield* app.advanceTo(monthStart(yield* app.now, 1) + 60_000)
-        const now = yield* app.now
-        expect(Object.keys(yield* partitions()), month(now)).toEqual(
-          expect.arrayContaining([`p${month(now)}`, `p${month(now, 1)}`, `p${month(now, 2)}`, "default"])
-        )
-      }
-    }))
+    expectMonthsMadeAhead("messages", 13))
 
   it.effect.skipIf(process.env.DATABASE_URL === undefined)(
     "a drop that cannot lock messages within its wait leaves the emptied partition for the next round (needs PostgreSQL)",

@@ -11,6 +11,26 @@ import { Provider } from "../../src/provider/Provider.ts"
 import { eventuallyEffect } from "../support/Eventually.ts"
 import { App, backend, withApp } from "../support/TestApp.ts"
 
+/**
+ * A message sent now to an ordinary number by a new organisation, and its simulator row: how long
+ * after the receipt falls due the rounds may take it (null once sent).
+ */
+const sentWithRow = Effect.gen(function*() {
+  const app = yield* App
+  const sql = yield* SqlClient.SqlClient
+  const { apiKey, orgId } = yield* app.newOrg({ credits: 2 })
+  const sent = yield* app.call("POST", "/api/sms/v2/messages/", {
+    token: apiKey,
+    headers: { "idempotency-key": crypto.randomUUID() },
+    body: { to: "+261341234567", text: "Salama" }
+  })
+  expect(sent.status).toBe(201)
+  const row = () =>
+    sql<{ owedAfterMs: number | null }>`SELECT (extract(epoch FROM receipt_due_at - receipt_at) * 1000)::float8 AS owed_after_ms
+      FROM simulator_messages WHERE organisation_id = ${orgId} AND message_id = ${sent.body.id}`
+  return { apiKey, sent, row }
+})
+
 withApp({ config: { clock: "test" } })(`the simulator's table (${backend})`, (it) => {
   it.effect("counts every submission of a message, a rejected one included; an unreachable one never reached it", () =>
     Effect.gen(function*() {
@@ -39,17 +59,7 @@ withApp({ config: { clock: "test" } })(`the simulator's table (${backend})`, (it
   it.effect("under the test clock too, the process that took a message sends its receipt when an advance reaches it, before any round could", () =>
     Effect.gen(function*() {
       const app = yield* App
-      const sql = yield* SqlClient.SqlClient
-      const { apiKey, orgId } = yield* app.newOrg({ credits: 2 })
-      const sent = yield* app.call("POST", "/api/sms/v2/messages/", {
-        token: apiKey,
-        headers: { "idempotency-key": crypto.randomUUID() },
-        body: { to: "+261341234567", text: "Salama" }
-      })
-      expect(sent.status).toBe(201)
-      const row = () =>
-        sql<{ owedAfterMs: number | null }>`SELECT (extract(epoch FROM receipt_due_at - receipt_at) * 1000)::float8 AS owed_after_ms
-          FROM simulator_messages WHERE organisation_id = ${orgId} AND message_id = ${sent.body.id}`
+      const { apiKey, sent, row } = yield* sentWithRow
       // held by this process: owed to the rounds only 5 s after the receipt falls due
       expect(yield* row()).toEqual([{ owedAfterMs: 5_000 }])
       // the receipt's time reached, well before a round would take the row: sent, the row marked sent
@@ -67,17 +77,7 @@ withApp({ label: "simown", config: { schedulerEnabled: true, simulatorReceiptDel
     it.effect("a receipt is sent by the process that took the message when it falls due; its row is owed to any process only 5 s later", () =>
       Effect.gen(function*() {
         const app = yield* App
-        const sql = yield* SqlClient.SqlClient
-        const { apiKey, orgId } = yield* app.newOrg({ credits: 2 })
-        const sent = yield* app.call("POST", "/api/sms/v2/messages/", {
-          token: apiKey,
-          headers: { "idempotency-key": crypto.randomUUID() },
-          body: { to: "+261341234567", text: "Salama" }
-        })
-        expect(sent.status).toBe(201)
-        const row = () =>
-          sql<{ owedAfterMs: number | null }>`SELECT (extract(epoch FROM receipt_due_at - receipt_at) * 1000)::float8 AS owed_after_ms
-            FROM simulator_messages WHERE organisation_id = ${orgId} AND message_id = ${sent.body.id}`
+        const { apiKey, sent, row } = yield* sentWithRow
         // before the receipt falls due (1.5 s), its row is owed to the rounds only after the resend time (6.5 s)
         expect(yield* row()).toEqual([{ owedAfterMs: 5_000 }])
         // delivered well before a round would take it: this process sent it, then marked it sent
