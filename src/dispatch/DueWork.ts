@@ -73,7 +73,7 @@ export class DueWork extends Context.Service<DueWork, {
     })
 
     const nextAt = Effect.gen(function*() {
-      const candidates = [yield* queue.nextDue, yield* queue.nextVerification, yield* simulatorSteps.nextDue, yield* deliveries.nextAt]
+      const candidates = [yield* queue.nextClaimable(yield* now), yield* queue.nextVerification, yield* simulatorSteps.nextDue, yield* deliveries.nextAt]
       const times = candidates.flatMap((d) => (d !== undefined && Number.isFinite(d.getTime()) ? [d.getTime()] : []))
       return times.length === 0 ? undefined : new Date(Math.min(...times))
     })

@@ -99,8 +99,15 @@ export class MessageQueueStore extends Context.Service<MessageQueueStore, {
   ) => Fails<ReadonlyArray<StartRefusal | undefined>>
   /** Gives back the claims `workerId` still holds on messages it has not started (it is stopping). */
   readonly releaseClaims: (workerId: string) => Fails<void>
-  /** When the next scheduled message falls due, if any. */
+  /** When the next scheduled message falls due, if any (an index probe: it may be claimed). */
   readonly nextDue: Fails<Date | undefined>
+  /**
+   * The earliest instant after `at` at which a scheduled message may be claimed: the next one to
+   * fall due, or the end of a claim on a due one (a process that died after claiming it); or a
+   * due one not claimed, when there is one. What the test clock steps to (DueWork.ts), so that a
+   * dead process's claim is waited out in one step, not a millisecond at a time.
+   */
+  readonly nextClaimable: (at: Date) => Fails<Date | undefined>
   /**
    * Claims up to `limit` unknown messages whose verification is due, pushing their next check
    * back on the schedule of `verifySchedule`, with the late answer the provider gave about each, if any.
@@ -257,6 +264,15 @@ export class MessageQueueStore extends Context.Service<MessageQueueStore, {
       nextDue: fromDatabase(sql<{ at: Date | null }>`SELECT min(due_at) AS at FROM messages WHERE status = 'scheduled'`.pipe(
         Effect.map(([row]) => row?.at ?? undefined)
       )),
+      nextClaimable: (at) =>
+        fromDatabase(sql<{ at: Date | null }>`SELECT least(
+            (SELECT min(due_at) FROM messages WHERE status = 'scheduled' AND due_at > ${at}),
+            (SELECT min(due_at) FROM messages WHERE status = 'scheduled' AND due_at <= ${at}
+              AND (claim_until IS NULL OR claim_until < ${at})),
+            (SELECT min(claim_until) + interval '1 millisecond' FROM messages
+              WHERE status = 'scheduled' AND due_at <= ${at} AND claim_until >= ${at})) AS at`.pipe(
+          Effect.map(([row]) => row?.at ?? undefined)
+        )),
       claimVerification: (at, limit, intervalMs) =>
         claimForVerification(at, intervalMs, sql`SELECT organisation_id, id, updated_at AS since, verify_attempts AS attempts FROM messages
           WHERE status = 'unknown' AND verify_at <= ${at}

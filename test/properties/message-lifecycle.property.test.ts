@@ -28,7 +28,8 @@
  *
  * Only the crashing dispatch is a copy (of WorkSteps.dispatch); keep it in step with it.
  * PROPERTY_NUM_RUNS (default 300 with CI, else 60), PROPERTY_MAX_COMMANDS (20) and
- * PROPERTY_STATS=1 (prints how the messages ended, by path) tune a run.
+ * PROPERTY_STATS=1 (prints how the messages ended, by path) tune a run; PROPERTY_SEED replays
+ * the sequences of the seed a failure printed.
  */
 import { Cause, Effect, Exit, Option, References } from "effect"
 import { SqlClient } from "effect/sql"
@@ -57,6 +58,7 @@ import { timelineEntriesSql } from "../support/Timelines.ts"
 
 const numRuns = Number(process.env.PROPERTY_NUM_RUNS ?? (process.env.CI ? 300 : 60))
 const maxCommands = Number(process.env.PROPERTY_MAX_COMMANDS ?? 20)
+const seed = process.env.PROPERTY_SEED === undefined ? undefined : Number(process.env.PROPERTY_SEED)
 const dayMs = 86_400_000
 const receiptDelayMs = 2_000
 const verifyIntervalMs = 5_000
@@ -791,7 +793,7 @@ withApp({
           yield* Effect.promise(() => fc.asyncModelRun(() => ({ model, real }), commands))
           yield* drainAndCheck(model)
         })))
-      yield* Effect.promise(() => fc.assert(property, { numRuns }))
+      yield* Effect.promise(() => fc.assert(property, { numRuns, ...(seed === undefined ? {} : { seed }) }))
       if (process.env.PROPERTY_STATS) console.log([...stats.entries()].sort().map(([k, n]) => `${n}\t${k}`).join("\n"))
       expect(sequences).toBeGreaterThanOrEqual(numRuns)
     }), 1_200_000)
