@@ -173,6 +173,12 @@ export class MessageQueueStore extends Context.Service<MessageQueueStore, {
       ))
     }
 
+    /**
+     * Whether the scheduled message `m` is free of claims at `at`: none was taken, or it ran out
+     * before `at` (a claim until T frees its message at T plus a millisecond; `nextClaimable`).
+     */
+    const unclaimedAt = (at: Date) => sql`(m.claim_until IS NULL OR m.claim_until < ${at})`
+
     return MessageQueueStore.of({
       // Immediate sends handed over by a process without their route's bind (HandOver.ts: due now,
       // no send_at) come first, ahead of any due scheduled message (contract section 11). Then
@@ -190,7 +196,7 @@ export class MessageQueueStore extends Context.Service<MessageQueueStore, {
         // is small and joins it to messages by key; with a parameter, its generic plan took the
         // claim for a tenth of the table and hashed all of messages at every claim
         const size = sql.literal(String(Math.max(0, Math.trunc(limit))))
-        const unclaimedDue = sql`m.status = 'scheduled' AND m.due_at <= ${at} AND (m.claim_until IS NULL OR m.claim_until < ${at})
+        const unclaimedDue = sql`m.status = 'scheduled' AND m.due_at <= ${at} AND ${unclaimedAt(at)}
           AND ${sendableNumber(sql, sendable)}`
         const earliest = (n: Statement.Fragment, except: Statement.Fragment) => sql`CROSS JOIN LATERAL (
             SELECT m.organisation_id, m.id, m.due_at, m.created_at, m.batch_position FROM messages AS m
@@ -267,10 +273,9 @@ export class MessageQueueStore extends Context.Service<MessageQueueStore, {
       nextClaimable: (at) =>
         fromDatabase(sql<{ at: Date | null }>`SELECT least(
             (SELECT min(due_at) FROM messages WHERE status = 'scheduled' AND due_at > ${at}),
-            (SELECT min(due_at) FROM messages WHERE status = 'scheduled' AND due_at <= ${at}
-              AND (claim_until IS NULL OR claim_until < ${at})),
-            (SELECT min(claim_until) + interval '1 millisecond' FROM messages
-              WHERE status = 'scheduled' AND due_at <= ${at} AND claim_until >= ${at})) AS at`.pipe(
+            (SELECT min(m.due_at) FROM messages AS m WHERE m.status = 'scheduled' AND m.due_at <= ${at} AND ${unclaimedAt(at)}),
+            (SELECT min(m.claim_until) + interval '1 millisecond' FROM messages AS m
+              WHERE m.status = 'scheduled' AND m.due_at <= ${at} AND NOT ${unclaimedAt(at)})) AS at`.pipe(
           Effect.map(([row]) => row?.at ?? undefined)
         )),
       claimVerification: (at, limit, intervalMs) =>
