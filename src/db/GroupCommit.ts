@@ -14,6 +14,7 @@ import { Cause, Deferred, Duration, Effect, Exit, Queue, Schedule } from "effect
 import type * as Arr from "effect/Array"
 import type { Scope } from "effect"
 import { makeOutageLog } from "../observability/RecurringLogs.ts"
+import { isDatabaseUnavailable } from "./DatabaseUnavailable.ts"
 import { isTransient } from "./SqlErrors.ts"
 
 export interface GroupCommitOptions<A, B, E, R> {
@@ -35,6 +36,13 @@ export interface GroupCommitOptions<A, B, E, R> {
 const retrySchedule = Schedule.min([Schedule.exponential(Duration.millis(50)), Schedule.spaced(Duration.seconds(2))])
 
 type Entry<A, B, E> = readonly [A, Deferred.Deferred<B, E>]
+
+/**
+ * Whether a set's failure is one no item caused, so running its items one by one would only
+ * repeat it: the database unavailable, as the stores report it (DatabaseUnavailable) or as a
+ * statement run outside them does (a connection SqlError, a deadlock).
+ */
+const isSetWide = (failure: unknown): boolean => isDatabaseUnavailable(failure) || isTransient(failure)
 
 /**
  * Starts the set runner in the current scope and returns the function callers use. A set being
@@ -65,7 +73,7 @@ export const makeGroupCommit = <A, B, E, R>(
       Effect.gen(function*() {
         const exit = yield* Effect.exit(runOnce(batch.map(([item]) => item) as unknown as Arr.NonEmptyReadonlyArray<A>))
         const isolate = Exit.isFailure(exit) && batch.length > 1 && !Cause.hasInterruptsOnly(exit.cause) &&
-          !isTransient(Cause.squash(exit.cause))
+          !isSetWide(Cause.squash(exit.cause))
         if (!isolate) return settle(batch, exit)
         yield* Effect.logWarning(`${options.name}: a set failed; running its items one by one`, exit.cause)
         for (const entry of batch) settle([entry], yield* Effect.exit(runOnce([entry[0]])))

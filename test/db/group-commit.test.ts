@@ -6,6 +6,7 @@
 import { Deferred, Effect, Exit, Fiber } from "effect"
 import { SqlError } from "effect/sql"
 import { describe, expect, it } from "vitest"
+import { DatabaseUnavailable } from "../../src/db/DatabaseUnavailable.ts"
 import { makeGroupCommit } from "../../src/db/GroupCommit.ts"
 
 class BadItem extends Error {}
@@ -52,6 +53,14 @@ describe("group commit", () => {
   it("fails a whole set on a transient failure (the database unreachable) without running its items one by one", async () => {
     const items = ["a", "b", "c"]
     const { exits, sets } = await runAll(items, (set) => (set[0] === "first" ? Effect.succeed(["1"]) : Effect.fail(connectionLost())))
+    expect(exits.every(Exit.isFailure)).toBe(true)
+    expect(sets).toEqual([["first"], items])
+  })
+
+  it("fails a whole set on the database unavailable as the stores report it (DatabaseUnavailable), without running its items one by one", async () => {
+    const items = ["a", "b", "c"]
+    const { exits, sets } = await runAll(items, (set) =>
+      set[0] === "first" ? Effect.succeed(["1"]) : Effect.fail(new DatabaseUnavailable(connectionLost())))
     expect(exits.every(Exit.isFailure)).toBe(true)
     expect(sets).toEqual([["first"], items])
   })
