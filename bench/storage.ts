@@ -5,7 +5,10 @@
  * The service runs as a separate process on the test clock (SMS_CLOCK=test, receipts at once,
  * SMS_RETENTION_DAYS=3) so that time can be moved: ten batches of 1,000 and 2,000 immediate sends
  * (the issue's mix; `--batches=N --singles=N` to change it; `--live-only` stops after the first
- * state; `--relations` prints each relation's bytes too), every one delivered, then measured in
+ * state; `--relations` prints each relation's bytes too; `--waves=N` sends the mix in N equal
+ * waves, each delivered and then followed by a plain VACUUM, as autovacuum would run between them
+ * on a server where it is on: the live state of a service in use rather than after one burst),
+ * every one delivered, then measured in
  * three states, each after VACUUM ANALYZE (the files as they are, free space kept for new rows)
  * and after VACUUM FULL (the bytes the rows need: what a table settles to once new rows reuse
  * the space freed):
@@ -39,6 +42,11 @@ const batches = arg("batches", 10)
 const liveOnly = process.argv.includes("--live-only")
 const singles = arg("singles", 2000)
 const total = batches * 1000 + singles
+const waves = arg("waves", 1)
+if (!(Number.isInteger(waves) && waves >= 1 && batches % waves === 0 && singles % waves === 0)) {
+  process.stderr.write(`--waves=${waves} must be a whole number >= 1 dividing --batches=${batches} and --singles=${singles}\n`)
+  process.exit(2)
+}
 const dayS = 86_400
 const retentionDays = 3
 
@@ -161,25 +169,34 @@ const main = async () => {
     })
     const org = await createOrg(service, "Storage bench", total * 2)
     const headers = jsonHeaders(org)
-    const sendAt = new Date(Date.parse((await (await fetch(`${service.base}/admin/v1/clock`, {
-      headers: { authorization: `Bearer ${service.adminToken}` }
-    })).json() as { now: string }).now) + 30_000).toISOString()
     const started = Date.now()
-    await pool(batches, 2, (b) =>
-      post(service!, batchesPath, headers, {
-        recipients: Array.from({ length: 1000 }, (_, i) => `+26133${String(b * 1000 + i).padStart(7, "0")}`),
-        text: "Storage bench batch message, about as long as a real one",
-        send_at: sendAt
-      }, `storage-batch-${b}`))
-    await pool(singles, 10, (i) =>
-      post(service!, messagesPath, headers, { to: `+26132${String(i).padStart(7, "0")}`, text: "Storage bench immediate message" },
-        `storage-single-${i}`))
-    await advance(service, 60)
+    const [batchesPerWave, singlesPerWave] = [batches / waves, singles / waves]
+    for (let w = 0; w < waves; w++) {
+      const sendAt = new Date(Date.parse((await (await fetch(`${service.base}/admin/v1/clock`, {
+        headers: { authorization: `Bearer ${service.adminToken}` }
+      })).json() as { now: string }).now) + 30_000).toISOString()
+      await pool(batchesPerWave, 2, (i) => {
+        const b = w * batchesPerWave + i
+        return post(service!, batchesPath, headers, {
+          recipients: Array.from({ length: 1000 }, (_, j) => `+26133${String(b * 1000 + j).padStart(7, "0")}`),
+          text: "Storage bench batch message, about as long as a real one",
+          send_at: sendAt
+        }, `storage-batch-${b}`)
+      })
+      await pool(singlesPerWave, 10, (i) => {
+        const n = w * singlesPerWave + i
+        return post(service!, messagesPath, headers, { to: `+26132${String(n).padStart(7, "0")}`, text: "Storage bench immediate message" },
+          `storage-single-${n}`)
+      })
+      await advance(service, 60)
+      // between waves, what autovacuum does on a server where it is on (it is off on the bench's)
+      if (w < waves - 1) await query(url, "VACUUM")
+    }
     const delivered = Number(await scalar(url, "SELECT count(*) FROM messages WHERE status = 'delivered'"))
     process.stdout.write(`${total} messages admitted and delivered in ${((Date.now() - started) / 1000).toFixed(0)} s (delivered: ${delivered})\n`)
     if (delivered !== total) throw new Error(`expected ${total} delivered messages, found ${delivered}`)
 
-    const states: Array<State> = [await measure("live (just delivered)")]
+    const states: Array<State> = [await measure(waves === 1 ? "live (just delivered)" : `live (just delivered, in ${waves} waves with a VACUUM between)`)]
     if (liveOnly) {
       states.forEach(print)
       return
@@ -199,7 +216,7 @@ const main = async () => {
 
     const summary = states.map((s) => ({ state: s.name, ...print(s) }))
     const file = join(resultsDir, `storage-${stamp}.json`)
-    writeFileSync(file, JSON.stringify({ total, batches, singles, summary, states }, null, 2))
+    writeFileSync(file, JSON.stringify({ total, batches, singles, waves, summary, states }, null, 2))
     process.stdout.write(`\nwritten: ${file}\n`)
   } finally {
     await service?.stop()
