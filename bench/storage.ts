@@ -8,10 +8,9 @@
  * state; `--relations` prints each relation's bytes too; `--waves=N` sends the mix in N equal
  * waves, each delivered and then followed by a plain VACUUM, as autovacuum would run between them
  * on a server where it is on: the live state of a service in use rather than after one burst),
- * every one delivered, then measured in
- * three states, each after VACUUM ANALYZE (the files as they are, free space kept for new rows)
- * and after VACUUM FULL (the bytes the rows need: what a table settles to once new rows reuse
- * the space freed):
+ * every one delivered, then measured in three states, each after VACUUM ANALYZE (the files as
+ * they are, free space kept for new rows) and after VACUUM FULL (the bytes the rows need: what a
+ * table settles to once new rows reuse the space freed):
  * - live: just delivered;
  * - compacted: a day later, receipts and simulator rows removed (still within retention);
  * - erased: past the retention, the personal data erased, the ledger entries folded into totals;
