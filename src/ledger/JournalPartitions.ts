@@ -4,7 +4,7 @@
  * the past ones that retention has emptied dropped. Run when the layer is built (before the
  * service answers), by the retention loop of any process, and by every step of the test clock.
  * Any number of processes may run it at once: a partition is created under an advisory lock, and
- * a drop looks again under the journal's lock.
+ * a drop looks again under the journal's lock; both wait at most `partitionLockMs` for their locks.
  */
 import { Context, Effect, Layer } from "effect"
 import { now } from "../clock/Time.ts"
@@ -21,7 +21,8 @@ export class JournalPartitions extends Context.Service<JournalPartitions, {
 }>()("sms/JournalPartitions") {
   static readonly layer = Layer.effect(JournalPartitions, Effect.gen(function*() {
     const store = yield* LedgerStore
-    const prepare = yield* makeMonthlyPreparation((at) => store.preparePartitions(at, monthsAhead))
+    // Stryker disable next-line StringLiteral: the name in a log line, not behaviour
+    const prepare = yield* makeMonthlyPreparation("ledger journal", (at) => store.preparePartitions(at, monthsAhead))
 
     yield* Effect.flatMap(now, prepare)
     return JournalPartitions.of({

@@ -20,7 +20,7 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
 import { fromDatabase } from "../db/Store.ts"
-import { dropPartitionLocked, pastPartitions } from "../db/MonthPartitions.ts"
+import { dropPartitionLocked, makePartitions, pastPartitions } from "../db/MonthPartitions.ts"
 import { type LotFree, splitGrant } from "../domain/Credits.ts"
 
 /** Every credit of an organisation in exactly one bucket: granted = consumed + reserved + available + expiredUnreserved. */
@@ -96,8 +96,11 @@ export class LedgerStore extends Context.Service<LedgerStore, {
    * per-lot monthly totals, in one statement, in the caller's transaction; returns how many entries.
    */
   readonly foldMessageEntries: (messages: ReadonlyArray<{ readonly organisationId: string; readonly id: string }>, at: Date) => Fails<number>
-  /** Creates the journal's partitions of the month of `at` and the `monthsAhead` next ones, those missing. */
-  readonly preparePartitions: (at: Date, monthsAhead: number) => Fails<void>
+  /**
+   * Creates the journal's partitions of the month of `at` and the `monthsAhead` next ones, those
+   * missing; false, with none made, when a lock was not had within `partitionLockMs`.
+   */
+  readonly preparePartitions: (at: Date, monthsAhead: number) => Fails<boolean>
   /**
    * Drops the journal's partitions of the months before the month of `at` that hold no entry of a
    * message any more, each in a transaction of its own that locks the journal (within
@@ -202,9 +205,12 @@ export class LedgerStore extends Context.Service<LedgerStore, {
           SELECT count(*)::float8 AS n FROM gone`.pipe(Effect.map((r) => r[0]!.n)))
       },
       preparePartitions: (at, monthsAhead) =>
-        fromDatabase(sql`SELECT sms_month_partition('credit_entries',
-            (date_trunc('month', ${at}::timestamptz AT TIME ZONE 'UTC') + make_interval(months => k))::date)
-          FROM generate_series(0, ${monthsAhead}::integer) AS k`.pipe(Effect.asVoid)),
+        fromDatabase(makePartitions(
+          sql,
+          sql`SELECT sms_month_partition('credit_entries',
+              (date_trunc('month', ${at}::timestamptz AT TIME ZONE 'UTC') + make_interval(months => k))::date)
+            FROM generate_series(0, ${monthsAhead}::integer) AS k`
+        )),
       dropEmptyPartitions: (at) =>
         Effect.gen(function*() {
           const dropped: Array<string> = []

@@ -10,13 +10,13 @@
  * Run when the layer is built (before the service answers), by the retention loop of any process,
  * and by every step of the test clock. Processes may run it at once: a partition is made under an
  * advisory lock, a month is packed by one process at a time, and its drop looks again under the
- * lock of the whole table.
+ * lock of the whole table. Making and dropping wait at most `partitionLockMs` for their locks.
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { now } from "../clock/Time.ts"
 import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
-import { dropPartitionLocked, makeMonthlyPreparation, monthsAhead, pastPartitions } from "../db/MonthPartitions.ts"
+import { dropPartitionLocked, makeMonthlyPreparation, makePartitions, monthsAhead, pastPartitions } from "../db/MonthPartitions.ts"
 import { fromDatabase } from "../db/Store.ts"
 import { inTransaction } from "../db/Transaction.ts"
 import { finalStatuses } from "../domain/MessageStatus.ts"
@@ -44,11 +44,13 @@ export class MessagePartitions extends Context.Service<MessagePartitions, {
     const sql = yield* SqlClient.SqlClient
     const packed = packedFragments(sql)
 
-    const prepare = yield* makeMonthlyPreparation((at) =>
-      fromDatabase(sql`SELECT sms_message_partition((date_trunc('month', ${at}::timestamptz AT TIME ZONE 'UTC')
-          + make_interval(months => k))::date)
-        FROM generate_series(0, ${monthsAhead}::integer) AS k`.pipe(Effect.asVoid))
-    )
+    const prepare = yield* makeMonthlyPreparation("messages", (at) =>
+      fromDatabase(makePartitions(
+        sql,
+        sql`SELECT sms_message_partition((date_trunc('month', ${at}::timestamptz AT TIME ZONE 'UTC')
+            + make_interval(months => k))::date)
+          FROM generate_series(0, ${monthsAhead}::integer) AS k`
+      )))
 
     /** Whether every message of the partition is erased (with its timeline in its row), over the partial indexes. */
     const allErased = (name: string) => {

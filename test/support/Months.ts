@@ -1,7 +1,8 @@
 /** UTC months and monthly partitions, for the tests of the tables partitioned by month. */
 import { expect } from "@effect/vitest"
-import { Effect } from "effect"
+import { Deferred, Effect, Fiber } from "effect"
 import { SqlClient } from "effect/sql"
+import { setTimeout as sleep } from "node:timers/promises"
 import { App } from "./TestApp.ts"
 
 /** YYYYMM of the UTC month of `ms`, `ahead` months later. */
@@ -40,4 +41,48 @@ export const expectMonthsMadeAhead = (table: "messages" | "credit_entries", step
         expect.arrayContaining([`p${month(now)}`, `p${month(now, 1)}`, `p${month(now, 2)}`, "default"])
       )
     }
+  })
+
+/**
+ * Runs `effect` while another transaction holds the lock `lock` takes (PostgreSQL only: the
+ * embedded database serves one connection at a time), then ends that transaction. It ends anyway
+ * after `holdMs` of real time, so that an `effect` that waits for the lock (what the tests look
+ * for) comes back late and fails its assertions rather than hanging the test.
+ */
+export const whileLocked = <A, E, R>(
+  lock: (sql: SqlClient.SqlClient) => Effect.Effect<unknown, unknown>,
+  effect: Effect.Effect<A, E, R>,
+  holdMs = 3_000
+) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const locked = yield* Deferred.make<void>()
+    const release = yield* Deferred.make<void>()
+    const holder = yield* Effect.forkChild(Effect.gen(function*() {
+      yield* lock(sql)
+      yield* Deferred.succeed(locked, undefined)
+      yield* Effect.raceFirst(Deferred.await(release), Effect.promise((signal) => sleep(holdMs, undefined, { signal }).catch(() => undefined)))
+    }).pipe(sql.withTransaction))
+    yield* Deferred.await(locked)
+    const result = yield* effect.pipe(Effect.ensuring(Deferred.succeed(release, undefined)))
+    yield* Fiber.join(holder)
+    return result
+  })
+
+/**
+ * When the clock enters the next month, the partition it makes ahead of `table` is held back by
+ * a reader of the table (its statement not pruned to one month: it reads the default partition,
+ * which attaching a partition locks whole) and made at the next round, the reader gone.
+ */
+export const expectPartitionAheadYieldsToReaders = (table: "messages" | "credit_entries") =>
+  Effect.gen(function*() {
+    const app = yield* App
+    const next = monthStart(yield* app.now, 1)
+    const ahead = `p${month(next, 2)}`
+    expect(Object.keys(yield* partitionsOf(table))).not.toContain(ahead)
+    yield* app.moveClock(next + 60_000 - (yield* app.now))
+    yield* whileLocked((sql) => sql`SELECT count(*) FROM ${sql(table)}`, app.advance(1_000))
+    expect(Object.keys(yield* partitionsOf(table))).not.toContain(ahead)
+    yield* app.advance(1_000)
+    expect(Object.keys(yield* partitionsOf(table))).toContain(ahead)
   })
