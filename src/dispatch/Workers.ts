@@ -33,7 +33,7 @@ import { verifyRoundMax, WorkSteps } from "./WorkSteps.ts"
 export const pollIntervalMs = 1000
 /** How often recovery looks for messages of dead processes. */
 export const recoveryIntervalMs = 2000
-/** Shortest sleep of the dispatcher when due messages exist but other processes hold them. */
+/** Shortest sleep of the dispatcher when its claim found nothing though a due message is not claimed (another process's claim statement had it locked). */
 const busyRetryMs = 50
 /** The same when some routes' binds are held by other processes: due messages may be theirs, not to be claimed here. */
 const standbyRetryMs = 250
@@ -114,7 +114,10 @@ export const WorkersLive = Layer.effectDiscard(Effect.gen(function*() {
       const claimed = yield* steps.claimDue(steps.window)
       yield* dispatcherOutage.succeeded("dispatcher works again")
       if (claimed.length > 0) return claimed
-      yield* sleepMs(yield* untilMs(yield* queue.nextDue, provider.sendable()._tag === "All" ? busyRetryMs : standbyRetryMs))
+      // until a message may be claimed: one due and not claimed (held by a statement's lock, or
+      // of a route another process binds) is looked at again shortly; due ones all claimed by
+      // others are waited out until their claims run out (a dead process's, `claimLeaseMs`)
+      yield* sleepMs(yield* untilMs(yield* queue.nextClaimable(yield* now), provider.sendable()._tag === "All" ? busyRetryMs : standbyRetryMs))
     }
   })
   const dispatcher = Stream.fromIterableEffectRepeat(nextClaim).pipe(

@@ -99,13 +99,12 @@ export class MessageQueueStore extends Context.Service<MessageQueueStore, {
   ) => Fails<ReadonlyArray<StartRefusal | undefined>>
   /** Gives back the claims `workerId` still holds on messages it has not started (it is stopping). */
   readonly releaseClaims: (workerId: string) => Fails<void>
-  /** When the next scheduled message falls due, if any (an index probe: it may be claimed). */
-  readonly nextDue: Fails<Date | undefined>
   /**
    * The earliest instant after `at` at which a scheduled message may be claimed: the next one to
    * fall due, or the end of a claim on a due one (a process that died after claiming it); or a
    * due one not claimed, when there is one. What the test clock steps to (DueWork.ts), so that a
-   * dead process's claim is waited out in one step, not a millisecond at a time.
+   * dead process's claim is waited out in one step, not a millisecond at a time, and what the
+   * dispatcher sleeps until when a claim found nothing (Workers.ts).
    */
   readonly nextClaimable: (at: Date) => Fails<Date | undefined>
   /**
@@ -267,15 +266,16 @@ export class MessageQueueStore extends Context.Service<MessageQueueStore, {
       releaseClaims: (workerId) =>
         fromDatabase(sql`UPDATE messages SET worker_id = NULL, claim_until = NULL
           WHERE worker_id = ${workerId} AND status = 'scheduled'`.pipe(Effect.asVoid)),
-      nextDue: fromDatabase(sql<{ at: Date | null }>`SELECT min(due_at) AS at FROM messages WHERE status = 'scheduled'`.pipe(
-        Effect.map(([row]) => row?.at ?? undefined)
-      )),
+      // a due message not claimed comes first, and is the earliest (the others are after `at`):
+      // COALESCE reads the claimed due ones only when there is none, as the dispatcher asks
+      // while a backlog drains
       nextClaimable: (at) =>
-        fromDatabase(sql<{ at: Date | null }>`SELECT least(
-            (SELECT min(due_at) FROM messages WHERE status = 'scheduled' AND due_at > ${at}),
+        fromDatabase(sql<{ at: Date | null }>`SELECT coalesce(
             (SELECT min(m.due_at) FROM messages AS m WHERE m.status = 'scheduled' AND m.due_at <= ${at} AND ${unclaimedAt(at)}),
-            (SELECT min(m.claim_until) + interval '1 millisecond' FROM messages AS m
-              WHERE m.status = 'scheduled' AND m.due_at <= ${at} AND NOT ${unclaimedAt(at)})) AS at`.pipe(
+            least(
+              (SELECT min(due_at) FROM messages WHERE status = 'scheduled' AND due_at > ${at}),
+              (SELECT min(m.claim_until) + interval '1 millisecond' FROM messages AS m
+                WHERE m.status = 'scheduled' AND m.due_at <= ${at} AND NOT ${unclaimedAt(at)}))) AS at`.pipe(
           Effect.map(([row]) => row?.at ?? undefined)
         )),
       claimVerification: (at, limit, intervalMs) =>

@@ -115,6 +115,8 @@ export class SimulatedCrash extends Error {
 export interface ProviderCalls {
   readonly submits: Map<string, number>
   readonly queries: Map<string, number>
+  /** How many times the service asked which routes it may send to (the dispatcher, at each claim and each empty one). */
+  sendables: number
   /** `beforeProvider`: submissions die before reaching the provider; `afterProvider`: after its answer. */
   fault: "none" | "beforeProvider" | "afterProvider"
 }
@@ -136,7 +138,11 @@ const countingProvider = (calls: ProviderCalls) =>
             ? answer.pipe(Effect.andThen(Effect.die(new SimulatedCrash("crash after the provider answered"))))
             : answer
         }),
-      query: (q) => bump(calls.queries, q.messageId).pipe(Effect.andThen(inner.query(q)))
+      query: (q) => bump(calls.queries, q.messageId).pipe(Effect.andThen(inner.query(q))),
+      sendable: () => {
+        calls.sendables++
+        return inner.sendable()
+      }
     }))
   })).pipe(Layer.provideMerge(ProviderLive))
 
@@ -240,7 +246,7 @@ export class App extends Context.Service<App, {
   static readonly layer = (options: TestAppOptions = {}) =>
     Layer.effectContext(Effect.gen(function*() {
       const config = testConfig(options.config)
-      const calls: ProviderCalls = { submits: new Map(), queries: new Map(), fault: "none" }
+      const calls: ProviderCalls = { submits: new Map(), queries: new Map(), sendables: 0, fault: "none" }
       let captured: Context.Context<never> | undefined
       const Capture = Layer.effectDiscard(Effect.map(Effect.context<never>(), (context) => void (captured = context)))
       const database = options.label === undefined
