@@ -1,9 +1,9 @@
 /** UTC months and monthly partitions, for the tests of the tables partitioned by month. */
 import { expect } from "@effect/vitest"
-import { Deferred, Effect, Fiber } from "effect"
+import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { setTimeout as sleep } from "node:timers/promises"
 import { App } from "./TestApp.ts"
+import { whileHolding } from "./WhileHeld.ts"
 
 /** YYYYMM of the UTC month of `ms`, `ahead` months later. */
 export const month = (ms: number, ahead = 0) => {
@@ -45,29 +45,11 @@ export const expectMonthsMadeAhead = (table: "messages" | "credit_entries", step
 
 /**
  * Runs `effect` while another transaction holds the lock `lock` takes (PostgreSQL only: the
- * embedded database serves one connection at a time), then ends that transaction. It ends anyway
- * after `holdMs` of real time, so that an `effect` that waits for the lock (what the tests look
- * for) comes back late and fails its assertions rather than hanging the test.
+ * embedded database serves one connection at a time), then ends that transaction, or after 3 s
+ * of real time (`whileHolding`).
  */
-export const whileLocked = <A, E, R>(
-  lock: (sql: SqlClient.SqlClient) => Effect.Effect<unknown, unknown>,
-  effect: Effect.Effect<A, E, R>,
-  holdMs = 3_000
-) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const locked = yield* Deferred.make<void>()
-    const release = yield* Deferred.make<void>()
-    const holder = yield* Effect.forkChild(Effect.gen(function*() {
-      yield* lock(sql)
-      yield* Deferred.succeed(locked, undefined)
-      yield* Effect.raceFirst(Deferred.await(release), Effect.promise((signal) => sleep(holdMs, undefined, { signal }).catch(() => undefined)))
-    }).pipe(sql.withTransaction))
-    yield* Deferred.await(locked)
-    const result = yield* effect.pipe(Effect.ensuring(Deferred.succeed(release, undefined)))
-    yield* Fiber.join(holder)
-    return result
-  })
+export const whileLocked = <A, E, R>(lock: (sql: SqlClient.SqlClient) => Effect.Effect<unknown, unknown>, effect: Effect.Effect<A, E, R>) =>
+  whileHolding(Effect.flatMap(SqlClient.SqlClient, lock), effect, 3_000).pipe(Effect.map(({ result }) => result))
 
 /**
  * When the clock enters the next month, the partition it makes ahead of `table` is held back by
