@@ -7,7 +7,7 @@ import { Context, Effect, Layer } from "effect"
 import { AppConfig } from "../config/Config.ts"
 import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
 import { makeGroupCommit } from "../db/GroupCommit.ts"
-import { MessageQueueStore, type VerificationDue } from "../messages/MessageQueueStore.ts"
+import { type ClaimedMessage, MessageQueueStore, type StartRefusal, type VerificationDue } from "../messages/MessageQueueStore.ts"
 import type { MessageRow } from "../messages/MessageRow.ts"
 import { Recovery } from "../messages/Recovery.ts"
 import { type Outcome, Settlement } from "../messages/Settlement.ts"
@@ -46,17 +46,22 @@ const verificationOutcome = (m: VerificationDue, queried: QueryResult | undefine
 }
 
 export class WorkSteps extends Context.Service<WorkSteps, {
-  /** How many messages the dispatcher keeps in flight, and takes in one claim (dispatchWindow of the provider's rate). */
+  /** How many messages the dispatcher keeps in flight, the most one claim takes (dispatchWindow of the provider's rate). */
   readonly window: number
-  /** Claims up to `limit` due scheduled messages for this process. */
-  readonly claimDue: (limit: number) => Effect.Effect<ReadonlyArray<MessageRow>, DatabaseUnavailable>
   /**
-   * Waits for the message's turn in its route's rate (Provider.pace), then starts it and submits
-   * it, or settles it as blocked / failed when its sender or its organisation became unavailable;
-   * a message another process started is left alone. Uninterruptible from its start: once
-   * started, a message always reaches the provider and its settlement.
+   * Claims up to `limit` due scheduled messages for this process. When the provider never paces
+   * (Provider.paced), the claim starts them too, uninterruptibly: what it started is this
+   * process's work (WorkerLease.starting), each one to be handed to `dispatch` whatever happens.
    */
-  readonly dispatch: (message: MessageRow) => Effect.Effect<void, DatabaseUnavailable>
+  readonly claimDue: (limit: number) => Effect.Effect<ReadonlyArray<ClaimedMessage>, DatabaseUnavailable>
+  /**
+   * Submits a message `claimDue` gave: one only claimed first waits for its turn in its route's
+   * rate (Provider.pace), then is started; a message another process started is left alone. One
+   * whose sender or organisation became unavailable is settled as blocked / failed.
+   * Uninterruptible from its start: once started, a message always reaches the provider and its
+   * settlement.
+   */
+  readonly dispatch: (message: ClaimedMessage) => Effect.Effect<void, DatabaseUnavailable>
   /** Dispatches every message due now, `window` at a time; returns how many it claimed. */
   readonly dispatchDue: Effect.Effect<number, DatabaseUnavailable>
   /**
@@ -97,23 +102,33 @@ export class WorkSteps extends Context.Service<WorkSteps, {
 
     // only the messages this process can submit: a route whose binds other processes hold is theirs
     // (a process on standby for every route does not even look: a backlog would be read for nothing)
-    const claimDue = (limit: number) =>
+    const claimDue = (limit: number): Effect.Effect<ReadonlyArray<ClaimedMessage>, DatabaseUnavailable> =>
       Effect.suspend(() => {
         const sendable = provider.sendable()
-        return sendsNothing(sendable) ? Effect.succeed([]) : Effect.flatMap(now, (at) => queue.claimDue(at, limit, workerId, sendable))
+        if (sendsNothing(sendable)) return Effect.succeed([])
+        const claim = Effect.flatMap(now, (at) => queue.claimDue(at, limit, workerId, sendable, !provider.paced))
+        return provider.paced ? claim : lease.starting(claim)
       })
 
-    // this process's work on the message from its start on (WorkerLease.working): a start whose
-    // commit answer is lost leaves the message `processing`, then recovered as never sent
-    const dispatch = (message: MessageRow) =>
-      // its turn in the route's rate first, still only claimed (interruptible: a claim is given back)
-      provider.pace(message.toNumber).pipe(Effect.andThen(lease.working(message.id, Effect.gen(function*() {
-        const refusal = yield* start(message)
+    /** A message after its start (or its refusal): submitted and settled, or settled as refused. */
+    const proceed = (message: MessageRow, refusal: StartRefusal | undefined) =>
+      Effect.gen(function*() {
         if (refusal === "gone") return
         if (refusal === "sms_unavailable") yield* settlement.settle(message, { _tag: "SmsUnavailable" }, "dispatch")
         else if (refusal === "sender_unavailable") yield* settlement.settle(message, { _tag: "SenderUnavailable" }, "dispatch")
         else yield* submitter.submitAndSettle({ ...message, status: "processing" })
-      }).pipe(Effect.uninterruptible))))
+      })
+
+    // this process's work on the message from its start on (WorkerLease.working): a start whose
+    // commit answer is lost leaves the message `processing`, then recovered as never sent
+    const dispatch = ({ claim, ...message }: ClaimedMessage) =>
+      claim === "claimed"
+        // its turn in the route's rate first, still only claimed (interruptible: a claim is given back)
+        ? provider.pace(message.toNumber).pipe(Effect.andThen(lease.working(
+          message.id,
+          Effect.flatMap(start(message), (refusal) => proceed(message, refusal)).pipe(Effect.uninterruptible)
+        )))
+        : lease.resume(message.id, proceed(message, claim === "started" ? undefined : claim)).pipe(Effect.uninterruptible)
 
     const dispatchDue = Effect.gen(function*() {
       let claimed = 0

@@ -1,6 +1,6 @@
 /**
  * The background fibers of a process, each repeating its WorkSteps as time passes: the
- * dispatcher (a pipeline that claims due messages ahead of its submission window, so the
+ * dispatcher (due messages claimed as its window frees up, while the rest are in flight, so the
  * provider is never idle for a round trip), the verifier (unknown results), recovery (messages
  * of dead processes), the receipt applier, the webhook deliveries, once a minute the removal of
  * unmatched receipts past their time, and retention (messages past it erased, finished ones
@@ -13,7 +13,7 @@
  * Under the test clock none of them runs: time only moves through the operator's `advance`,
  * which runs the same steps to completion (TestClock.ts).
  */
-import { Cause, Duration, Effect, Layer, Stream } from "effect"
+import { Cause, Duration, Effect, FiberSet, Layer, Queue } from "effect"
 import { AppConfig } from "../config/Config.ts"
 import { isDatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
 import { makeOutageLog, type OutageLog } from "../observability/RecurringLogs.ts"
@@ -25,7 +25,7 @@ import { Receipts, receiptSetSizeMax } from "./Receipts.ts"
 import { Erasure, retentionSetMax } from "../messages/Erasure.ts"
 import { JournalPartitions } from "../ledger/JournalPartitions.ts"
 import { MessagePartitions } from "../messages/MessagePartitions.ts"
-import { MessageQueueStore } from "../messages/MessageQueueStore.ts"
+import { type ClaimedMessage, MessageQueueStore } from "../messages/MessageQueueStore.ts"
 import { Provider } from "../provider/Provider.ts"
 import { verifyRoundMax, WorkSteps } from "./WorkSteps.ts"
 
@@ -56,14 +56,15 @@ const sleepMs = (ms: number) => (ms > 0 ? Effect.sleep(Duration.millis(ms)) : Ef
 const untilMs = (next: Date | undefined, minMs = 0) =>
   Effect.map(now, (at) => next === undefined ? pollIntervalMs : Math.max(minMs, Math.min(pollIntervalMs, next.getTime() - at.getTime())))
 
+/** Logs a failure of `name`: an outage through `outage` (once), a fault of ours at ERROR. */
+const logFailure = (name: string, outage: OutageLog) => (cause: Cause.Cause<unknown>) =>
+  isDatabaseUnavailable(Cause.squash(cause)) ? outage.failed(`${name} failed; retrying`, cause) : Effect.logError(`${name} failed; retrying`, cause)
+
 /** Runs `loop` for ever, through its failures; `outage` logs the transient ones (its success is told by the loop or here). */
 const resilient = (name: string, loop: Effect.Effect<void, unknown>, outage: OutageLog = makeOutageLog()) =>
   loop.pipe(
     Effect.tap(() => outage.succeeded(`${name} works again`)),
-    Effect.catchCause((cause) =>
-      (isDatabaseUnavailable(Cause.squash(cause)) ? outage.failed(`${name} failed; retrying`, cause) : Effect.logError(`${name} failed; retrying`, cause))
-        .pipe(Effect.andThen(sleepMs(pollIntervalMs)))
-    ),
+    Effect.catchCause((cause) => logFailure(name, outage)(cause).pipe(Effect.andThen(sleepMs(pollIntervalMs)))),
     Effect.forever
   )
 
@@ -106,24 +107,39 @@ export const WorkersLive = Layer.effectDiscard(Effect.gen(function*() {
   yield* Effect.forkScoped(resilient("retention", retention))
   if (!config.schedulerEnabled) return
 
-  // claims wait for a due message; the stream pulls the next claim while submissions are in flight
-  // (it never ends by itself, so a claim that works tells the end of an outage)
+  // up to `window` messages in flight, each dispatched in a fiber of its own: once a quarter of the
+  // window is free, the dispatcher claims as many due messages as are free (the others still in
+  // flight, so the provider is never idle for a round trip); a claim and the forks of what it took
+  // are one uninterruptible step, as a claim may start them (WorkSteps.claimDue)
   const dispatcherOutage = makeOutageLog()
-  const nextClaim = Effect.gen(function*() {
-    while (true) {
-      const claimed = yield* steps.claimDue(steps.window)
-      yield* dispatcherOutage.succeeded("dispatcher works again")
-      if (claimed.length > 0) return claimed
-      // until a message may be claimed: one due and not claimed (held by a statement's lock, or
-      // of a route another process binds) is looked at again shortly; due ones all claimed by
-      // others are waited out until their claims run out (a dead process's, `claimLeaseMs`)
-      yield* sleepMs(yield* untilMs(yield* queue.nextClaimable(yield* now), provider.sendable()._tag === "All" ? busyRetryMs : standbyRetryMs))
-    }
-  })
-  const dispatcher = Stream.fromIterableEffectRepeat(nextClaim).pipe(
-    Stream.mapEffect(steps.dispatch, { concurrency: steps.window, unordered: true }),
-    Stream.runDrain
+  const slots = { free: steps.window }
+  const slotFreed = yield* Queue.sliding<true>(1)
+  const refillAt = Math.ceil(steps.window / 4)
+  const dispatchOne = (message: ClaimedMessage) =>
+    steps.dispatch(message).pipe(
+      Effect.catchCause(logFailure("dispatcher", dispatcherOutage)),
+      Effect.ensuring(Effect.sync(() => slots.free++).pipe(Effect.andThen(Queue.offer(slotFreed, true))))
+    )
+  yield* Effect.addFinalizer(() =>
+    queue.releaseClaims(workerId).pipe(Effect.catchCause((cause) => Effect.logWarning("claims not given back", cause)))
   )
+  // made after the finalizer above, so closed before it: messages started are finished, then the claims left are given back
+  const inFlight = yield* FiberSet.make<void, never>()
+  const dispatcher = Effect.gen(function*() {
+    while (slots.free < refillAt) yield* Queue.take(slotFreed)
+    const claimed = yield* Effect.gen(function*() {
+      const messages = yield* steps.claimDue(slots.free)
+      slots.free -= messages.length
+      for (const message of messages) yield* FiberSet.run(inFlight, dispatchOne(message))
+      return messages.length
+    }).pipe(Effect.uninterruptible)
+    yield* dispatcherOutage.succeeded("dispatcher works again")
+    if (claimed > 0) return
+    // until a message may be claimed: one due and not claimed (held by a statement's lock, or
+    // of a route another process binds) is looked at again shortly; due ones all claimed by
+    // others are waited out until their claims run out (a dead process's, `claimLeaseMs`)
+    yield* sleepMs(yield* untilMs(yield* queue.nextClaimable(yield* now), provider.sendable()._tag === "All" ? busyRetryMs : standbyRetryMs))
+  })
   const verifier = Effect.gen(function*() {
     if ((yield* steps.verifyDue) < verifyRoundMax) yield* sleepMs(yield* untilMs(yield* queue.nextVerification))
   })
@@ -136,9 +152,6 @@ export const WorkersLive = Layer.effectDiscard(Effect.gen(function*() {
     yield* sleepMs(receiptCleanupIntervalMs)
   })
 
-  yield* Effect.addFinalizer(() =>
-    queue.releaseClaims(workerId).pipe(Effect.catchCause((cause) => Effect.logWarning("claims not given back", cause)))
-  )
   yield* Effect.forkScoped(resilient("dispatcher", dispatcher, dispatcherOutage))
   yield* Effect.forkScoped(resilient("verifier", verifier))
   yield* Effect.forkScoped(resilient("recovery", recovery))

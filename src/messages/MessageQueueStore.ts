@@ -6,7 +6,9 @@
  * A due scheduled message is first claimed (leased to one process for `claimLeaseMs`, still
  * `scheduled`), then started just before its submission: the move to `processing` is the one
  * exclusive step, so a message is started, and sent, by one process only, even if its claim ran
- * out. A claim that dies with its process simply expires and the message is claimed again.
+ * out. A claim that dies with its process simply expires and the message is claimed again. When
+ * nothing makes a claimed message wait (no rate to keep), the claim starts it in the same
+ * statement (`startNow`).
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
@@ -36,6 +38,16 @@ export const verifySchedule = {
 
 /** Why a claimed message was not started. */
 export type StartRefusal = "sms_unavailable" | "sender_unavailable" | "gone"
+
+/**
+ * What a claim did with a message: claimed it, to be started later (`start`), or, when asked to
+ * start what it claims, started it or found why it cannot be (it stays claimed, `scheduled`).
+ */
+export type ClaimOutcome = "claimed" | "started" | Exclude<StartRefusal, "gone">
+
+export interface ClaimedMessage extends MessageRow {
+  readonly claim: ClaimOutcome
+}
 
 /** What a late answer from the provider said about an unknown message. */
 export interface Evidence {
@@ -84,9 +96,11 @@ export class MessageQueueStore extends Context.Service<MessageQueueStore, {
    * Claims up to `limit` scheduled messages due at `at` for `workerId`, organisations in turn
    * (each one's earliest due first, then in admission order, batch members in their order), among
    * those it can submit (`sendable`: a route whose binds other processes hold is left to them);
-   * they stay `scheduled` until started.
+   * they stay `scheduled` until started, or, with `startNow`, the claim starts them as `start`
+   * does (one write of each row instead of two, for a provider that never makes a claimed
+   * message wait for its turn).
    */
-  readonly claimDue: (at: Date, limit: number, workerId: string, sendable: Sendable) => Fails<ReadonlyArray<MessageRow>>
+  readonly claimDue: (at: Date, limit: number, workerId: string, sendable: Sendable, startNow: boolean) => Fails<ReadonlyArray<ClaimedMessage>>
   /**
    * Starts claimed messages, in one statement: each one still scheduled whose organisation has
    * SMS enabled and whose sender is active becomes `processing`, marked as handed over at `at`
@@ -178,6 +192,29 @@ export class MessageQueueStore extends Context.Service<MessageQueueStore, {
      */
     const unclaimedAt = (at: Date) => sql`(m.claim_until IS NULL OR m.claim_until < ${at})`
 
+    /**
+     * The end of a claim that starts the messages of `due` (its CTE of `organisation_id, id`,
+     * locked): each one whose organisation has SMS enabled and whose sender is active becomes
+     * `processing` as `start` makes it; the others are claimed until `claimUntil`.
+     */
+    const startClaimed = (at: Date, workerId: string, claimUntil: Date) => {
+      return sql`, go AS (
+          SELECT due.organisation_id, due.id, o.sms_enabled, coalesce(s.active, false) AS sender_active,
+            o.sms_enabled AND coalesce(s.active, false) AS ok
+          FROM due JOIN messages AS m ON m.organisation_id = due.organisation_id AND m.id = due.id
+          ${organisations.sendability("m")})
+        UPDATE messages AS m SET worker_id = ${workerId},
+          claim_until = CASE WHEN go.ok THEN NULL ELSE ${claimUntil}::timestamptz END,
+          status = CASE WHEN go.ok THEN 'processing' ELSE m.status END,
+          submitted_at = CASE WHEN go.ok THEN ${at}::timestamptz ELSE m.submitted_at END,
+          updated_at = CASE WHEN go.ok THEN ${at}::timestamptz ELSE m.updated_at END,
+          timeline = CASE WHEN go.ok THEN ${sql.literal(appended("m.timeline", "'processing'", "'dispatch'", "t.at"))} ELSE m.timeline END
+        FROM go, (SELECT ${at}::timestamptz AS at) AS t
+        WHERE m.organisation_id = go.organisation_id AND m.id = go.id
+        RETURNING ${sql.literal(returned)},
+          CASE WHEN go.ok THEN 'started' WHEN NOT go.sms_enabled THEN 'sms_unavailable' ELSE 'sender_unavailable' END AS claim`
+    }
+
     return MessageQueueStore.of({
       // Immediate sends handed over by a process without their route's bind (HandOver.ts: due now,
       // no send_at) come first, ahead of any due scheduled message (contract section 11). Then
@@ -190,7 +227,7 @@ export class MessageQueueStore extends Context.Service<MessageQueueStore, {
       // rows are locked with SKIP LOCKED (another process's claim takes the next ones) and the
       // claim takes them round robin (the first of each organisation, then the second...): one
       // organisation's backlog never pushes another's message behind it.
-      claimDue: (at, limit, workerId, sendable) => {
+      claimDue: (at, limit, workerId, sendable, startNow) => {
         // the claim's size written into the statement, not bound: the planner then knows the claim
         // is small and joins it to messages by key; with a parameter, its generic plan took the
         // claim for a tenth of the table and hashed all of messages at every claim
@@ -203,7 +240,8 @@ export class MessageQueueStore extends Context.Service<MessageQueueStore, {
             ORDER BY m.due_at, m.created_at, m.batch_position
             LIMIT ${n}
             FOR UPDATE OF m SKIP LOCKED) AS c`
-        return fromDatabase(sql<MessageRow>`WITH RECURSIVE handed AS (
+        const claimUntil = new Date(at.getTime() + claimLeaseMs)
+        return fromDatabase(sql<ClaimedMessage>`WITH RECURSIVE handed AS (
             SELECT m.organisation_id, m.id, m.due_at FROM messages AS m
             WHERE ${unclaimedDue} AND m.send_at IS NULL
             ORDER BY m.due_at LIMIT ${size}
@@ -231,9 +269,9 @@ export class MessageQueueStore extends Context.Service<MessageQueueStore, {
                 row_number() OVER (PARTITION BY organisation_id ORDER BY due_at, created_at, batch_position) AS turn
               FROM (SELECT * FROM shares UNION ALL SELECT * FROM rest) AS locked) AS t
             ORDER BY turn, due_at LIMIT ${size})
-          UPDATE messages AS m SET worker_id = ${workerId}, claim_until = ${new Date(at.getTime() + claimLeaseMs)}
-          FROM due WHERE m.organisation_id = due.organisation_id AND m.id = due.id
-          RETURNING ${sql.literal(returned)}`)
+          ${startNow ? startClaimed(at, workerId, claimUntil) : sql`UPDATE messages AS m SET worker_id = ${workerId}, claim_until = ${claimUntil}
+            FROM due WHERE m.organisation_id = due.organisation_id AND m.id = due.id
+            RETURNING ${sql.literal(returned)}, 'claimed' AS claim`}`)
       },
       start: (messages, at, workerId) =>
         Effect.gen(function*() {

@@ -38,12 +38,15 @@ export class Recovery extends Context.Service<Recovery, {
      * A dead process's messages, and this process's own that it is not working on. What this
      * process works on is read again after the query: work that began meanwhile made its row
      * `processing` only after it was counted as work, so a row the query saw and no longer worked
-     * on has been left for good.
+     * on has been left for good. A claim that starts messages counts them only once it has them:
+     * while one runs, this process's own rows wait for the next round.
      */
     const abandoned = (only?: { readonly organisationId: string; readonly messageId: string }) =>
       Effect.gen(function*() {
-        const rows = yield* queue.abandoned(yield* now, lease.workerId, lease.workingOn(), recoveryRoundMax, only)
-        return rows.filter((m) => !(m.own && lease.isWorkingOn(m.id)))
+        const [rows, raced] = yield* lease.duringStarts(
+          Effect.flatMap(now, (at) => queue.abandoned(at, lease.workerId, lease.workingOn(), recoveryRoundMax, only))
+        )
+        return rows.filter((m) => !(m.own && (raced || lease.isWorkingOn(m.id))))
       })
 
     const settleAll = (messages: ReadonlyArray<AbandonedMessage>) =>

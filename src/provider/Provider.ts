@@ -107,6 +107,11 @@ export class Provider extends Context.Service<Provider, {
    * `unknown`. Immediate sends do not wait here (their submission does).
    */
   readonly pace: (to: string) => Effect.Effect<void>
+  /**
+   * Whether `pace` may wait (a route has a rate). When it never does, the dispatcher's claim
+   * starts the messages it takes in the same statement: nothing waits between the two.
+   */
+  readonly paced: boolean
   /** Longest `submit` may take before it answers (its own response deadline): the caller's guard waits a little longer. */
   readonly submitDeadlineMs: number
   /**

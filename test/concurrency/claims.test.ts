@@ -16,7 +16,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import { Erasure } from "../../src/messages/Erasure.ts"
-import { MessageQueueStore } from "../../src/messages/MessageQueueStore.ts"
+import { type ClaimedMessage, MessageQueueStore } from "../../src/messages/MessageQueueStore.ts"
 import { MessageStore } from "../../src/messages/MessageStore.ts"
 import type { MessageRow } from "../../src/messages/MessageRow.ts"
 import { App, withApp } from "../support/TestApp.ts"
@@ -54,15 +54,21 @@ describe.skipIf(!databaseUrl)("needs PostgreSQL (set DATABASE_URL; the embedded 
         }))
       )
 
-    it.effect("two dispatchers claiming due messages at once never wait on each other's rows", () =>
-      Effect.gen(function*() {
-        const ids = yield* scheduled(6)
-        const at = new Date(Date.now() + 7_200_000)
-        const { first, second } = yield* twoDispatchers((worker) => Effect.flatMap(MessageQueueStore, (q) => q.claimDue(at, 3, worker, { _tag: "All" })))
-        expect(first).toHaveLength(3)
-        expect(second, "the second dispatcher's claim").toEqual(expect.any(Array))
-        expect([...first, ...second].sort(), "each due message claimed once, by one of them").toEqual([...ids].sort())
-      }), 60_000)
+    for (const startNow of [false, true]) {
+      it.effect(`two dispatchers claiming due messages at once never wait on each other's rows (${startNow ? "claims that start them" : "claims only"})`, () =>
+        Effect.gen(function*() {
+          const ids = yield* scheduled(6)
+          const at = new Date(Date.now() + 7_200_000)
+          const claims: Array<ReadonlyArray<ClaimedMessage>> = []
+          const { first, second } = yield* twoDispatchers((worker) =>
+            Effect.flatMap(MessageQueueStore, (q) => q.claimDue(at, 3, worker, { _tag: "All" }, startNow)).pipe(Effect.tap((rows) => Effect.sync(() => claims.push(rows)))))
+          expect(first).toHaveLength(3)
+          expect(second, "the second dispatcher's claim").toEqual(expect.any(Array))
+          expect([...first, ...second].sort(), "each due message claimed once, by one of them").toEqual([...ids].sort())
+          const expected = startNow ? { claim: "started", status: "processing" } : { claim: "claimed", status: "scheduled" }
+          expect(claims.flat().map((m) => ({ claim: m.claim, status: m.status }))).toEqual(ids.map(() => expected))
+        }), 60_000)
+    }
 
     it.effect("two verifiers claiming due unknown messages at once never wait on each other's rows", () =>
       Effect.gen(function*() {

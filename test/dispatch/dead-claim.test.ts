@@ -28,7 +28,7 @@ withApp({ label: "dead_claim", config: { clock: "test" } })(`a dead process's cl
       expect(yield* nextClaimable(yield* app.now), "before it is due: its due time").toBe(dueAt)
 
       yield* app.moveClock(dueAt - (yield* app.now))
-      const claimed = yield* Effect.flatMap(MessageQueueStore, (q) => q.claimDue(new Date(dueAt), 10, randomUUID(), { _tag: "All" }))
+      const claimed = yield* Effect.flatMap(MessageQueueStore, (q) => q.claimDue(new Date(dueAt), 10, randomUUID(), { _tag: "All" }, false))
       expect(claimed.map((m) => m.id)).toEqual([id])
       expect(yield* nextClaimable(dueAt), "claimed: when the claim has run out").toBe(dueAt + claimLeaseMs + 1)
       expect(yield* nextClaimable(dueAt + claimLeaseMs + 1), "run out: due now").toBe(dueAt)

@@ -23,7 +23,7 @@ withApp({ label: "fair" })("fair-share claim", (it) => {
     Effect.map(postBatch(token, { recipients, text: oneSegmentText, send_at: sendAt }), expectAdmitted)
 
   const claim = (at: Date, limit: number) =>
-    Effect.flatMap(MessageQueueStore, (q) => q.claimDue(at, limit, randomUUID(), { _tag: "All" }))
+    Effect.flatMap(MessageQueueStore, (q) => q.claimDue(at, limit, randomUUID(), { _tag: "All" }, false))
 
   it.effect("takes a small organisation's due message ahead of a larger backlog due earlier", () =>
     Effect.gen(function*() {

@@ -12,7 +12,7 @@ import type { Sendable } from "../../src/provider/Provider.ts"
 import { App, backend, withApp } from "../support/TestApp.ts"
 
 const claim = (at: Date, sendable: Sendable) =>
-  Effect.flatMap(MessageQueueStore, (q) => q.claimDue(at, 100, randomUUID(), sendable)).pipe(Effect.map((rows) => rows.map((m) => m.toNumber).sort()))
+  Effect.flatMap(MessageQueueStore, (q) => q.claimDue(at, 100, randomUUID(), sendable, false)).pipe(Effect.map((rows) => rows.map((m) => m.toNumber).sort()))
 
 withApp({ label: "claim_routes" })(`claims by the routes whose binds this process holds (${backend})`, (it) => {
   it.effect("takes the numbers of held routes by their longest prefix, leaves the others to their holders", () =>

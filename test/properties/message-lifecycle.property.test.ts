@@ -323,9 +323,11 @@ const noteUnavailable = (model: Model) =>
 /**
  * One dispatcher round: WorkSteps.dispatchDue. With a crash, a copy of it (WorkSteps.dispatch):
  * it claims what is due, then dispatches the claimed messages one by one, so that `after` says
- * where the process dies. A crash after the claim leaves every claimed message scheduled and
- * claimed by the dead process until the claim runs out; a later one leaves the messages from the
- * `after`-th on started by the dead process: unsent, or sent and unsettled.
+ * where the process dies. The simulator paces nothing, so the claim starts what it takes
+ * (WorkSteps.claimDue): a crash after the claim leaves every claimed message started by the dead
+ * process and unsent, except those it could not start (SMS off, sender inactive), claimed by the
+ * dead process until the claim runs out; a later one leaves the messages from the `after`-th on
+ * started by the dead process: unsent, or sent and unsettled.
  */
 const dispatchStep = (model: Model, crash: DispatchCrash) =>
   Effect.gen(function*() {
@@ -338,21 +340,19 @@ const dispatchStep = (model: Model, crash: DispatchCrash) =>
     const queue = yield* MessageQueueStore
     const provider = yield* Provider
     const claimed = yield* steps.claimDue(steps.window)
-    if (crash.at === "afterClaim") {
-      yield* abandon(claimed.map((m) => m.id))
-      return claimed.length
-    }
-    for (const [i, m] of claimed.entries()) {
-      if (i < crash.after) {
-        yield* steps.dispatch(m)
-        continue
-      }
-      const dead = randomUUID()
-      const [refusal] = yield* queue.start([m], yield* now, dead)
+    const from = crash.at === "afterClaim" ? 0 : crash.after
+    for (const m of claimed.slice(0, from)) yield* steps.dispatch(m)
+    const left = claimed.slice(from)
+    yield* abandon(left.map((m) => m.id))
+    for (const m of left) {
       const mine = model.messages.find((x) => x.id === m.id)
-      // unavailable: the dead process would have settled it; another dispatcher will, once the claim runs out
-      if (refusal !== undefined || mine === undefined) continue
-      if (crash.at === "beforeProvider") mine.path = "markedNotSent"
+      // one only claimed, the dead process starts when its turn comes, unless it died right after the claim
+      const started = m.claim === "claimed"
+        ? crash.at !== "afterClaim" && (yield* queue.start([m], yield* now, randomUUID()))[0] === undefined
+        : m.claim === "started"
+      // unavailable, or not started: another dispatcher settles or starts it once the claim runs out
+      if (!started || mine === undefined) continue
+      if (crash.at !== "afterProvider") mine.path = "markedNotSent"
       else {
         mine.path = "sentNotSettled"
         yield* provider.submit(submissionOf(m))

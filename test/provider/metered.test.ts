@@ -30,6 +30,7 @@ const FakeAdapter = Layer.succeed(Provider, Provider.of({
   routeOf: () => undefined,
   sendable: () => ({ _tag: "All" }),
   pace: () => Effect.void,
+  paced: false,
   submitDeadlineMs: 1000,
   ratePerSecond: undefined
 }))

@@ -295,6 +295,7 @@ export const SimulatorLive = (options: SimulatorOptions) =>
       routeOf: () => simulatorRoute,
       sendable: () => ({ _tag: "All" }),
       pace: () => Effect.void,
+      paced: false,
       submitDeadlineMs: options.slowMs + 1_000,
       ratePerSecond: undefined
     })).pipe(Context.add(SimulatorControl, SimulatorControl.of({
