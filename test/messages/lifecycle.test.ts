@@ -7,7 +7,7 @@
  * an identical retry asks), and receipts for final messages change nothing. Time moves only
  * through the clock stepper, which returns once the work due is done: no sleeps.
  */
-import { Effect, Fiber } from "effect"
+import { Deferred, Effect, Fiber } from "effect"
 import { SqlClient } from "effect/sql"
 import { expect } from "@effect/vitest"
 import { testNumbers } from "../../src/provider/simulator/Simulator.ts"
@@ -15,6 +15,7 @@ import { countSegments } from "../../src/domain/Segments.ts"
 import { Idempotency } from "../../src/idempotency/Idempotency.ts"
 import { Ledger } from "../../src/ledger/Ledger.ts"
 import { MessageStore } from "../../src/messages/MessageStore.ts"
+import { Recovery } from "../../src/messages/Recovery.ts"
 import { Provider, ProviderInbox } from "../../src/provider/Provider.ts"
 import { leaseTtlMs, WorkerLease } from "../../src/workers/WorkerLease.ts"
 import { balanceOf, bodyOf, create, messagesPath, type Snapshot, snapshot, statusOf } from "../support/Messages.ts"
@@ -369,6 +370,28 @@ withApp({
       expect((yield* snapshot(orgId, apiKey, busy.id, start)).transitions).toEqual(["->processing@admission", "processing>failed@recovery"])
       expect([lost, lostAfterMark, busy].map((m) => count(app.calls.submits, m.id))).toEqual([0, 0, 0])
       expect(yield* balanceOf(orgId)).toEqual({ total: 10, reserved: 0, available: 10 })
+    }))
+
+  it.effect("a claim that starts messages: this process's own rows wait while it runs, and what it started is work until its dispatch ends", () =>
+    Effect.gen(function*() {
+      const app = yield* App
+      const { orgId, apiKey } = yield* app.newOrg({ credits: 10 })
+      const lease = yield* WorkerLease
+      const recovery = yield* Recovery
+      // a message left processing by this process, as a claim that starts messages leaves one before it counts it
+      const started = yield* leftProcessing(orgId, lease.workerId, new Date(yield* app.now), ordinary, "own-started-by-a-claim", "beforeMark")
+      const [begun, answer] = [yield* Deferred.make<void>(), yield* Deferred.make<void>()]
+      const claim = yield* Effect.forkChild(lease.starting(
+        Deferred.succeed(begun, undefined).pipe(Effect.andThen(Deferred.await(answer)), Effect.as([{ id: started.id }]))
+      ))
+      yield* Deferred.await(begun)
+      expect(yield* recovery.recoverAbandoned, "recovered while the claim that started it had not answered").toBe(0)
+      yield* Deferred.succeed(answer, undefined)
+      yield* Fiber.join(claim)
+      expect(yield* recovery.recoverAbandoned, "recovered while counted as work").toBe(0)
+      yield* lease.resume(started.id, Effect.void)
+      expect(yield* recovery.recoverAbandoned, "recovered once its work ended without an outcome").toBe(1)
+      expect(yield* statusOf(apiKey, started.id)).toBe("failed")
     }))
 
   it.effect("receipts: repeats and receipts for final messages change nothing and are removed, one for an accepted message applies, an unmatched one is kept pending", () =>
