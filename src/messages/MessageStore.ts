@@ -86,11 +86,18 @@ export interface InFlightCounts {
   readonly oldestDueAgeSeconds: number
 }
 
+/**
+ * A message's text: its own, or (a batch's member: null in its row) its batch's in `message_texts`.
+ * `row` names the row of `messages` (its alias, or the table).
+ */
+const textOf = (row: string) =>
+  `coalesce(${row}.text, (SELECT t.text FROM message_texts AS t WHERE t.organisation_id = ${row}.organisation_id AND t.batch_id = ${row}.batch_id))`
+
 /** The select list of a MessageRow, optionally qualified by a table alias. */
 export const messageColumns = (alias = "") => {
   const a = alias === "" ? "" : `${alias}.`
-  return `${a}organisation_id::text, ${a}id::text, ${a}batch_id::text, ${a}to_number, ${a}sender_name, ${a}text,
-  ${a}segments::integer, ${a}status, ${a}send_at, ${a}delivery_time, ${a}erased_at`
+  return `${a}organisation_id::text, ${a}id::text, ${a}batch_id::text, ${a}to_number, ${a}sender_name,
+  ${textOf(alias === "" ? "messages" : alias)} AS text, ${a}segments::integer, ${a}status, ${a}send_at, ${a}delivery_time, ${a}erased_at`
 }
 const columns = messageColumns()
 
@@ -145,6 +152,7 @@ export class MessageStore extends Context.Service<MessageStore, {
    * Blanks recipient, sender and text of each of these messages whose processing is finished, in
    * one statement, and clears what only the work on a message in flight reads (the provider's id,
    * submission, due and verification times, leases); returns those (the others are left alone).
+   * A batch's text goes with the last of its members erased.
    */
   readonly erase: (messages: ReadonlyArray<MessageKey>, at: Date) => Fails<ReadonlyArray<MessageRow>>
   /**
@@ -162,7 +170,7 @@ export class MessageStore extends Context.Service<MessageStore, {
 }>()("sms/MessageStore") {
   static readonly layer = Layer.effect(MessageStore, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const retention = organisationFragments(sql)
+    const organisations = organisationFragments(sql)
     const outbox = webhookOutbox(sql)
     const { batchCheck, completeBatches } = batchCompletion(sql)
     const packed = packedFragments(sql)
@@ -181,14 +189,16 @@ export class MessageStore extends Context.Service<MessageStore, {
         send_at: m.sendAt?.toISOString() ?? null,
         worker_id: m.workerId
       }))
-      yield* fromDatabase(sql`INSERT INTO messages (organisation_id, id, batch_id, batch_position, to_number, sender_name, text,
+      yield* fromDatabase(sql`WITH x AS (
+          SELECT * FROM json_to_recordset(${JSON.stringify(rows)}::json) AS x(id uuid, batch_id uuid, batch_position integer,
+            to_number text, sender_name text, text text, segments smallint, status text, send_at timestamptz, worker_id uuid)),
+        ${sharedTexts(sql, organisationId, sql`x`, sql`min(s.text)`)}
+        INSERT INTO messages (organisation_id, id, batch_id, batch_position, to_number, sender_name, text,
           segments, status, send_at, due_at, worker_id, created_at, updated_at, timeline)
-        SELECT ${organisationId}, x.id, x.batch_id, x.batch_position, x.to_number, x.sender_name, x.text, x.segments,
+        SELECT ${organisationId}, x.id, x.batch_id, x.batch_position, x.to_number, x.sender_name, CASE WHEN x.batch_id IS NULL THEN x.text END, x.segments,
           x.status, x.send_at, CASE WHEN x.status = 'scheduled' THEN coalesce(x.send_at, ${at}::timestamptz) END, x.worker_id, ${at}, ${at},
           ${sql.literal(admitted("x.status", "s.at"))}
-        FROM json_to_recordset(${JSON.stringify(rows)}::json) AS x(id uuid, batch_id uuid, batch_position integer,
-          to_number text, sender_name text, text text, segments smallint, status text, send_at timestamptz, worker_id uuid),
-          (SELECT ${at}::timestamptz AS at) AS s`)
+        FROM x, (SELECT ${at}::timestamptz AS at) AS s`)
     })
 
     const transitionSet = Effect.fn("MessageStore.transitionSet")(function*(transitions: ReadonlyArray<Transition>) {
@@ -284,11 +294,15 @@ export class MessageStore extends Context.Service<MessageStore, {
 
     return MessageStore.of({
       insert,
-      // a message's row first; a packed message is only looked for when there is none (the
-      // second part of a UNION ALL under LIMIT 1 runs only if the first gave nothing)
+      // a message's row first, by its key in each organisation (the operator's lookup is rare; an
+      // index by id alone would cost every version of every row an entry); a packed message is
+      // only looked for when there is none (the second part of a UNION ALL under LIMIT 1 runs only
+      // if the first gave nothing)
       findAnywhere: Effect.fn("MessageStore.findAnywhere")(function*(id: string) {
         if (!isUuid(id)) return undefined
-        const rows = yield* fromDatabase(sql<MessageRow>`(SELECT ${sql.literal(columns)} FROM messages WHERE id = ${id} LIMIT 1)
+        const rows = yield* fromDatabase(sql<MessageRow>`WITH ${organisations.organisationIds}
+          (SELECT ${sql.literal(messageColumns("m"))} FROM organisation_ids AS o
+            JOIN messages AS m ON m.organisation_id = o.id AND m.id = ${id}::uuid LIMIT 1)
           UNION ALL (${packed.findAnywhere(id)}) LIMIT 1`)
         return rows[0]
       }),
@@ -296,7 +310,7 @@ export class MessageStore extends Context.Service<MessageStore, {
       // order is the order of creation (the random ids of a database from before list by id too)
       newestFirst: (organisationId, { limit, after, status }) =>
         fromDatabase(sql<ListedMessage>`SELECT * FROM (
-            (SELECT ${sql.literal(columns)}, created_at FROM messages AS m
+            (SELECT ${sql.literal(messageColumns("m"))}, m.created_at FROM messages AS m
             WHERE organisation_id = ${organisationId}
               ${status === undefined ? sql`` : sql`AND status = ${status}`}
               ${after === undefined ? sql`` : sql`AND m.id < ${after.id}::uuid`}
@@ -346,7 +360,7 @@ export class MessageStore extends Context.Service<MessageStore, {
       erase: (messages, at) =>
         messages.length === 0
           ? Effect.succeed([])
-          : fromDatabase(sql<MessageRow>`WITH erased AS (
+          : fromDatabase(Effect.tap(sql<MessageRow>`WITH erased AS (
               UPDATE messages AS m
               SET to_number = '', sender_name = '', text = '', erased_at = coalesce(m.erased_at, ${at}), updated_at = ${at},
                 -- what only the work on a message in flight reads goes too (it leaves their indexes)
@@ -355,9 +369,9 @@ export class MessageStore extends Context.Service<MessageStore, {
               WHERE m.organisation_id = x.o AND m.id = x.i AND m.status IN ${sql.literal(finalList)}
               RETURNING ${sql.literal(messageColumns("m"))}),
             ${outbox.eraseMessages("erased")}
-            SELECT * FROM erased`),
+            SELECT * FROM erased`, (erased) => forgetTexts(sql, erased))),
       expired: (defaultDays, at, limit) =>
-        fromDatabase(sql<MessageKey>`WITH ${retention.retention(defaultDays, at)}
+        fromDatabase(sql<MessageKey>`WITH ${organisations.retention(defaultDays, at)}
           SELECT e.organisation_id::text, e.id::text FROM retention AS r
           CROSS JOIN LATERAL (SELECT m.organisation_id, m.id FROM messages AS m
             WHERE m.organisation_id = r.organisation_id AND m.erased_at IS NULL AND m.status IN ${sql.literal(finalList)}
@@ -366,7 +380,7 @@ export class MessageStore extends Context.Service<MessageStore, {
             FOR UPDATE OF m SKIP LOCKED) AS e
           LIMIT ${limit}`),
       expiredCount: (defaultDays, at) =>
-        fromDatabase(sql<{ n: number }>`WITH ${retention.retention(defaultDays, at)}
+        fromDatabase(sql<{ n: number }>`WITH ${organisations.retention(defaultDays, at)}
           SELECT count(*)::float8 AS n FROM retention AS r JOIN messages AS m ON m.organisation_id = r.organisation_id
           WHERE m.erased_at IS NULL AND m.status IN ${sql.literal(finalList)} AND m.updated_at < r.cutoff`.pipe(
           Effect.map((rows) => rows[0]?.n ?? 0)
@@ -382,6 +396,16 @@ export class MessageStore extends Context.Service<MessageStore, {
 
 type Fragment = Statement.Fragment
 
+/**
+ * The CTE `texts`: the text of each batch among the rows of `source` (which have `batch_id`),
+ * stored once in `message_texts` (a batch admitted in parts keeps the first).
+ */
+const sharedTexts = (sql: SqlClient.SqlClient, organisationId: string, source: Fragment, text: Fragment) =>
+  sql`texts AS (
+      INSERT INTO message_texts (organisation_id, batch_id, text)
+      SELECT ${organisationId}, s.batch_id, ${text} FROM ${source} AS s WHERE s.batch_id IS NOT NULL GROUP BY s.batch_id
+      ON CONFLICT DO NOTHING)`
+
 /** What a status change returns besides the row it moved: the columns the webhook outbox snapshots. */
 const movedColumns = (alias: string) =>
   `${alias}.batch_id, ${alias}.to_number, ${alias}.sender_name, ${alias}.segments, ${alias}.status, ${alias}.send_at, ${alias}.delivery_time`
@@ -391,6 +415,31 @@ export interface BatchCheck {
   readonly batchOrganisationId: string | null
   readonly batchId: string | null
   readonly batchCheck: boolean
+}
+
+/** The distinct batches (`organisation:batch`) among `pairs` of organisation and batch (null: none), sorted. */
+const batchKeys = (pairs: ReadonlyArray<readonly [string, string | null]>) =>
+  [...new Set(pairs.flatMap(([organisationId, batchId]) => (batchId === null ? [] : [`${organisationId}:${batchId}`])))].sort()
+
+/**
+ * Locks the batches `keys` (of `batchKeys`) for `purpose` to the transaction's end, in key order:
+ * a statement run after it sees every change committed by the transactions that held one before.
+ */
+const lockBatches = (sql: SqlClient.SqlClient, purpose: string, keys: ReadonlyArray<string>) =>
+  sql`SELECT pg_advisory_xact_lock(hashtext(${purpose} || ':' || k)) FROM unnest(${keys}::text[]) AS k ORDER BY k`
+
+/**
+ * The batches' texts (`message_texts`) that no member needs any more: every member erased. Two
+ * transactions erasing members of one batch would each see the other's not erased yet; so the
+ * batches are locked first, as for their completion below.
+ */
+const forgetTexts = (sql: SqlClient.SqlClient, erased: ReadonlyArray<MessageRow>) => {
+  const keys = batchKeys(erased.map((m) => [m.organisationId, m.batchId]))
+  return keys.length === 0 ? Effect.void : Effect.andThen(lockBatches(sql, "batch-text", keys), sql`DELETE FROM message_texts AS t
+    USING unnest(${keys}::text[]) AS k
+    WHERE t.organisation_id = split_part(k, ':', 1)::uuid AND t.batch_id = split_part(k, ':', 2)::uuid
+      AND NOT EXISTS (SELECT 1 FROM messages AS m WHERE m.organisation_id = t.organisation_id AND m.batch_id = t.batch_id
+        AND m.erased_at IS NULL)`)
 }
 
 /**
@@ -404,13 +453,11 @@ const batchCompletion = (sql: SqlClient.SqlClient) => ({
     sql.literal(`${moved}.organisation_id::text AS batch_organisation_id, ${moved}.batch_id::text AS batch_id, (${moved}.batch_id IS NOT NULL AND ${moved}.status IN ${finalList}
       AND ${webhookSubscribed(`${moved}.organisation_id`, "'batch.completed'")}) AS batch_check`),
   completeBatches: (checked: ReadonlyArray<BatchCheck>, at: Date) => {
-    const keys = [...new Set(checked.flatMap((c) =>
-      c.batchCheck && c.batchId !== null && c.batchOrganisationId !== null ? [`${c.batchOrganisationId}:${c.batchId}`] : []
-    ))].sort()
+    const keys = batchKeys(checked.flatMap((c) => (c.batchCheck && c.batchOrganisationId !== null ? [[c.batchOrganisationId, c.batchId]] : [])))
     if (keys.length === 0) return Effect.void
     const batches = keys.map((k) => ({ organisation_id: k.slice(0, 36), batch_id: k.slice(37) }))
     return Effect.gen(function*() {
-      yield* sql`SELECT pg_advisory_xact_lock(hashtext('batch:' || k)) FROM unnest(${keys}::text[]) AS k ORDER BY k`
+      yield* lockBatches(sql, "batch", keys)
       // each batch's members through the index that leads with (organisation_id, batch_id)
       yield* sql`WITH done AS (
           SELECT b.organisation_id, b.batch_id FROM json_to_recordset(${JSON.stringify(batches)}::json) AS b(organisation_id uuid, batch_id uuid)
@@ -426,18 +473,20 @@ const batchCompletion = (sql: SqlClient.SqlClient) => ({
 export const messageFragments = (sql: SqlClient.SqlClient) => ({
   /**
    * The CTEs `ins` (messages inserted from `source`, a query giving `id, batch_id, batch_position,
-   * to_number, sender_name, status, send_at, worker_id` per message) and `ev` (their admission
-   * timeline entries).
+   * to_number, sender_name, status, send_at, worker_id` per message, each with the timeline's
+   * admission entry) and `texts` (the text of their batch, if they are one's members).
    */
   insert: (organisationId: string, text: string, segments: number, source: Fragment, at: Date) =>
     sql`ins AS (
         INSERT INTO messages (organisation_id, id, batch_id, batch_position, to_number, sender_name, text, segments, status,
           send_at, due_at, worker_id, created_at, updated_at, timeline)
-        SELECT ${organisationId}, s.id, s.batch_id, s.batch_position, s.to_number, s.sender_name, ${text}, ${segments}, s.status,
+        SELECT ${organisationId}, s.id, s.batch_id, s.batch_position, s.to_number, s.sender_name,
+          CASE WHEN s.batch_id IS NULL THEN ${text}::text END, ${segments}, s.status,
           s.send_at, CASE WHEN s.status = 'scheduled' THEN coalesce(s.send_at, t.at) END, s.worker_id, t.at, t.at,
           ${sql.literal(admitted("s.status", "t.at"))}
         FROM (${source}) AS s, (SELECT ${at}::timestamptz AS at) AS t
-        RETURNING organisation_id, id, status)`,
+        RETURNING organisation_id, id, status, batch_id),
+      ${sharedTexts(sql, organisationId, sql`ins`, sql`${text}::text`)}`,
   /**
    * A lateral subquery giving the newest `accepted` message with provider ref `ref` (and number
    * `recipient`, unless it is null) as `organisation_id, id, accepted_at`, locked.

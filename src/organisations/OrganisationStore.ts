@@ -123,6 +123,8 @@ export const organisationFragments = (sql: SqlClient.SqlClient) => ({
         ${at}::timestamptz - make_interval(days => coalesce(o.retention_days, ${defaultDays ?? null}::integer)) AS cutoff
       FROM organisations AS o
       WHERE coalesce(o.retention_days, ${defaultDays ?? null}::integer) IS NOT NULL)`,
+  /** The CTE `organisation_ids`: the id of every organisation. */
+  organisationIds: sql`organisation_ids AS (SELECT id FROM organisations)`,
   /**
    * The joins that give each row of `messages` (aliased `alias`) its organisation's `sms_enabled`
    * and, as `sender_active`, whether its sender is registered and active now.

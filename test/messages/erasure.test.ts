@@ -14,6 +14,7 @@ import { expectError } from "../http/helpers.ts"
 import { App, backend, withApp } from "../support/TestApp.ts"
 
 const messagesPath = "/api/sms/v2/messages/"
+const batchesPath = "/api/sms/v2/message-batches/"
 
 /** Digits and letters that appear nowhere else in the database. */
 const uniqueDigits = () => String(Math.floor(Math.random() * 1e8)).padStart(8, "0")
@@ -108,5 +109,40 @@ withApp({ label: "erasure", config: { clock: "test" } })(`erasure of what is sto
       expect(yield* row()).toEqual({ providerRef: null, submittedAt: null, dueAt: null, verifyAt: null, entries: 0, totals: 2 })
       expect((yield* app.call("GET", `${messagesPath}${id}/`, { token: apiKey })).body).toEqual({ ...shown, to: "", sender_name: "" })
       expect((yield* app.call("GET", "/api/sms/v2/balance/", { token: apiKey })).body).toEqual(balance)
+    }))
+
+  it.effect("a batch's text is stored once, not in its members' rows, and goes with the last member erased", () =>
+    Effect.gen(function*() {
+      const app = yield* App
+      const sql = yield* SqlClient.SqlClient
+      const { orgId, apiKey } = yield* app.newOrg({ credits: 5 })
+      const text = `batch text ${randomUUID()}`
+      const created = yield* app.call("POST", batchesPath, {
+        token: apiKey,
+        body: { recipients: ["+261340000001", "+261330000001"], text, send_at: new Date((yield* app.now) + 60_000).toISOString() },
+        headers: { "idempotency-key": randomUUID() }
+      })
+      expect(created.status, created.text).toBe(202)
+      const batchId: string = created.body.id
+      yield* app.advance(60_000 + app.config.simulatorReceiptDelayMs + 1_000)
+      const members = (yield* app.call("GET", `${batchesPath}${batchId}/messages/`, { token: apiKey })).body.results as Array<{ id: string; status: string }>
+      expect(members.map((m) => m.status)).toEqual(["delivered", "delivered"])
+      const stored = () =>
+        sql<{ own: number; shared: number }>`SELECT
+            (SELECT count(*) FROM messages WHERE organisation_id = ${orgId} AND batch_id = ${batchId} AND text IS NOT NULL)::integer AS own,
+            (SELECT count(*) FROM message_texts WHERE organisation_id = ${orgId} AND batch_id = ${batchId} AND text = ${text})::integer AS shared`
+          .pipe(Effect.map((rows) => rows[0]!))
+      // sent with the batch's text (the simulator took both), held once
+      expect(yield* stored()).toEqual({ own: 0, shared: 1 })
+
+      const erase = (id: string) => app.admin("POST", `/organizations/${orgId}/messages/${id}/erasure`)
+      expect((yield* erase(members[0]!.id)).status).toBe(200)
+      // the other member still needs it
+      expect(yield* stored()).toEqual({ own: 1, shared: 1 })
+      expect((yield* erase(members[1]!.id)).status).toBe(200)
+      expect(yield* stored()).toEqual({ own: 2, shared: 0 })
+      const blanked = yield* sql<{ n: number }>`SELECT count(*)::integer AS n FROM messages
+        WHERE organisation_id = ${orgId} AND batch_id = ${batchId} AND text = '' AND to_number = ''`
+      expect(blanked[0]!.n).toBe(2)
     }))
 })
