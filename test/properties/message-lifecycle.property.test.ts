@@ -684,7 +684,7 @@ const retireLeftovers = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`UPDATE messages SET verify_at = '9999-01-01T00:00:00Z' WHERE status = 'unknown'`
   yield* sql`UPDATE provider_receipts SET state = 'ignored' WHERE state = 'pending'`
-  yield* sql`UPDATE simulator_messages SET receipt_due_at = NULL WHERE receipt_due_at IS NOT NULL`
+  yield* sql`DELETE FROM simulator_receipts_owed`
 })
 
 /** Advances the clock with every piece of due work run, until nothing moves any more; then checks where each message ended. */

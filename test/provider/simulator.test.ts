@@ -26,8 +26,9 @@ const sentWithRow = Effect.gen(function*() {
   })
   expect(sent.status).toBe(201)
   const row = () =>
-    sql<{ owedAfterMs: number | null }>`SELECT (extract(epoch FROM receipt_due_at - receipt_at) * 1000)::float8 AS owed_after_ms
-      FROM simulator_messages WHERE organisation_id = ${orgId} AND message_id = ${sent.body.id}`
+    sql<{ owedAfterMs: number | null }>`SELECT (extract(epoch FROM o.due_at - s.receipt_at) * 1000)::float8 AS owed_after_ms
+      FROM simulator_messages AS s LEFT JOIN simulator_receipts_owed AS o USING (organisation_id, message_id)
+      WHERE s.organisation_id = ${orgId} AND s.message_id = ${sent.body.id}`
   return { apiKey, sent, row }
 })
 

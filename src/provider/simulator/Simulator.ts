@@ -1,16 +1,16 @@
 /**
  * The deterministic provider simulator (contract section 5), in-process: the outcome depends on
  * the recipient alone. What a real provider would remember (which messages it received, how many
- * times, which receipt it owes and when) lives in the database (`simulator_messages`), so its
+ * times, which receipt it owes and when) lives in the database (SimulatorStore.ts), so its
  * outcomes hold across restarts, `kill -9` and several processes on one database. Receipts go through the
  * service's ProviderInbox like a real provider's, and are sent again until it has stored them.
  * Time goes through Effect's Clock, so the test clock drives the receipt delay.
  *
  * A receipt is sent by the process that took the message, when it falls due (`local`: up to
- * `localReceiptsMax` held in memory, in the order they fall due), its row owed to any process only
- * `resendAfterMs` later: if that process dies, or the inbox does not confirm, a round (any
- * process) sends it then. So a receipt costs its row one write when it is sent, not a claim and
- * then a write. Under the test clock (not `autonomous`) the same holds: `runDue`, which the test
+ * `localReceiptsMax` held in memory, in the order they fall due), its owed row due to any process
+ * only `resendAfterMs` later: if that process dies, or the inbox does not confirm, a round (any
+ * process) sends it then. So a receipt costs its owed row one delete when it is sent, not a claim
+ * and then a write. Under the test clock (not `autonomous`) the same holds: `runDue`, which the test
  * clock's `advance` calls, sends this process's own receipts due, then a round.
  */
 import { Context, Duration, Effect, Layer, Queue } from "effect"
@@ -107,7 +107,6 @@ export const SimulatorLive = (options: SimulatorOptions) =>
             const recorded = yield* store.receive(items.map((r) => ({
               organisationId: r.submission.organisationId,
               messageId: r.submission.messageId,
-              providerRef: refOf(r.submission.messageId),
               receipt: r.receipt,
               receiptAt: r.receiptAt,
               dueAt: r.receiptAt === null || !r.local ? r.receiptAt : new Date(r.receiptAt.getTime() + resendAfterMs)
@@ -117,7 +116,7 @@ export const SimulatorLive = (options: SimulatorOptions) =>
             return items.map((r): Recorded | undefined => {
               const key = `${r.submission.organisationId}/${r.submission.messageId}`
               const done = recorded.get(key)
-              if (done === undefined || seen.has(key)) return done && { ...done, inserted: false }
+              if (done === undefined || seen.has(key)) return done && { inserted: false, owedAt: null }
               seen.add(key)
               return done
             })
@@ -133,7 +132,7 @@ export const SimulatorLive = (options: SimulatorOptions) =>
       name: "simulator queries",
       maxSize: 500,
       runSet: (items: ReadonlyArray<Query>) =>
-        Effect.map(store.refsOf(items), (byKey) => items.map((q) => byKey.get(`${q.organisationId}/${q.messageId}`)))
+        Effect.map(store.received(items), (found) => items.map((q) => (found.has(`${q.organisationId}/${q.messageId}`) ? refOf(q.messageId) : undefined)))
     })
 
     const receiptAt = Effect.map(now, (at) => new Date(at.getTime() + options.receiptDelayMs))
@@ -165,8 +164,9 @@ export const SimulatorLive = (options: SimulatorOptions) =>
         const done = yield* record({ submission: s, receipt, receiptAt: at, local: own }).pipe(
           Effect.onError(() => Effect.sync(() => own && held--))
         )
-        if (own && done?.inserted === true) local.push({ rowAt: done.rowAt, providerRef: refOf(s.messageId), receipt, receiptAt: at })
-        else if (own) held--
+        if (own && done?.owedAt != null) {
+          local.push({ rowAt: done.owedAt, organisationId: s.organisationId, messageId: s.messageId, receipt, receiptAt: at })
+        } else if (own) held--
         else yield* owedAt(at)
       })
 
@@ -224,7 +224,7 @@ export const SimulatorLive = (options: SimulatorOptions) =>
     const deliver = (due: ReadonlyArray<DueReceipt>) =>
       Effect.gen(function*() {
         const taken = yield* inbox.receipts(due.map((r) => ({
-          providerRef: r.providerRef,
+          providerRef: refOf(r.messageId),
           outcome: r.receipt,
           occurredAt: r.receiptAt,
           recipient: null,

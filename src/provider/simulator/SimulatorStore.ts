@@ -1,7 +1,8 @@
 /**
- * The in-process simulator's own memory (`simulator_messages`), owned here: what it received and
- * how many times, which receipt it owes and when, so that its outcomes hold across restarts and
- * processes, as a real provider's would.
+ * The in-process simulator's own memory, owned here: what it received and how many times
+ * (`simulator_messages`, a row written once a message), which receipts it owes and when
+ * (`simulator_receipts_owed`, until the service stored them), so that its outcomes hold across
+ * restarts and processes, as a real provider's would.
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
@@ -14,7 +15,6 @@ export type ReceiptKind = "delivered" | "undeliverable" | "none"
 export interface ReceivedRow {
   readonly organisationId: string
   readonly messageId: string
-  readonly providerRef: string
   readonly receipt: ReceiptKind
   /** When the receipt is owed; null when none is owed yet. */
   readonly receiptAt: Date | null
@@ -25,22 +25,33 @@ export interface ReceivedRow {
   readonly dueAt: Date | null
 }
 
-/** What recording a submission did: where its row lies, and whether it is new (not a message handed over again). */
+/** What recording a submission did: whether it is new (not a message handed over again), and where its owed receipt lies. */
 export interface Recorded {
-  readonly rowAt: string
   readonly inserted: boolean
+  /** The place of the receipt it owes now (`simulator_receipts_owed`); null when it owes none or is not new. */
+  readonly owedAt: string | null
 }
 
 /** A receipt owed and due. */
 export interface DueReceipt {
-  /** Where its row lay when claimed (`sent` finds it there, unless the row changed since). */
+  /** Where its owed row lay when claimed (`sent` finds it there, unless the row changed since). */
   readonly rowAt: string
-  readonly providerRef: string
+  readonly organisationId: string
+  readonly messageId: string
   readonly receipt: "delivered" | "undeliverable"
   readonly receiptAt: Date
 }
 
+/** Which message: its organisation and id. */
+export interface SimulatedKey {
+  readonly organisationId: string
+  readonly messageId: string
+}
+
 type Fails<A> = Effect.Effect<A, DatabaseUnavailable>
+
+const keysJson = (keys: ReadonlyArray<SimulatedKey>) =>
+  JSON.stringify(keys.map((k) => ({ organisation_id: k.organisationId, message_id: k.messageId })))
 
 export class SimulatorStore extends Context.Service<SimulatorStore, {
   /**
@@ -48,18 +59,18 @@ export class SimulatorStore extends Context.Service<SimulatorStore, {
    * submissions grows); what it did, by `organisationId/messageId`.
    */
   readonly receive: (rows: ReadonlyArray<ReceivedRow>, at: Date) => Fails<ReadonlyMap<string, Recorded>>
-  /** The provider ref of each message asked about, by `organisationId/messageId` (absent: never received). */
-  readonly refsOf: (keys: ReadonlyArray<{ readonly organisationId: string; readonly messageId: string }>) => Fails<ReadonlyMap<string, string>>
+  /** Which of these messages it received, as `organisationId/messageId`. */
+  readonly received: (keys: ReadonlyArray<SimulatedKey>) => Fails<ReadonlySet<string>>
   /** Owes the message's receipt at `at` unless it owes none or already owes it; whether it does now. */
   readonly oweReceipt: (organisationId: string, messageId: string, at: Date) => Fails<boolean>
   /** Claims up to `limit` receipts due at `at` until `resendAt` (sent again then unless confirmed). */
   readonly claimDue: (at: Date, resendAt: Date, limit: number) => Fails<ReadonlyArray<DueReceipt>>
   /**
-   * These claimed receipts were stored by the service: owed no more. Each row is found where its
-   * claim left it (a TID scan, no index); one changed since (submitted again, a receipt forced)
-   * stays owed and is sent again at its resend time, a repeat the service ignores.
+   * These claimed receipts were stored by the service: owed no more. Each owed row is found where
+   * its claim left it (a TID scan, no index); one changed since (a receipt forced) stays owed and
+   * is sent again at its resend time, a repeat the service ignores.
    */
-  readonly sent: (receipts: ReadonlyArray<DueReceipt>) => Fails<void>
+  readonly sent: (receipts: ReadonlyArray<Pick<DueReceipt, "rowAt" | "messageId">>) => Fails<void>
   /**
    * When the next receipt falls due, from `from` on (null: the earliest owed, overdue included).
    * A round that claimed everything due by its time looks from that time on: the index's entries
@@ -79,62 +90,82 @@ export class SimulatorStore extends Context.Service<SimulatorStore, {
         const rows = received.map((r) => ({
           organisation_id: r.organisationId,
           message_id: r.messageId,
-          provider_ref: r.providerRef,
           receipt: r.receipt,
           receipt_at: r.receiptAt?.toISOString() ?? null,
           due_at: r.dueAt?.toISOString() ?? null
         }))
-        // a new row has no xmax; one updated by ON CONFLICT has its updater's
-        return fromDatabase(sql<{ key: string; rowAt: string; inserted: boolean }>`INSERT INTO simulator_messages (organisation_id, message_id,
-            provider_ref, receipt, receipt_at, receipt_due_at, received_at, submissions)
-          SELECT organisation_id, message_id, min(provider_ref), min(receipt), min(receipt_at), min(due_at), ${at}, count(*)
-          FROM json_to_recordset(${JSON.stringify(rows)}::json)
-            AS x(organisation_id uuid, message_id uuid, provider_ref text, receipt text, receipt_at timestamptz, due_at timestamptz)
-          GROUP BY organisation_id, message_id
-          ON CONFLICT (organisation_id, message_id) DO UPDATE SET submissions = simulator_messages.submissions + EXCLUDED.submissions
-          RETURNING organisation_id::text || '/' || message_id::text AS key, ctid::text AS row_at, xmax = 0 AS inserted`
-          .pipe(Effect.map((done) => new Map(done.map((d) => [d.key, { rowAt: d.rowAt, inserted: d.inserted }])))))
+        // a new row has no xmax; one updated by ON CONFLICT has its updater's. Only a new one owes its receipt.
+        return fromDatabase(sql<{ key: string; inserted: boolean; owedAt: string | null }>`WITH x AS (
+            SELECT organisation_id, message_id, min(receipt) AS receipt, min(receipt_at) AS receipt_at, min(due_at) AS due_at, count(*) AS n
+            FROM json_to_recordset(${JSON.stringify(rows)}::json)
+              AS x(organisation_id uuid, message_id uuid, receipt text, receipt_at timestamptz, due_at timestamptz)
+            GROUP BY organisation_id, message_id),
+          m AS (
+            INSERT INTO simulator_messages (organisation_id, message_id, receipt, receipt_at, received_at, submissions)
+            SELECT organisation_id, message_id, receipt, receipt_at, ${at}, n FROM x
+            ON CONFLICT (organisation_id, message_id) DO UPDATE SET submissions = simulator_messages.submissions + EXCLUDED.submissions
+            RETURNING organisation_id, message_id, xmax = 0 AS inserted),
+          o AS (
+            INSERT INTO simulator_receipts_owed (organisation_id, message_id, due_at)
+            SELECT x.organisation_id, x.message_id, x.due_at FROM x JOIN m USING (organisation_id, message_id)
+            WHERE m.inserted AND x.due_at IS NOT NULL
+            RETURNING organisation_id, message_id, ctid)
+          SELECT m.organisation_id::text || '/' || m.message_id::text AS key, m.inserted, o.ctid::text AS owed_at
+          FROM m LEFT JOIN o USING (organisation_id, message_id)`
+          .pipe(Effect.map((done) => new Map(done.map((d) => [d.key, { inserted: d.inserted, owedAt: d.owedAt }])))))
       },
-      refsOf: (keys) =>
-        fromDatabase(sql<{ organisationId: string; messageId: string; providerRef: string }>`SELECT
-            s.organisation_id::text, s.message_id::text, s.provider_ref
+      received: (keys) =>
+        fromDatabase(sql<{ key: string }>`SELECT s.organisation_id::text || '/' || s.message_id::text AS key
           FROM simulator_messages AS s
-          JOIN json_to_recordset(${JSON.stringify(keys.map((k) => ({ organisation_id: k.organisationId, message_id: k.messageId })))}::json)
-            AS x(organisation_id uuid, message_id uuid)
+          JOIN json_to_recordset(${keysJson(keys)}::json) AS x(organisation_id uuid, message_id uuid)
             ON s.organisation_id = x.organisation_id AND s.message_id = x.message_id`.pipe(
-          Effect.map((found) => new Map(found.map((f) => [`${f.organisationId}/${f.messageId}`, f.providerRef])))
+          Effect.map((found) => new Set(found.map((f) => f.key)))
         )),
       oweReceipt: (organisationId, messageId, at) =>
-        fromDatabase(sql`UPDATE simulator_messages SET receipt_at = ${at}, receipt_due_at = ${at}
-          WHERE organisation_id = ${organisationId} AND message_id = ${messageId}
-            AND receipt <> 'none' AND receipt_at IS NULL RETURNING message_id`.pipe(Effect.map((rows) => rows.length > 0))),
+        fromDatabase(sql`WITH u AS (
+            UPDATE simulator_messages SET receipt_at = ${at}
+            WHERE organisation_id = ${organisationId} AND message_id = ${messageId} AND receipt <> 'none' AND receipt_at IS NULL
+            RETURNING organisation_id, message_id)
+          INSERT INTO simulator_receipts_owed (organisation_id, message_id, due_at) SELECT organisation_id, message_id, ${at} FROM u
+          RETURNING message_id`.pipe(Effect.map((rows) => rows.length > 0))),
       claimDue: (at, resendAt, limit) =>
         // the set is picked once (an initplan) and its rows updated where they lie (a TID scan; the
         // lock keeps them in place), planned at each run (replanned): joined as a subquery under a
         // plan cached while the table was empty, it ran again for every row of the table
-        fromDatabase(replanned(sql<DueReceipt>`UPDATE simulator_messages SET receipt_due_at = ${resendAt}
-          WHERE ctid = ANY(ARRAY(SELECT ctid FROM simulator_messages
-            WHERE receipt_due_at <= ${at} ORDER BY receipt_due_at LIMIT ${limit}
-            FOR UPDATE SKIP LOCKED))
-          RETURNING ctid::text AS row_at, provider_ref, receipt, receipt_at`)),
+        fromDatabase(replanned(sql<DueReceipt>`UPDATE simulator_receipts_owed AS o SET due_at = ${resendAt}
+          FROM simulator_messages AS s
+          WHERE o.ctid = ANY(ARRAY(SELECT ctid FROM simulator_receipts_owed
+              WHERE due_at <= ${at} ORDER BY due_at LIMIT ${limit}
+              FOR UPDATE SKIP LOCKED))
+            AND s.organisation_id = o.organisation_id AND s.message_id = o.message_id
+          RETURNING o.ctid::text AS row_at, o.organisation_id::text, o.message_id::text, s.receipt, s.receipt_at`)),
       sent: (receipts) =>
         receipts.length === 0
           ? Effect.void
-          : fromDatabase(sql`UPDATE simulator_messages SET receipt_due_at = NULL
-              WHERE ctid = ANY(${receipts.map((r) => r.rowAt)}::tid[]) AND provider_ref = ANY(${receipts.map((r) => r.providerRef)}::text[])`
+          : fromDatabase(sql`DELETE FROM simulator_receipts_owed
+              WHERE ctid = ANY(${receipts.map((r) => r.rowAt)}::tid[]) AND message_id = ANY(${receipts.map((r) => r.messageId)}::uuid[])`
             .pipe(Effect.asVoid)),
       nextDue: (from) =>
-        fromDatabase(sql<{ at: Date | null }>`SELECT min(receipt_due_at) AS at FROM simulator_messages
-          WHERE receipt_due_at >= ${from ?? "-infinity"}::timestamptz`.pipe(Effect.map(([row]) => row?.at ?? undefined))),
+        fromDatabase(sql<{ at: Date | null }>`SELECT min(due_at) AS at FROM simulator_receipts_owed
+          WHERE due_at >= ${from ?? "-infinity"}::timestamptz`.pipe(Effect.map(([row]) => row?.at ?? undefined))),
       dropReceipted: (before, limit) =>
+        // the owed receipts are few (those not yet taken): read whole, not looked up per row
         fromDatabase(sql<{ n: number }>`WITH gone AS (
-            DELETE FROM simulator_messages WHERE ctid = ANY(ARRAY(SELECT ctid FROM simulator_messages
-              WHERE receipt_due_at IS NULL AND receipt_at < ${before} ORDER BY receipt_at LIMIT ${limit} FOR UPDATE SKIP LOCKED))
-            RETURNING provider_ref)
+            DELETE FROM simulator_messages WHERE ctid = ANY(ARRAY(SELECT s.ctid FROM simulator_messages AS s
+              WHERE s.receipt_at < ${before}
+                AND NOT EXISTS (SELECT 1 FROM simulator_receipts_owed AS o WHERE o.organisation_id = s.organisation_id AND o.message_id = s.message_id)
+              ORDER BY s.receipt_at LIMIT ${limit} FOR UPDATE OF s SKIP LOCKED))
+            RETURNING message_id)
           SELECT count(*)::integer AS n FROM gone`.pipe(Effect.map((rows) => rows[0]?.n ?? 0))),
       forceReceipt: (organisationId, messageId, outcome, at) =>
-        fromDatabase(sql`UPDATE simulator_messages SET receipt = ${outcome}, receipt_at = ${at}, receipt_due_at = ${at}
-          WHERE organisation_id = ${organisationId} AND message_id = ${messageId} RETURNING message_id`.pipe(Effect.map((rows) => rows.length > 0)))
+        fromDatabase(sql`WITH u AS (
+            UPDATE simulator_messages SET receipt = ${outcome}, receipt_at = ${at}
+            WHERE organisation_id = ${organisationId} AND message_id = ${messageId}
+            RETURNING organisation_id, message_id),
+          replaced AS (
+            DELETE FROM simulator_receipts_owed AS o USING u WHERE o.organisation_id = u.organisation_id AND o.message_id = u.message_id)
+          INSERT INTO simulator_receipts_owed (organisation_id, message_id, due_at) SELECT organisation_id, message_id, ${at} FROM u
+          RETURNING message_id`.pipe(Effect.map((rows) => rows.length > 0)))
     })
   }))
 }
