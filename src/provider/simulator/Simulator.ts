@@ -116,7 +116,7 @@ export const SimulatorLive = (options: SimulatorOptions) =>
             return items.map((r): Recorded | undefined => {
               const key = `${r.submission.organisationId}/${r.submission.messageId}`
               const done = recorded.get(key)
-              if (done === undefined || seen.has(key)) return done && { inserted: false, owedAt: null }
+              if (done === undefined || seen.has(key)) return done && { inserted: false, owedRow: null }
               seen.add(key)
               return done
             })
@@ -164,8 +164,8 @@ export const SimulatorLive = (options: SimulatorOptions) =>
         const done = yield* record({ submission: s, receipt, receiptAt: at, local: own }).pipe(
           Effect.onError(() => Effect.sync(() => own && held--))
         )
-        if (own && done?.owedAt != null) {
-          local.push({ rowAt: done.owedAt, organisationId: s.organisationId, messageId: s.messageId, receipt, receiptAt: at })
+        if (own && done?.owedRow != null) {
+          local.push({ rowAt: done.owedRow, organisationId: s.organisationId, messageId: s.messageId, receipt, receiptAt: at })
         } else if (own) held--
         else yield* owedAt(at)
       })

@@ -29,7 +29,7 @@ export interface ReceivedRow {
 export interface Recorded {
   readonly inserted: boolean
   /** The place of the receipt it owes now (`simulator_receipts_owed`); null when it owes none or is not new. */
-  readonly owedAt: string | null
+  readonly owedRow: string | null
 }
 
 /** A receipt owed and due. */
@@ -95,7 +95,7 @@ export class SimulatorStore extends Context.Service<SimulatorStore, {
           due_at: r.dueAt?.toISOString() ?? null
         }))
         // a new row has no xmax; one updated by ON CONFLICT has its updater's. Only a new one owes its receipt.
-        return fromDatabase(sql<{ key: string; inserted: boolean; owedAt: string | null }>`WITH x AS (
+        return fromDatabase(sql<{ key: string; inserted: boolean; owedRow: string | null }>`WITH x AS (
             SELECT organisation_id, message_id, min(receipt) AS receipt, min(receipt_at) AS receipt_at, min(due_at) AS due_at, count(*) AS n
             FROM json_to_recordset(${JSON.stringify(rows)}::json)
               AS x(organisation_id uuid, message_id uuid, receipt text, receipt_at timestamptz, due_at timestamptz)
@@ -110,9 +110,9 @@ export class SimulatorStore extends Context.Service<SimulatorStore, {
             SELECT x.organisation_id, x.message_id, x.due_at FROM x JOIN m USING (organisation_id, message_id)
             WHERE m.inserted AND x.due_at IS NOT NULL
             RETURNING organisation_id, message_id, ctid)
-          SELECT m.organisation_id::text || '/' || m.message_id::text AS key, m.inserted, o.ctid::text AS owed_at
+          SELECT m.organisation_id::text || '/' || m.message_id::text AS key, m.inserted, o.ctid::text AS owed_row
           FROM m LEFT JOIN o USING (organisation_id, message_id)`
-          .pipe(Effect.map((done) => new Map(done.map((d) => [d.key, { inserted: d.inserted, owedAt: d.owedAt }])))))
+          .pipe(Effect.map((done) => new Map(done.map((d) => [d.key, { inserted: d.inserted, owedRow: d.owedRow }])))))
       },
       received: (keys) =>
         fromDatabase(sql<{ key: string }>`SELECT s.organisation_id::text || '/' || s.message_id::text AS key
@@ -142,12 +142,14 @@ export class SimulatorStore extends Context.Service<SimulatorStore, {
       sent: (receipts) =>
         receipts.length === 0
           ? Effect.void
-          : fromDatabase(sql`DELETE FROM simulator_receipts_owed
-              WHERE ctid = ANY(${receipts.map((r) => r.rowAt)}::tid[]) AND message_id = ANY(${receipts.map((r) => r.messageId)}::uuid[])`
+          // replanned, as every statement over this queue: a plan cached while it was empty
+          // scanned it whole, its dead rows included, at every call (quadratic in a drain)
+          : fromDatabase(replanned(sql`DELETE FROM simulator_receipts_owed
+              WHERE ctid = ANY(${receipts.map((r) => r.rowAt)}::tid[]) AND message_id = ANY(${receipts.map((r) => r.messageId)}::uuid[])`)
             .pipe(Effect.asVoid)),
       nextDue: (from) =>
-        fromDatabase(sql<{ at: Date | null }>`SELECT min(due_at) AS at FROM simulator_receipts_owed
-          WHERE due_at >= ${from ?? "-infinity"}::timestamptz`.pipe(Effect.map(([row]) => row?.at ?? undefined))),
+        fromDatabase(replanned(sql<{ at: Date | null }>`SELECT min(due_at) AS at FROM simulator_receipts_owed
+          WHERE due_at >= ${from ?? "-infinity"}::timestamptz`).pipe(Effect.map(([row]) => row?.at ?? undefined))),
       dropReceipted: (before, limit) =>
         // the owed receipts are few (those not yet taken): read whole, not looked up per row
         fromDatabase(sql<{ n: number }>`WITH gone AS (
