@@ -1,6 +1,7 @@
 /**
- * The table of messages with their timelines (`messages`), owned here, and the timeline rows of
- * an upgraded database (`message_events`, no longer written). Every status change after admission
+ * The table of messages with their timelines (`messages`), owned here, with the text of each
+ * batch, stored once for its members (`message_texts`), and the timeline rows of an upgraded
+ * database (`message_events`, no longer written). Every status change after admission
  * goes through `transitionSet` (or a statement composed from the fragments below), which moves each
  * row only from its expected states and appends its timeline entry to the row in the same
  * statement (CompactTimeline.ts); the caller's transaction makes it atomic with the ledger. The
