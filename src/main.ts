@@ -3,7 +3,7 @@
  * that fails prints one line on stderr (one per bad variable of the configuration) and exits
  * with status 1.
  */
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Effect, Exit, Layer, Runtime } from "effect"
 import { AppLayer } from "./app/AppLayer.ts"
 import { decodeConfig } from "./config/Config.ts"

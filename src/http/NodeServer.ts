@@ -7,7 +7,7 @@
  * breaks after it was routed gets one answer, never two; a client that half-closes once its
  * request is sent gets its answer.
  */
-import { NodeHttpServer } from "@effect/platform-node"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, Layer, References } from "effect"
 import { randomUUID } from "node:crypto"
 import { createServer, type IncomingMessage, METHODS, type Server, type ServerResponse, STATUS_CODES } from "node:http"
