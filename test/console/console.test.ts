@@ -119,6 +119,23 @@ describe.skipIf(!haveChromium)("the simulator console in Chromium", () => {
     await receiver?.close()
   })
 
+  /**
+   * Waits for the page to show the clock at `iso`; when it does not, fails saying what the page
+   * and the service show instead (an advance still running, past its target, or refused).
+   */
+  const clockShown = async (iso: string) => {
+    try {
+      await page.locator(`#clock-now[data-now="${iso}"]`).waitFor()
+    } catch (e) {
+      const shown = await page.locator("#clock-now").getAttribute("data-now")
+      const service = (await admin("GET", "/clock")).body.now
+      const button = await page.locator("#advance").textContent()
+      const alerts = await page.getByRole("alert").allTextContents()
+      throw new Error(`the page never showed the clock at ${iso}: it shows ${shown}, the service's is ${service}, ` +
+        `the button says ${JSON.stringify(button)}, alerts: ${JSON.stringify(alerts)}`, { cause: e })
+    }
+  }
+
   /** The row of a message in the page's table, once it shows `status`. */
   const rowWithStatus = (id: string, status: string) => page.locator(`tr[data-message-id="${id}"][data-status="${status}"]`)
 
@@ -169,8 +186,11 @@ describe.skipIf(!haveChromium)("the simulator console in Chromium", () => {
     // the page's own control moves the clock (which stands still otherwise): once the work due
     // by then is done, the page shows the new time
     await page.locator("#advance-seconds").fill("30")
+    // the page reads the clock again meanwhile (and draws the bar again): what was typed stays
+    await page.waitForResponse((r) => r.url().endsWith("/admin/v1/clock") && r.request().method() === "GET")
+    expect(await page.locator("#advance-seconds").inputValue()).toBe("30")
     await page.locator("#advance").click()
-    await page.locator(`#clock-now[data-now="${new Date(clockBefore + 30_000).toISOString()}"]`).waitFor()
+    await clockShown(new Date(clockBefore + 30_000).toISOString())
     for (const [i, [to, , , final]] of outcomes.entries()) {
       const row = rowWithStatus(ids[i]!, final)
       await row.waitFor()

@@ -121,6 +121,7 @@ const Console = ({ token, onLogout }) => {
   const [orgId, setOrgId] = useState(undefined)
   const [changes, setChanges] = useState(0)
   const [advancing, setAdvancing] = useState(false)
+  const [advanceSeconds, setAdvanceSeconds] = useState("10")
   const [actionError, setActionError] = useState(undefined)
   const [balance, setBalance] = useState(undefined)
   const changed = () => setChanges((n) => n + 1)
@@ -157,7 +158,8 @@ const Console = ({ token, onLogout }) => {
   return html`<div class="layout">
     <header class="top">
       <span class="brand">SMS simulator console</span>
-      <${ClockBar} clock=${clock.data} advancing=${advancing} onAdvance=${advance} />
+      <${ClockBar} clock=${clock.data} advancing=${advancing} onAdvance=${advance}
+        seconds=${advanceSeconds} onSeconds=${setAdvanceSeconds} />
       <button type="button" class="small quiet" id="logout" onClick=${() => onLogout(false)}>Log out</button>
     </header>
     <${OrgList} orgs=${orgs.data} selectedId=${orgId} selectedBalance=${balance} onSelect=${(id) => {

@@ -11,12 +11,16 @@ const ShortTime = ({ iso }) => (iso ? html`<time datetime=${iso} title=${iso}>${
 
 export const StatusBadge = ({ status }) => html`<span class="status status-${status}">${status}</span>`
 
-export const ClockBar = ({ clock, advancing, onAdvance }) => {
+/**
+ * The clock, and under the test clock the control that advances it. The seconds typed are the
+ * caller's state (`seconds`, `onSeconds`): each poll draws the bar again, which would otherwise
+ * put the field back to its first value between typing and clicking.
+ */
+export const ClockBar = ({ clock, advancing, onAdvance, seconds, onSeconds }) => {
   if (clock === undefined) return html`<div class="clock">Clock…</div>`
   const submit = (event) => {
     event.preventDefault()
-    const seconds = Number(new FormData(event.currentTarget).get("seconds"))
-    if (seconds > 0) onAdvance(seconds)
+    if (Number(seconds) > 0) onAdvance(Number(seconds))
   }
   return html`<div class="clock">
     <span class="mode mode-${clock.mode}" title="SMS_CLOCK">${clock.mode} clock</span>
@@ -24,7 +28,8 @@ export const ClockBar = ({ clock, advancing, onAdvance }) => {
     ${clock.mode === "test" &&
       html`<form class="advance" onSubmit=${submit}>
         <label for="advance-seconds">Advance</label>
-        <input id="advance-seconds" name="seconds" type="number" min="1" step="1" value="10" required />
+        <input id="advance-seconds" name="seconds" type="number" min="1" step="1" required
+          value=${seconds} onInput=${(e) => onSeconds(e.currentTarget.value)} />
         <span>s</span>
         <button id="advance" type="submit" disabled=${advancing}>${advancing ? "Advancing…" : "Advance"}</button>
       </form>`}
