@@ -29,8 +29,12 @@ const passesMax = 1_000
 export class DueWork extends Context.Service<DueWork, {
   /** Runs every step until none finds work due at the clock's now. */
   readonly runAll: Effect.Effect<void, DatabaseUnavailable>
-  /** The earliest instant at which some work falls due, if any. */
-  readonly nextAt: Effect.Effect<Date | undefined, DatabaseUnavailable>
+  /**
+   * The earliest instant after `after` at which some work falls due, or work held by a claim is
+   * freed, if any. Work due by `after` that the steps left (held elsewhere, or that no step can
+   * take) is not counted: waiting on it would stop the clock where it stands.
+   */
+  readonly nextAt: (after: Date) => Effect.Effect<Date | undefined, DatabaseUnavailable>
   /** Moves the test clock to `to`, running the work of every instant on the way; one advance at a time. */
   readonly advanceTo: (to: Date) => Effect.Effect<void, DatabaseUnavailable>
 }>()("sms/DueWork") {
@@ -57,7 +61,7 @@ export class DueWork extends Context.Service<DueWork, {
       })
 
     const simulatorSteps = Option.match(simulator, {
-      onNone: () => ({ runDue: Effect.succeed(0), nextDue: Effect.succeed(undefined) }),
+      onNone: () => ({ runDue: Effect.succeed(0), nextDue: (_: Date) => Effect.succeed(undefined) }),
       onSome: (s) => ({ runDue: s.runDue, nextDue: s.nextDue })
     })
 
@@ -72,23 +76,28 @@ export class DueWork extends Context.Service<DueWork, {
       yield* Effect.logError(`due work still finds work after ${passesMax} passes`)
     })
 
-    const nextAt = Effect.gen(function*() {
-      const candidates = [yield* queue.nextClaimable(yield* now), yield* queue.nextVerification, yield* simulatorSteps.nextDue, yield* deliveries.nextAt]
-      const times = candidates.flatMap((d) => (d !== undefined && Number.isFinite(d.getTime()) ? [d.getTime()] : []))
-      return times.length === 0 ? undefined : new Date(Math.min(...times))
-    })
+    const nextAt = (after: Date) =>
+      Effect.gen(function*() {
+        const candidates = [
+          yield* queue.laterClaimable(after),
+          yield* queue.nextVerification(after),
+          yield* simulatorSteps.nextDue(after),
+          yield* deliveries.nextAt(after)
+        ]
+        const times = candidates.flatMap((d) => (d !== undefined && d > after && Number.isFinite(d.getTime()) ? [d.getTime()] : []))
+        return times.length === 0 ? undefined : new Date(Math.min(...times))
+      })
 
+    // from one instant where work falls due to the next, never past `to`: each step moves the
+    // clock forward (nextAt is after now), so work that stays due cannot hold the clock back
     const advanceTo = (to: Date) =>
       Effect.gen(function*() {
         while (true) {
           yield* runAll
-          const [next, at] = [yield* nextAt, yield* now]
-          if (next === undefined || next.getTime() > to.getTime()) {
-            yield* clock.set(to.getTime())
-            return yield* runAll
-          }
-          // work due now that no step could take stays due: move on rather than spin
-          yield* clock.set(Math.max(next.getTime(), at.getTime() + 1))
+          const at = yield* now
+          if (at >= to) return
+          const next = yield* nextAt(at)
+          yield* clock.set(next === undefined || next > to ? to.getTime() : next.getTime())
         }
       }).pipe(oneAtATime.withPermits(1), Effect.uninterruptible)
 

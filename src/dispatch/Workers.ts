@@ -141,7 +141,7 @@ export const WorkersLive = Layer.effectDiscard(Effect.gen(function*() {
     yield* sleepMs(yield* untilMs(yield* queue.nextClaimable(yield* now), provider.sendable()._tag === "All" ? busyRetryMs : standbyRetryMs))
   })
   const verifier = Effect.gen(function*() {
-    if ((yield* steps.verifyDue) < verifyRoundMax) yield* sleepMs(yield* untilMs(yield* queue.nextVerification))
+    if ((yield* steps.verifyDue) < verifyRoundMax) yield* sleepMs(yield* untilMs(yield* queue.nextVerification(null)))
   })
   const recovery = Effect.gen(function*() {
     yield* steps.recoverAbandoned

@@ -114,13 +114,18 @@ export class MessageQueueStore extends Context.Service<MessageQueueStore, {
   /** Gives back the claims `workerId` still holds on messages it has not started (it is stopping). */
   readonly releaseClaims: (workerId: string) => Fails<void>
   /**
-   * The earliest instant after `at` at which a scheduled message may be claimed: the next one to
-   * fall due, or the end of a claim on a due one (a process that died after claiming it); or a
-   * due one not claimed, when there is one. What the test clock steps to (DueWork.ts), so that a
-   * dead process's claim is waited out in one step, not a millisecond at a time, and what the
-   * dispatcher sleeps until when a claim found nothing (Workers.ts).
+   * The earliest instant at which a scheduled message may be claimed: a due one not claimed at
+   * `at`, when there is one; else `laterClaimable(at)`. What the dispatcher sleeps until when a
+   * claim found nothing (Workers.ts).
    */
   readonly nextClaimable: (at: Date) => Fails<Date | undefined>
+  /**
+   * The earliest instant after `at` at which a scheduled message may become claimable: the next
+   * one to fall due, or the end of a claim on a due one (a process that died after claiming it).
+   * What the test clock steps to (DueWork.ts), so that a dead process's claim is waited out in one
+   * step, not a millisecond at a time.
+   */
+  readonly laterClaimable: (at: Date) => Fails<Date | undefined>
   /**
    * Claims up to `limit` unknown messages whose verification is due, pushing their next check
    * back on the schedule of `verifySchedule`, with the late answer the provider gave about each, if any.
@@ -131,8 +136,8 @@ export class MessageQueueStore extends Context.Service<MessageQueueStore, {
    * concurrent claim of it), its schedule started again as if it had just become unknown.
    */
   readonly claimVerificationAgain: (organisationId: string, id: string, at: Date, intervalMs: number) => Fails<VerificationDue | undefined>
-  /** When the next verification falls due, if any. */
-  readonly nextVerification: Fails<Date | undefined>
+  /** When the next verification falls due after `after` (null: the earliest, overdue included), if any. */
+  readonly nextVerification: (after: Date | null) => Fails<Date | undefined>
   /** Stores late answers as evidence (one per message, the first kept) and makes their unknown messages due for verification at `at`. */
   readonly storeEvidence: (evidence: ReadonlyArray<LateEvidence>, at: Date) => Fails<void>
   /**
@@ -191,6 +196,17 @@ export class MessageQueueStore extends Context.Service<MessageQueueStore, {
      * before `at` (a claim until T frees its message at T plus a millisecond; `nextClaimable`).
      */
     const unclaimedAt = (at: Date) => sql`(m.claim_until IS NULL OR m.claim_until < ${at})`
+
+    /** The next instant after `at` a scheduled message falls due or a claim on a due one runs out, as an SQL expression. */
+    const laterClaimable = (at: Date) =>
+      sql`least(
+        (SELECT min(due_at) FROM messages WHERE status = 'scheduled' AND due_at > ${at}),
+        (SELECT min(m.claim_until) + interval '1 millisecond' FROM messages AS m
+          WHERE m.status = 'scheduled' AND m.due_at <= ${at} AND NOT ${unclaimedAt(at)}))`
+
+    /** The value of an SQL expression of one instant, if any. */
+    const instant = (expression: Statement.Fragment) =>
+      fromDatabase(sql<{ at: Date | null }>`SELECT ${expression} AS at`.pipe(Effect.map(([row]) => row?.at ?? undefined)))
 
     /**
      * The end of a claim that starts the messages of `due` (its CTE of `organisation_id, id`,
@@ -308,14 +324,10 @@ export class MessageQueueStore extends Context.Service<MessageQueueStore, {
       // COALESCE reads the claimed due ones only when there is none, as the dispatcher asks
       // while a backlog drains
       nextClaimable: (at) =>
-        fromDatabase(sql<{ at: Date | null }>`SELECT coalesce(
-            (SELECT min(m.due_at) FROM messages AS m WHERE m.status = 'scheduled' AND m.due_at <= ${at} AND ${unclaimedAt(at)}),
-            least(
-              (SELECT min(due_at) FROM messages WHERE status = 'scheduled' AND due_at > ${at}),
-              (SELECT min(m.claim_until) + interval '1 millisecond' FROM messages AS m
-                WHERE m.status = 'scheduled' AND m.due_at <= ${at} AND NOT ${unclaimedAt(at)}))) AS at`.pipe(
-          Effect.map(([row]) => row?.at ?? undefined)
-        )),
+        instant(sql`coalesce(
+          (SELECT min(m.due_at) FROM messages AS m WHERE m.status = 'scheduled' AND m.due_at <= ${at} AND ${unclaimedAt(at)}),
+          ${laterClaimable(at)})`),
+      laterClaimable: (at) => instant(laterClaimable(at)),
       claimVerification: (at, limit, intervalMs) =>
         claimForVerification(at, intervalMs, sql`SELECT organisation_id, id, updated_at AS since, verify_attempts AS attempts FROM messages
           WHERE status = 'unknown' AND verify_at <= ${at}
@@ -325,9 +337,8 @@ export class MessageQueueStore extends Context.Service<MessageQueueStore, {
         claimForVerification(at, intervalMs, sql`SELECT organisation_id, id, ${at}::timestamptz AS since, 0 AS attempts FROM messages
           WHERE organisation_id = ${organisationId} AND id = ${id} AND status = 'unknown'
           FOR UPDATE`).pipe(Effect.map((rows) => rows[0])),
-      nextVerification: fromDatabase(sql<{ at: Date | null }>`SELECT min(verify_at) AS at FROM messages WHERE status = 'unknown'`.pipe(
-        Effect.map(([row]) => row?.at ?? undefined)
-      )),
+      nextVerification: (after) =>
+        instant(sql`(SELECT min(verify_at) FROM messages WHERE status = 'unknown' AND verify_at > ${after ?? "-infinity"}::timestamptz)`),
       storeEvidence: (evidence, at) => {
         const rows = evidence.map((r) => ({
           organisation_id: r.organisationId,

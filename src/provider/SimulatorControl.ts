@@ -10,8 +10,8 @@ import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
 export class SimulatorControl extends Context.Service<SimulatorControl, {
   /** Sends every receipt due by the clock's now; returns how many it sent. */
   readonly runDue: Effect.Effect<number, DatabaseUnavailable>
-  /** When the next receipt is due, if any. */
-  readonly nextDue: Effect.Effect<Date | undefined, DatabaseUnavailable>
+  /** When the next receipt falls due after `after`, if any (one due by then and not sent is not waited on). */
+  readonly nextDue: (after: Date) => Effect.Effect<Date | undefined, DatabaseUnavailable>
   /**
    * Makes the simulated provider send a receipt now for a message it accepted, whatever its test
    * number said; false when the simulator never accepted that message.

@@ -41,8 +41,8 @@ const errorLengthMax = 4096
 export class Deliveries extends Context.Service<Deliveries, {
   /** Attempts every delivery due at the clock's now and waits for them; returns how many it attempted. */
   readonly runDue: Effect.Effect<number, DatabaseUnavailable>
-  /** The earliest instant a delivery falls due, if any. */
-  readonly nextAt: Effect.Effect<Date | undefined, DatabaseUnavailable>
+  /** The earliest instant after `after` a delivery may be claimed, if any (WebhookStore.nextDue). */
+  readonly nextAt: (after: Date) => Effect.Effect<Date | undefined, DatabaseUnavailable>
   /** The background loop: claims due deliveries as they come and attempts them without waiting for each other. */
   readonly loop: Effect.Effect<never, DatabaseUnavailable>
 }>()("sms/Deliveries") {

@@ -109,8 +109,12 @@ export class WebhookStore extends Context.Service<WebhookStore, {
   readonly claimDue: (at: Date, until: Date, limit: number, perEndpointMax: number) => Fails<ReadonlyArray<ClaimedDelivery>>
   /** Records attempts' results and lets their claims go. */
   readonly record: (records: ReadonlyArray<AttemptRecord>, at: Date) => Fails<void>
-  /** The earliest instant a pending delivery of an enabled endpoint falls due. */
-  readonly nextDue: Fails<Date | undefined>
+  /**
+   * The earliest instant after `after` at which a pending delivery of an enabled endpoint may be
+   * claimed: the next one to fall due, or the end of a claim on a due one (one due by `after`
+   * and not claimed is not counted: the test clock asks once the claims took what they could).
+   */
+  readonly nextDue: (after: Date) => Fails<Date | undefined>
   /** How long the oldest due delivery has waited, in seconds (0 without one). */
   readonly backlogOldestAgeSeconds: (at: Date) => Fails<number>
 }>()("sms/WebhookStore") {
@@ -221,9 +225,11 @@ export class WebhookStore extends Context.Service<WebhookStore, {
           UPDATE webhook_endpoints AS ep SET enabled = false, updated_at = ${at}
           FROM x WHERE x.disable AND ep.organisation_id = x.organisation_id AND ep.id = x.endpoint_id`.pipe(Effect.asVoid))
       },
-      nextDue: fromDatabase(sql<{ at: Date | null }>`SELECT min(d.next_attempt_at) AS at FROM webhook_deliveries AS d
+      nextDue: (after) =>
+        fromDatabase(sql<{ at: Date | null }>`SELECT min(CASE WHEN d.next_attempt_at > ${after} THEN d.next_attempt_at ELSE d.claim_until END) AS at
+          FROM webhook_deliveries AS d
           JOIN webhook_endpoints AS ep ON ep.organisation_id = d.organisation_id AND ep.id = d.endpoint_id AND ep.enabled
-          WHERE d.state = 'pending'`.pipe(Effect.map(([row]) => row?.at ?? undefined))),
+          WHERE d.state = 'pending' AND (d.next_attempt_at > ${after} OR d.claim_until > ${after})`.pipe(Effect.map(([row]) => row?.at ?? undefined))),
       backlogOldestAgeSeconds: (at) =>
         fromDatabase(sql<{ age: number }>`SELECT greatest(coalesce(extract(epoch FROM ${at}::timestamptz - min(d.next_attempt_at)), 0), 0)::float8 AS age
           FROM webhook_deliveries AS d

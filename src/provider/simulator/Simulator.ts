@@ -301,10 +301,11 @@ export const SimulatorLive = (options: SimulatorOptions) =>
     })).pipe(Context.add(SimulatorControl, SimulatorControl.of({
       // the test clock's steps: this process's own receipts due, then a round of the table
       runDue: Effect.zipWith(runLocal, runRound, (own, round) => own + round),
-      nextDue: Effect.map(store.nextDue(null), (owed) => {
-        const own = local[0]?.receiptAt
-        return own === undefined || (owed !== undefined && owed < own) ? owed : own
-      }),
+      nextDue: (after) =>
+        Effect.map(store.nextDue(new Date(after.getTime() + 1)), (owed) => {
+          const own = local.find((r) => r.receiptAt > after)?.receiptAt
+          return own === undefined || (owed !== undefined && owed < own) ? owed : own
+        }),
       sendReceipt,
       compact: store.dropReceipted
     })))
