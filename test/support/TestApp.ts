@@ -21,7 +21,7 @@
  * always the app's own.
  */
 import { afterAll, beforeAll, layer, type Vitest } from "@effect/vitest"
-import { Clock, Context, Duration, Effect, Exit, Layer, Redacted, Scope } from "effect"
+import { Clock, Context, Duration, Effect, Exit, Fiber, Layer, Redacted, Scope } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { appLayer } from "../../src/app/AppLayer.ts"
 import { clockLayer, ServiceClock } from "../../src/clock/ServiceClock.ts"
@@ -184,11 +184,16 @@ async (orgOptions: { credits?: number; permissions?: ReadonlyArray<Permission>; 
 /** Longest real time a clock step may take before the test fails. */
 const stepTimeoutMs = 60_000
 
-/** Moves the test clock to `at`, running every piece of work due on the way; fails after `stepTimeoutMs` of real time. */
+/**
+ * Moves the test clock to `at`, running every piece of work due on the way; fails after
+ * `stepTimeoutMs` of real time. An advance cannot be interrupted: it runs in a fiber of its own,
+ * and the wait for it is what times out.
+ */
 const advanceClockTo = (at: Date | number) =>
   Effect.gen(function*() {
     const work = yield* DueWork
-    yield* work.advanceTo(new Date(at)).pipe(
+    const step = yield* Effect.forkDetach(work.advanceTo(new Date(at)))
+    yield* Fiber.join(step).pipe(
       Effect.timeoutOrElse({
         duration: Duration.millis(stepTimeoutMs),
         orElse: () => Effect.die(new Error(`the clock step to ${new Date(at).toISOString()} did not finish in ${stepTimeoutMs} ms`))
