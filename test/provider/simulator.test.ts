@@ -32,7 +32,7 @@ const sentWithRow = Effect.gen(function*() {
   return { apiKey, sent, row }
 })
 
-withApp({ config: { clock: "test" } })(`the simulator's table (${backend})`, (it) => {
+withApp({ label: "simulator_table", config: { clock: "test" } })(`the simulator's table (${backend})`, (it) => {
   it.effect("counts every submission of a message, a rejected one included; an unreachable one never reached it", () =>
     Effect.gen(function*() {
       const organisationId = crypto.randomUUID()

@@ -148,9 +148,9 @@ const countingProvider = (calls: ProviderCalls) =>
 
 export interface TestAppOptions {
   /**
-   * Names the app's own database on PostgreSQL (`<db>_<label>_<pid>`), needed by an app that runs
-   * background work (advances its clock, or runs on the system clock). Without it the app uses
-   * DATABASE_URL's database as is, shared with the other suites.
+   * Names the app's own database on PostgreSQL (`<db>_<label>_<pid>`), required of an app that can
+   * run background work (on the test clock, or with `schedulerEnabled`) on DATABASE_URL's database.
+   * Without it the app uses DATABASE_URL's database as is, shared with the other suites.
    */
   readonly label?: string
   readonly config?: Partial<AppConfigShape>
@@ -251,6 +251,13 @@ export class App extends Context.Service<App, {
   static readonly layer = (options: TestAppOptions = {}) =>
     Layer.effectContext(Effect.gen(function*() {
       const config = testConfig(options.config)
+      // background work is global across organisations: on the database the other suites share,
+      // it would dispatch, verify or recover their messages (a flaky failure far from its cause)
+      const sharesTheTestDatabase = options.label === undefined && config.databaseUrl !== undefined &&
+        Redacted.value(config.databaseUrl) === process.env.DATABASE_URL
+      if (sharesTheTestDatabase && (config.clock === "test" || config.schedulerEnabled)) {
+        return yield* Effect.die(new Error("an app on the test clock or with the scheduler runs background work: give it a label (its own database)"))
+      }
       const calls: ProviderCalls = { submits: new Map(), queries: new Map(), sendables: 0, fault: "none" }
       let captured: Context.Context<never> | undefined
       const Capture = Layer.effectDiscard(Effect.map(Effect.context<never>(), (context) => void (captured = context)))
