@@ -4,7 +4,7 @@
  * folder and from folders of lower levels only, never from a folder of its own level or above,
  * and no two files may import each other, directly or through others.
  *
- * This list is the one place the order is written; README "Architecture" explains it.
+ * This list is the one place the order is written; docs/architecture.md explains it.
  */
 export const layers = [
   // what everything may use: domain rules and types, ids and time sources, configuration
@@ -13,13 +13,15 @@ export const layers = [
   // the database: connections, migrations, the boundary every store maps its failures through
   ["db"],
   ["secrets"],
-  // modules that own their tables, and the provider port with its adapters (SMPP, simulator)
-  ["provider", "workers", "organisations", "ledger", "idempotency", "contacts"],
+  // modules that own their tables, and the provider port with its adapters (SMPP, the in-process simulator), and process leases
+  ["provider", "processes", "organisations", "ledger", "idempotency", "contacts"],
   // status webhooks: below messages, whose status changes compose its outbox (webhooks/WebhookStore.ts);
   // what it needs from above (the message's representation) comes through its ports
   ["webhooks"],
   ["messages"],
-  ["batches", "dispatch"],
+  // receipts apply to messages; the background loops (dispatch) run the receipt applier
+  ["batches", "receipts"],
+  ["dispatch"],
   // the HTTP interface: its declaration (api), then the handlers and edge (http) and the console
   ["api"],
   ["http", "console"],

@@ -5,7 +5,7 @@
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Effect, Exit, Layer, Runtime } from "effect"
-import { AppLayer } from "./app/AppLayer.ts"
+import { mainLayer } from "./app/AppLayer.ts"
 import { decodeConfig } from "./config/Config.ts"
 import { printLines } from "./config/EnvFields.ts"
 import { startupFailureLine } from "./app/StartupFailure.ts"
@@ -13,7 +13,7 @@ import { startupFailureLine } from "./app/StartupFailure.ts"
 decodeConfig().pipe(
   Effect.tapError(printLines),
   Effect.flatMap((config) =>
-    Layer.launch(AppLayer(config)).pipe(
+    Layer.launch(mainLayer(config)).pipe(
       Effect.tapCause((cause) =>
         Cause.hasInterruptsOnly(cause) ? Effect.void : Effect.sync(() => process.stderr.write(`${startupFailureLine(cause, config)}\n`))
       )

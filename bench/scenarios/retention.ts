@@ -5,7 +5,7 @@
  * service process with scenario 1's warm-up:
  * - idle: the organisation has no retention (nor has the service a default), nothing to erase;
  * - erasing: its retention set to 1 day through the operator API, the service restarted. The
- *   retention loop (src/dispatch/Workers.ts) looks when the process starts and then every 5
+ *   retention loop (src/dispatch/BackgroundLoops.ts) looks when the process starts and then every 5
  *   minutes while it finds nothing, with no setting to look sooner; so the restart is what starts
  *   it at once, and it goes on set after set (20 ms apart) while they come back full. The
  *   measurement starts only once messages are being erased.

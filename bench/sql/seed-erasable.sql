@@ -1,7 +1,7 @@
 -- Seeds :n delivered messages of organisation :'org', final for :age_days days and more (the
 -- newest :age_days days old, each next one a millisecond older), each with what a delivered
 -- immediate send leaves once compaction has run (its receipts and simulator row are removed a
--- day after it finished, src/dispatch/Compaction.ts): its timeline in its row (admission,
+-- day after it finished, src/messages/Compaction.ts): its timeline in its row (admission,
 -- provider, receipt), its idempotency key with the stored 202 answer, the reserve and consume
 -- entries of its one credit on lot :lot (its hold was removed when it was settled), and the lot's
 -- consumed counter, with time-ordered ids of when they were made, in their months' partitions.

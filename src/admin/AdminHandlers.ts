@@ -27,7 +27,7 @@ export const organisationBody = (o: Organisation) => ({
   retention_days: o.retentionDays
 })
 
-export const AdminAuthLive = Layer.effect(AdminAuth, Effect.gen(function*() {
+export const adminAuthLayer = Layer.effect(AdminAuth, Effect.gen(function*() {
   const admin = yield* AdminToken
   return AdminAuth.of({
     adminToken: (httpEffect, { credential }) =>

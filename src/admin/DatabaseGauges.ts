@@ -14,7 +14,7 @@ import { Clock, Context, Duration, Effect, Fiber, FiberSet, Layer, Metric } from
 import { AppConfig } from "../config/Config.ts"
 import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
 import { TableSizes } from "../db/TableSizes.ts"
-import { ReceiptStore } from "../dispatch/ReceiptStore.ts"
+import { ReceiptStore } from "../receipts/ReceiptStore.ts"
 import { finalStatuses } from "../domain/MessageStatus.ts"
 import { LedgerStore } from "../ledger/LedgerStore.ts"
 import { MessageStore } from "../messages/MessageStore.ts"

@@ -8,10 +8,10 @@ import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpApiSchema }
 import { PrometheusMetrics } from "effect/observability"
 import { TableSizes } from "../db/TableSizes.ts"
 import { CommonErrors } from "../domain/Errors.ts"
-import { routesOf } from "../http/Routes.ts"
+import { routesOf } from "../http/RouteTable.ts"
 import { registerKnownSeries } from "../observability/Metrics.ts"
 import { AdminAuth } from "./AdminApi.ts"
-import { AdminAuthLive } from "./AdminHandlers.ts"
+import { adminAuthLayer } from "./AdminHandlers.ts"
 import { DatabaseGauges } from "./DatabaseGauges.ts"
 
 /** The content type Prometheus expects of the text format. */
@@ -34,9 +34,9 @@ const MetricsHandlers = HttpApiBuilder.group(MetricsApi, "metrics", Effect.fn(fu
 }))
 
 /** The /metrics route; needs the AdminToken, the AppConfig and a SqlClient. */
-export const MetricsRouteLive = HttpApiBuilder.layer(MetricsApi).pipe(
+export const metricsRouteLayer = HttpApiBuilder.layer(MetricsApi).pipe(
   Layer.provide(MetricsHandlers),
-  Layer.provide([AdminAuthLive, DatabaseGauges.layer.pipe(Layer.provide(TableSizes.layer))])
+  Layer.provide([adminAuthLayer, DatabaseGauges.layer.pipe(Layer.provide(TableSizes.layer))])
 )
 
 /** The (method, path) pairs of the route, for the edge's 405 table. */

@@ -7,7 +7,7 @@
 import { Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { SimulatorControl } from "../provider/SimulatorControl.ts"
-import { Receipts } from "../dispatch/Receipts.ts"
+import { Receipts } from "../receipts/Receipts.ts"
 import { MessageNotAccepted, NotFound, ProviderNotSimulator } from "../domain/Errors.ts"
 import { Messages } from "../messages/Messages.ts"
 import { MessageStore } from "../messages/MessageStore.ts"

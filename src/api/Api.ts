@@ -73,7 +73,7 @@ export class ContactsGroup extends HttpApiGroup.make("contacts")
   .prefix(apiPrefix)
 {}
 
-/** Required; a missing or malformed key answers 400 invalid_idempotency_key (http/SchemaErrorsLive.ts), never validation_error. */
+/** Required; a missing or malformed key answers 400 invalid_idempotency_key (http/SchemaErrors.ts), never validation_error. */
 const IdempotencyKeyHeader = {
   "idempotency-key": Schema.String.check(Schema.isPattern(idempotencyKeyPattern)).annotate({
     description: "1 to 128 visible ASCII characters naming this operation: retry with the same key, never a new one automatically"

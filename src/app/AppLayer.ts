@@ -1,10 +1,12 @@
 /**
- * The composition root: the whole service as one layer, built from its configuration, and the
- * one place that says which implementation each port gets. What a test swaps is a layer of its
- * own: the database (the SqlClient, with its migrations), the provider (over the inbox it reports
+ * The composition root: the whole service as one layer, built from its configuration. It says
+ * which layer fills each port; two of those layers choose among implementations from the
+ * configuration they are given: `providerLayer` (provider/ProviderLayer.ts: the in-process
+ * simulator or SMPP) and `databaseLayer` (db/Database.ts: PostgreSQL or the embedded PGlite).
+ * What a test swaps is a layer of its own: the database (the SqlClient, with its migrations), the provider (over the inbox it reports
  * to) and the clock (the service's, system or test).
  *
- * `AppLayer` is what `npm start` runs (main.ts): listening first (a busy port stops the start
+ * `mainLayer` is what `npm start` runs (main.ts): listening first (a busy port stops the start
  * before anything is written), then the database, the services, the background workers, the
  * demo seed of a first start, the routes. `appLayer` is the same service without a listening
  * server, over parts a test chooses; it is what every in-process test calls (`serviceLayer`, its
@@ -18,24 +20,24 @@ import { Batches } from "../batches/Batches.ts"
 import { clockLayer, type ServiceClock } from "../clock/ServiceClock.ts"
 import { type AppConfig, type AppConfigShape, layerConfig } from "../config/Config.ts"
 import { ContactStore } from "../contacts/ContactStore.ts"
-import { DatabaseLive } from "../db/Database.ts"
+import { databaseLayer } from "../db/Database.ts"
 import { DatabaseHealth } from "../db/DatabaseHealth.ts"
 import { Transactions } from "../db/Transactions.ts"
-import { Compaction } from "../dispatch/Compaction.ts"
+import { Compaction } from "../messages/Compaction.ts"
 import { DueWork } from "../dispatch/DueWork.ts"
-import { InboxLive } from "../dispatch/Inbox.ts"
-import { Receipts } from "../dispatch/Receipts.ts"
-import { WorkersLive } from "../dispatch/Workers.ts"
+import { inboxLayer } from "../receipts/Inbox.ts"
+import { Receipts } from "../receipts/Receipts.ts"
+import { backgroundLoopsLayer } from "../dispatch/BackgroundLoops.ts"
 import { WorkSteps } from "../dispatch/WorkSteps.ts"
-import { CreationAnswersLive } from "../http/CreationAnswers.ts"
-import { NodeServerLive } from "../http/NodeServer.ts"
+import { creationAnswersLayer } from "../http/CreationAnswers.ts"
+import { nodeServerLayer } from "../http/NodeServer.ts"
 import { Idempotency } from "../idempotency/Idempotency.ts"
 import { Ids } from "../platform/Ids.ts"
 import { JournalPartitions } from "../ledger/JournalPartitions.ts"
 import { Ledger } from "../ledger/Ledger.ts"
-import { LoggingLive } from "../observability/Logging.ts"
+import { loggingLayer } from "../observability/Logging.ts"
 import { AcceptancesInFlight } from "../messages/AcceptancesInFlight.ts"
-import { HandOver } from "../messages/HandOver.ts"
+import { BindHolderRelay } from "../messages/BindHolderRelay.ts"
 import { Erasure } from "../messages/Erasure.ts"
 import { Messages } from "../messages/Messages.ts"
 import { MessagePartitions } from "../messages/MessagePartitions.ts"
@@ -45,20 +47,20 @@ import { QuickAdmission } from "../messages/QuickAdmission.ts"
 import { Recovery } from "../messages/Recovery.ts"
 import { Settlement } from "../messages/Settlement.ts"
 import { Submitter } from "../messages/Submitter.ts"
-import { TracingLive } from "../observability/Tracing.ts"
+import { tracingLayer } from "../observability/Tracing.ts"
 import { ApiKeys } from "../organisations/ApiKeys.ts"
 import { Organisations } from "../organisations/Organisations.ts"
 import type { Provider, ProviderInbox } from "../provider/Provider.ts"
-import { ProviderLive } from "../provider/ProviderLayer.ts"
+import { providerLayer } from "../provider/ProviderLayer.ts"
 import { SecretStore } from "../secrets/SecretStore.ts"
 import { ServiceSecret } from "../secrets/ServiceSecret.ts"
-import { WorkerLease } from "../workers/WorkerLease.ts"
+import { ProcessLease } from "../processes/ProcessLease.ts"
 import { Deliveries } from "../webhooks/Deliveries.ts"
 import { Webhooks } from "../webhooks/Webhooks.ts"
 import { WebhookStore } from "../webhooks/WebhookStore.ts"
-import { WebhookPayloadsLive } from "../http/WebhookPayloadsLive.ts"
-import { HttpAppLive, routes } from "./Routes.ts"
-import { SeedLive } from "./Seed.ts"
+import { webhookPayloadsLayer } from "../http/WebhookPayloads.ts"
+import { httpAppLayer, routes } from "./HttpApp.ts"
+import { seedLayer } from "./Seed.ts"
 
 /** The stores and the services that only need them, over the database. */
 const Base = Layer.mergeAll(
@@ -71,11 +73,11 @@ const Base = Layer.mergeAll(
   MessagePartitions.layer,
   MessageQueueStore.layer,
   Idempotency.layer,
-  WorkerLease.layer,
+  ProcessLease.layer,
   QuickAdmission.layer,
   DatabaseHealth.layer,
   WebhookStore.layer,
-  CreationAnswersLive
+  creationAnswersLayer
 ).pipe(
   Layer.provideMerge(Layer.mergeAll(Ids.layer, ServiceSecret.layer.pipe(Layer.provideMerge(SecretStore.layer)), Transactions.layer))
 )
@@ -85,21 +87,21 @@ const servicesWith = <E, R>(provider: Layer.Layer<Provider, E, R>) =>
   DueWork.layer.pipe(
     Layer.provideMerge(Layer.merge(WorkSteps.layer, Compaction.layer)),
     // webhook deliveries render their events through the edge's representations (WebhookPayloads)
-    Layer.provideMerge(Deliveries.layer.pipe(Layer.provideMerge(WebhookPayloadsLive))),
+    Layer.provideMerge(Deliveries.layer.pipe(Layer.provideMerge(webhookPayloadsLayer))),
     Layer.provideMerge(Layer.mergeAll(Messages.layer, Batches.layer, Webhooks.layer)),
-    Layer.provideMerge(Layer.mergeAll(Submitter.layer, Recovery.layer, HandOver.layer, Erasure.layer)),
+    Layer.provideMerge(Layer.mergeAll(Submitter.layer, Recovery.layer, BindHolderRelay.layer, Erasure.layer)),
     Layer.provideMerge(Settlement.layer),
     Layer.provideMerge(provider),
-    Layer.provideMerge(InboxLive.pipe(Layer.provideMerge(Receipts.layer))),
+    Layer.provideMerge(inboxLayer.pipe(Layer.provideMerge(Receipts.layer))),
     Layer.provideMerge(Base)
   )
 
 /** The parts of the service a test may choose: each is a layer. */
 export interface AppParts<ED, EP, RP> {
   readonly config: AppConfigShape
-  /** The SqlClient, migrated: DatabaseLive (DATABASE_URL, else the embedded PGlite), or a test's database. */
+  /** The SqlClient, migrated: databaseLayer (DATABASE_URL, else the embedded PGlite), or a test's database. */
   readonly database: Layer.Layer<SqlClient.SqlClient, ED, AppConfig>
-  /** The provider over the inbox: ProviderLive (SMS_PROVIDER), or a test's wrapping of it. */
+  /** The provider over the inbox: providerLayer (SMS_PROVIDER), or a test's wrapping of it. */
   readonly provider: Layer.Layer<Provider, EP, RP>
   /** The service's clock (SMS_CLOCK). */
   readonly clock: Layer.Layer<ServiceClock>
@@ -107,7 +109,7 @@ export interface AppParts<ED, EP, RP> {
 
 /** Services, background workers and the operator token, over the database. */
 const coreWith = <ED, EP, RP>(parts: Pick<AppParts<ED, EP, RP>, "database" | "provider">) =>
-  WorkersLive.pipe(
+  backgroundLoopsLayer.pipe(
     Layer.provideMerge(AdminToken.layer),
     Layer.provideMerge(servicesWith(parts.provider)),
     Layer.provideMerge(parts.database)
@@ -119,18 +121,18 @@ export const serviceLayer = <ED, EP, RP extends ProviderInbox | SqlClient.SqlCli
 
 /** The service over `parts`, without a listening server: every route and the edge over `serviceLayer`. */
 export const appLayer = <ED, EP, RP extends ProviderInbox | SqlClient.SqlClient | AppConfig>(parts: AppParts<ED, EP, RP>) =>
-  HttpAppLive.pipe(Layer.provideMerge(serviceLayer(parts)))
+  httpAppLayer.pipe(Layer.provideMerge(serviceLayer(parts)))
 
 /** The service as `npm start` runs it, from its configuration. */
-export const AppLayer = (config: AppConfigShape) =>
-  HttpRouter.serve(HttpAppLive, { disableLogger: true }).pipe(
-    Layer.provideMerge(SeedLive),
-    Layer.provideMerge(coreWith({ database: DatabaseLive, provider: ProviderLive })),
+export const mainLayer = (config: AppConfigShape) =>
+  HttpRouter.serve(httpAppLayer, { disableLogger: true }).pipe(
+    Layer.provideMerge(seedLayer),
+    Layer.provideMerge(coreWith({ database: databaseLayer, provider: providerLayer })),
     // listening comes first: a busy port stops the start before anything is written (the data
     // directory, the database, the demo organisation); until the routes are served, requests get 503
-    Layer.provideMerge(NodeServerLive(routes, { port: config.port, host: config.host })),
+    Layer.provideMerge(nodeServerLayer(routes, { port: config.port, host: config.host })),
     Layer.provide(layerConfig(config)),
-    Layer.provide(LoggingLive(config.logLevel)),
+    Layer.provide(loggingLayer(config.logLevel)),
     Layer.provide(clockLayer(config.clock)),
-    Layer.provide(TracingLive(config))
+    Layer.provide(tracingLayer(config))
   )

@@ -17,7 +17,7 @@ import { Organisations } from "../organisations/Organisations.ts"
 export const demo = { name: "Demo organisation", sender: "DEMO", credits: 1000 } as const
 const seedLockKey = 7_261_300_002
 
-export const SeedLive = Layer.effectDiscard(Effect.gen(function*() {
+export const seedLayer = Layer.effectDiscard(Effect.gen(function*() {
   const organisations = yield* Organisations
   const config = yield* AppConfig
   const admin = yield* AdminToken

@@ -5,8 +5,8 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
-import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
-import { fromDatabase } from "../db/Store.ts"
+import type { Fails } from "../db/DatabaseUnavailable.ts"
+import { fromDatabase } from "../db/Statements.ts"
 import type { ListPosition } from "../domain/NewestFirst.ts"
 
 export interface BatchRow {
@@ -19,7 +19,6 @@ export interface BatchRow {
 
 const columns = "id::text, recipient_count, credits_reserved, send_at, created_at"
 
-type Fails<A> = Effect.Effect<A, DatabaseUnavailable>
 
 export class BatchStore extends Context.Service<BatchStore, {
   readonly insert: (organisationId: string, batch: BatchRow) => Fails<void>

@@ -6,7 +6,7 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
-import { fromDatabase } from "../db/Store.ts"
+import { fromDatabase } from "../db/Statements.ts"
 import { now } from "../clock/Time.ts"
 import type { ContactInput, ContactRecord } from "./Contact.ts"
 

@@ -71,4 +71,4 @@ export const DatabaseClient = Layer.unwrap(Effect.gen(function*() {
 }))
 
 /** A client for the configured database, with migrations applied. */
-export const DatabaseLive = DatabaseClient.pipe(Layer.tap((context) => migrate.pipe(Effect.provideContext(context))))
+export const databaseLayer = DatabaseClient.pipe(Layer.tap((context) => migrate.pipe(Effect.provideContext(context))))

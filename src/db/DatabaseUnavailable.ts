@@ -5,6 +5,7 @@
  * spec's 503 `service_unavailable` (retry identically; the edge adds Retry-After); to background
  * work, a transient failure (run it again). The cause is kept for the logs, never answered.
  */
+import type { Effect } from "effect"
 import { ServiceUnavailable } from "../domain/Errors.ts"
 import { isConnectionFailure } from "./SqlErrors.ts"
 
@@ -26,3 +27,6 @@ export const isDatabaseUnavailable = (failure: unknown): failure is DatabaseUnav
  * transaction was being opened). The edge answers it 503 rather than 500.
  */
 export const isDatabaseOutage = (failure: unknown): boolean => isDatabaseUnavailable(failure) || isConnectionFailure(failure)
+
+/** What a store's statements return: `A`, or a database outage (and the failures `E` of its own). */
+export type Fails<A, E = never> = Effect.Effect<A, E | DatabaseUnavailable>

@@ -7,7 +7,7 @@
 import { Effect, Ref } from "effect"
 import type { SqlClient, SqlError } from "effect/sql"
 import type { DatabaseUnavailable } from "./DatabaseUnavailable.ts"
-import { inTransaction } from "./Transaction.ts"
+import { inTransaction } from "./Transactions.ts"
 
 /** How many months after this one have their partitions made ahead. */
 export const monthsAhead = 2

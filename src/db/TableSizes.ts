@@ -7,7 +7,7 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { DatabaseUnavailable } from "./DatabaseUnavailable.ts"
-import { fromDatabase } from "./Store.ts"
+import { fromDatabase } from "./Statements.ts"
 
 export interface TableSize {
   readonly table: string

@@ -412,7 +412,7 @@ export const migrations: ReadonlyArray<Migration> = [
       // due messages (MessageQueueStore.claimDue)
       `CREATE INDEX messages_due_by_organisation ON messages (organisation_id, due_at, created_at, batch_position)
         WHERE status = 'scheduled'`,
-      // immediate sends handed over to the holders of their route's bind come first (HandOver.ts)
+      // immediate sends handed over to the holders of their route's bind come first (BindHolderRelay.ts)
       `CREATE INDEX messages_handed_over ON messages (due_at) WHERE status = 'scheduled' AND send_at IS NULL`
     ]
   },

@@ -1,5 +1,5 @@
 /**
- * The background work, as plain effects: the loops of Workers.ts run them as time passes, and the
+ * The background work, as plain effects: the loops of BackgroundLoops.ts run them as time passes, and the
  * test clock runs them to completion when it is advanced. Each step is bounded and returns how
  * much it did.
  */
@@ -14,8 +14,8 @@ import { type Outcome, Settlement } from "../messages/Settlement.ts"
 import { submissionOf, submitGuardMarginMs, Submitter } from "../messages/Submitter.ts"
 import { Provider, type QueryResult, sendsNothing } from "../provider/Provider.ts"
 import { now } from "../clock/Time.ts"
-import { WorkerLease } from "../workers/WorkerLease.ts"
-import { type Orphan, Receipts } from "./Receipts.ts"
+import { ProcessLease } from "../processes/ProcessLease.ts"
+import { type Orphan, Receipts } from "../receipts/Receipts.ts"
 
 /** Most provider submissions in flight per process (the dispatcher's window). */
 export const dispatchConcurrencyMax = 512
@@ -51,7 +51,7 @@ export class WorkSteps extends Context.Service<WorkSteps, {
   /**
    * Claims up to `limit` due scheduled messages for this process. When the provider never paces
    * (Provider.paced), the claim starts them too, uninterruptibly: what it started is this
-   * process's work (WorkerLease.starting), each one to be handed to `dispatch` whatever happens.
+   * process's work (ProcessLease.starting), each one to be handed to `dispatch` whatever happens.
    */
   readonly claimDue: (limit: number) => Effect.Effect<ReadonlyArray<ClaimedMessage>, DatabaseUnavailable>
   /**
@@ -89,7 +89,7 @@ export class WorkSteps extends Context.Service<WorkSteps, {
     const recovery = yield* Recovery
     const receipts = yield* Receipts
     const provider = yield* Provider
-    const lease = yield* WorkerLease
+    const lease = yield* ProcessLease
     const { workerId } = lease
     const window = dispatchWindow(provider.ratePerSecond)
 
@@ -119,7 +119,7 @@ export class WorkSteps extends Context.Service<WorkSteps, {
         else yield* submitter.submitAndSettle({ ...message, status: "processing" })
       })
 
-    // this process's work on the message from its start on (WorkerLease.working): a start whose
+    // this process's work on the message from its start on (ProcessLease.working): a start whose
     // commit answer is lost leaves the message `processing`, then recovered as never sent
     const dispatch = ({ claim, ...message }: ClaimedMessage) =>
       claim === "claimed"

@@ -42,7 +42,7 @@ const record = (route: AdmissionRoute, exit: Exit.Exit<HttpServerResponse.HttpSe
 }
 
 /** Route middleware for the public API's routes; provide it to the public API layer. */
-export const AdmissionMetricsLive = HttpRouter.middleware((httpEffect) =>
+export const admissionMetricsLayer = HttpRouter.middleware((httpEffect) =>
   Effect.flatMap(Effect.service(HttpRouter.RouteContext), ({ route }) => {
     const admission = route.method === "POST" ? routes.get(route.path) : undefined
     return admission === undefined ? httpEffect : Effect.onExit(httpEffect, (exit) => record(admission, exit))

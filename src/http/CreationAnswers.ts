@@ -56,7 +56,7 @@ const messageAnswer = (outcome: MessageOutcome, message: MessageRow): Answer => 
 }
 
 /** The ports of the services, encoded here. */
-export const CreationAnswersLive = Layer.mergeAll(
+export const creationAnswersLayer = Layer.mergeAll(
   Layer.succeed(MessageAnswers, MessageAnswers.of({ answer: messageAnswer })),
   Layer.succeed(BatchAnswers, BatchAnswers.of({
     answer: (batch) => ({ status: 202, body: encodeBatch(batchOf(batch)), location: batchLocation(batch.id) })

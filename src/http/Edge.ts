@@ -21,7 +21,7 @@ import { AccessLogWriter, logTimeMillis } from "../observability/Logging.ts"
 import { makeOutageLog } from "../observability/RecurringLogs.ts"
 import { accessLine, accessLogEnabled } from "./AccessLog.ts"
 import { acceptsJson } from "./ContentType.ts"
-import type { RouteTable } from "./Routes.ts"
+import type { RouteTable } from "./RouteTable.ts"
 
 /** Largest request body accepted: a batch of 1000 recipients and a 320-character text fit many times over. */
 export const maxBodyBytes = 64 * 1024

@@ -16,7 +16,7 @@ import { errorBody } from "../domain/Errors.ts"
 import { AccessLogWriter, logTimeMillis } from "../observability/Logging.ts"
 import { accessLine, accessLogEnabled } from "./AccessLog.ts"
 import { acceptableRequestId, everyAnswerHeaders, maxBodyBytes, requestIdHeader, retryAfterSeconds } from "./Edge.ts"
-import type { RouteTable } from "./Routes.ts"
+import type { RouteTable } from "./RouteTable.ts"
 
 /** How long a refused connection may stay half-open for the answer to drain before it is destroyed. */
 const refusedLingerMs = 2000
@@ -185,13 +185,13 @@ export const answerWhileStarting = (server: Server, log: RefusalLog): Server => 
     log.write?.(accessLine({ method: request.method ?? "-", path: pathOf(request), status: 503, ms: 0, requestId }, logTimeMillis()))
   }
   // 'newListener' fires before a listener is added: the application's handler replaces this one
-  const handOver = (event: string | symbol) => {
+  const replaceStarting = (event: string | symbol) => {
     if (event !== "request") return
     server.off("request", starting)
-    server.off("newListener", handOver)
+    server.off("newListener", replaceStarting)
   }
   server.on("request", starting)
-  server.on("newListener", handOver)
+  server.on("newListener", replaceStarting)
   return server
 }
 
@@ -211,7 +211,7 @@ export const answerHalfClosedClients = (server: Server): Server => {
  * requests without a Host header are served rather than refused by Node with an empty 400: the
  * service answers nothing that depends on the host.
  */
-export const NodeServerLive = (routes: RouteTable, options: { readonly port: number; readonly host: string }) =>
+export const nodeServerLayer = (routes: RouteTable, options: { readonly port: number; readonly host: string }) =>
   Layer.unwrap(Effect.gen(function*() {
     const write = accessLogEnabled(yield* References.MinimumLogLevel) ? yield* AccessLogWriter : undefined
     const log: RefusalLog = { write }

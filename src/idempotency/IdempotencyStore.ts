@@ -8,8 +8,8 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
-import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
-import { fromDatabase } from "../db/Store.ts"
+import type { Fails } from "../db/DatabaseUnavailable.ts"
+import { fromDatabase } from "../db/Statements.ts"
 import type { Answer } from "./Answer.ts"
 
 export type Route = "messages" | "message-batches" | "webhooks"
@@ -35,7 +35,6 @@ export interface NewKey {
   readonly answer?: Answer
 }
 
-type Fails<A> = Effect.Effect<A, DatabaseUnavailable>
 
 /** The columns of a stored key as KeyRow reads them. */
 const keyColumns = "fingerprint, state, response_status, response_body, response_location, (state = 'done' AND response_body IS NULL) AS erased"

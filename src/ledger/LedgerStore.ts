@@ -18,8 +18,8 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
-import { fromDatabase } from "../db/Store.ts"
+import type { Fails } from "../db/DatabaseUnavailable.ts"
+import { fromDatabase } from "../db/Statements.ts"
 import { dropPartitionLocked, makePartitions, pastPartitions } from "../db/MonthPartitions.ts"
 import { type LotFree, splitGrant } from "../domain/Credits.ts"
 
@@ -48,7 +48,6 @@ export interface HoldSettlement {
   readonly kind: "consume" | "release"
 }
 
-type Fails<A> = Effect.Effect<A, DatabaseUnavailable>
 
 /**
  * The journal's monthly partitions are named `credit_entries_pYYYYMM` (migration 16,

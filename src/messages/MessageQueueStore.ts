@@ -12,11 +12,11 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
-import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
-import { fromDatabase } from "../db/Store.ts"
+import type { Fails } from "../db/DatabaseUnavailable.ts"
+import { fromDatabase } from "../db/Statements.ts"
 import { organisationFragments } from "../organisations/OrganisationStore.ts"
 import type { ProviderRef, Sendable } from "../provider/Provider.ts"
-import { workerFragments } from "../workers/WorkerStore.ts"
+import { workerFragments } from "../processes/ProcessStore.ts"
 import type { MessageRow } from "./MessageRow.ts"
 import { appended } from "./CompactTimeline.ts"
 import { messageColumns } from "./MessageStore.ts"
@@ -89,7 +89,6 @@ const sendableNumber = (sql: SqlClient.SqlClient, sendable: Sendable): Statement
     : sql`coalesce((SELECT p.held FROM json_to_recordset(${JSON.stringify(sendable.prefixes)}::json) AS p(prefix text, held boolean)
         WHERE left(to_number, length(p.prefix)) = p.prefix ORDER BY length(p.prefix) DESC LIMIT 1), true)`
 
-type Fails<A> = Effect.Effect<A, DatabaseUnavailable>
 
 export class MessageQueueStore extends Context.Service<MessageQueueStore, {
   /**
@@ -116,7 +115,7 @@ export class MessageQueueStore extends Context.Service<MessageQueueStore, {
   /**
    * The earliest instant at which a scheduled message may be claimed: a due one not claimed at
    * `at`, when there is one; else `laterClaimable(at)`. What the dispatcher sleeps until when a
-   * claim found nothing (Workers.ts).
+   * claim found nothing (BackgroundLoops.ts).
    */
   readonly nextClaimable: (at: Date) => Fails<Date | undefined>
   /**
@@ -232,7 +231,7 @@ export class MessageQueueStore extends Context.Service<MessageQueueStore, {
     }
 
     return MessageQueueStore.of({
-      // Immediate sends handed over by a process without their route's bind (HandOver.ts: due now,
+      // Immediate sends handed over by a process without their route's bind (BindHolderRelay.ts: due now,
       // no send_at) come first, ahead of any due scheduled message (contract section 11). Then
       // fair share: every organisation with due work gets a turn in each claim. The organisations
       // holding scheduled messages are walked one index probe each (a loose index scan of

@@ -12,8 +12,8 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
-import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
-import { fromDatabase } from "../db/Store.ts"
+import type { Fails } from "../db/DatabaseUnavailable.ts"
+import { fromDatabase } from "../db/Statements.ts"
 import { canTransition, finalStatuses, type MessageStatus } from "../domain/MessageStatus.ts"
 import type { ListPosition } from "../domain/NewestFirst.ts"
 import { isUuid } from "../domain/Uuid.ts"
@@ -102,7 +102,6 @@ export const messageColumns = (alias = "") => {
 }
 const columns = messageColumns()
 
-type Fails<A> = Effect.Effect<A, DatabaseUnavailable>
 
 export class MessageStore extends Context.Service<MessageStore, {
   /** Inserts messages of one organisation in one statement, each with its timeline's admission entry. */

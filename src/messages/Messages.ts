@@ -7,7 +7,7 @@
  * An immediate send this process cannot submit (other processes hold the binds of its route,
  * contract section 11) is handed to them through the database: stored `scheduled` and due now,
  * claimed by a holder's dispatcher, which settles it and stores its key's answer; this process
- * answers with that answer once it is stored (HandOver.ts).
+ * answers with that answer once it is stored (BindHolderRelay.ts).
  */
 import { Context, Duration, Effect, Layer, Schedule } from "effect"
 import { type DatabaseUnavailable, isDatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
@@ -32,7 +32,7 @@ import { Ids } from "../platform/Ids.ts"
 import { Ledger } from "../ledger/Ledger.ts"
 import { Organisations } from "../organisations/Organisations.ts"
 import { now } from "../clock/Time.ts"
-import { WorkerLease } from "../workers/WorkerLease.ts"
+import { ProcessLease } from "../processes/ProcessLease.ts"
 import type { Answer } from "../idempotency/Answer.ts"
 import { Erasure } from "./Erasure.ts"
 import { MessageAnswers } from "./MessageAnswers.ts"
@@ -44,7 +44,7 @@ import { requireSendable } from "./Sendability.ts"
 import { Settlement } from "./Settlement.ts"
 import { Submitter } from "./Submitter.ts"
 import { canSend, Provider } from "../provider/Provider.ts"
-import { HandOver } from "./HandOver.ts"
+import { BindHolderRelay } from "./BindHolderRelay.ts"
 
 export interface MessageRequest {
   readonly to: string
@@ -97,15 +97,15 @@ export class Messages extends Context.Service<Messages, {
     const submitter = yield* Submitter
     const settlement = yield* Settlement
     const recovery = yield* Recovery
-    const lease = yield* WorkerLease
+    const lease = yield* ProcessLease
     const { workerId } = lease
     const ids = yield* Ids
     const quickAdmission = yield* QuickAdmission
     const provider = yield* Provider
-    const handOver = yield* HandOver
+    const relay = yield* BindHolderRelay
 
     /** Whether an immediate send goes to the processes holding its route's binds (this one holds none). */
-    const isHandedOver = (request: MessageRequest): boolean => request.sendAt === null && !canSend(provider.sendable(), request.to)
+    const isRelayed = (request: MessageRequest): boolean => request.sendAt === null && !canSend(provider.sendable(), request.to)
     const erasure = yield* Erasure
 
     /** A scheduled creation's answer, known before anything is written: 202 with the message. */
@@ -127,8 +127,8 @@ export class Messages extends Context.Service<Messages, {
     const admit = (organisationId: string, key: string, fingerprint: string, request: MessageRequest, id: string, at: Date) =>
       Effect.gen(function*() {
         const profile = yield* organisations.sendingProfile(organisationId, request.senderName)
-        const handedOver = isHandedOver(request)
-        const status = request.sendAt === null && !handedOver ? "processing" as const : "scheduled" as const
+        const relayed = isRelayed(request)
+        const status = request.sendAt === null && !relayed ? "processing" as const : "scheduled" as const
         const message: MessageRow = {
           organisationId,
           id,
@@ -157,8 +157,8 @@ export class Messages extends Context.Service<Messages, {
         yield* ledger.reserve(organisationId, [{ messageId: id, credits: request.segments }])
         return scheduled !== undefined
           ? { _tag: "Answered" as const, answer: scheduled, replayed: false }
-          : handedOver
-          ? { _tag: "HandedOver" as const, message }
+          : relayed
+          ? { _tag: "Relayed" as const, message }
           : { _tag: "Immediate" as const, message }
       }).pipe(transaction)
 
@@ -170,7 +170,7 @@ export class Messages extends Context.Service<Messages, {
     const admitQuickly = (organisationId: string, key: string, fingerprint: string, request: MessageRequest, id: string, at: Date) =>
       Effect.gen(function*() {
         if (request.sendAt !== null && !isFuture(request.sendAt, at.getTime())) return yield* admit(organisationId, key, fingerprint, request, id, at)
-        const handedOver = isHandedOver(request)
+        const relayed = isRelayed(request)
         const message = (senderName: string): MessageRow => ({
           organisationId,
           id,
@@ -179,7 +179,7 @@ export class Messages extends Context.Service<Messages, {
           senderName,
           text: request.text,
           segments: request.segments,
-          status: request.sendAt === null && !handedOver ? "processing" : "scheduled",
+          status: request.sendAt === null && !relayed ? "processing" : "scheduled",
           sendAt: request.sendAt,
           deliveryTime: null,
           erasedAt: null
@@ -194,8 +194,8 @@ export class Messages extends Context.Service<Messages, {
           text: request.text,
           segments: request.segments,
           sendAt: request.sendAt,
-          handOver: handedOver,
-          workerId: request.sendAt === null && !handedOver ? workerId : null,
+          relayed,
+          workerId: request.sendAt === null && !relayed ? workerId : null,
           at,
           today: utcDay(at.getTime()),
           answer: request.sendAt === null ? undefined : scheduledAnswer(message(request.senderName ?? unresolvedSender))
@@ -204,8 +204,8 @@ export class Messages extends Context.Service<Messages, {
           const admitted = message(quick.senderName)
           return request.sendAt !== null
             ? { _tag: "Answered" as const, answer: scheduledAnswer(admitted), replayed: false }
-            : handedOver
-            ? { _tag: "HandedOver" as const, message: admitted }
+            : relayed
+            ? { _tag: "Relayed" as const, message: admitted }
             : { _tag: "Immediate" as const, message: admitted }
         }
         if (quick._tag === "Existing") {
@@ -217,7 +217,7 @@ export class Messages extends Context.Service<Messages, {
 
     /**
      * An immediate send or a schedule once its id is drawn: admission, then (immediate) the provider
-     * and settlement; run as this process's work on the message (WorkerLease.working).
+     * and settlement; run as this process's work on the message (ProcessLease.working).
      */
     const send = (organisationId: string, key: string, fingerprint: string, request: MessageRequest, id: string, at: Date) =>
       Effect.gen(function*() {
@@ -231,7 +231,7 @@ export class Messages extends Context.Service<Messages, {
             }))
         )
         if (admitted._tag === "Answered") return { answer: admitted.answer, replayed: admitted.replayed }
-        if (admitted._tag === "HandedOver") return { answer: yield* handOver.awaitAnswer(admitted.message, key), replayed: false }
+        if (admitted._tag === "Relayed") return { answer: yield* relay.awaitAnswer(admitted.message, key), replayed: false }
         // unmarked, it must not reach the provider: the database still failing, it is settled as
         // never sent now, rather than left `processing` for recovery
         const marked = yield* store.markSubmitted(organisationId, [id], yield* now).pipe(

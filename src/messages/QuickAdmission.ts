@@ -18,7 +18,7 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
 import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
-import { fromDatabase } from "../db/Store.ts"
+import { fromDatabase } from "../db/Statements.ts"
 import type { Answer } from "../idempotency/Answer.ts"
 import { idempotencyFragments, type KeyRow } from "../idempotency/IdempotencyStore.ts"
 import { ledgerFragments } from "../ledger/LedgerStore.ts"
@@ -55,7 +55,7 @@ export interface QuickMessage extends Common {
    * An immediate send this process cannot submit (another holds its route's binds): stored
    * `scheduled`, due now, for a holder's dispatcher; its key stays in progress until settled.
    */
-  readonly handOver: boolean
+  readonly relayed: boolean
   /** Immediate sends: the process that goes on to submit it. */
   readonly workerId: string | null
   /**
@@ -127,7 +127,7 @@ export class QuickAdmission extends Context.Service<QuickAdmission, {
         : sql`replace(${body}::text, ${JSON.stringify(unresolvedSender)}, to_json((SELECT sender_name FROM org))::text)`
 
     const message = (m: QuickMessage) => {
-      const status = m.sendAt === null && !m.handOver ? "processing" : "scheduled"
+      const status = m.sendAt === null && !m.relayed ? "processing" : "scheduled"
       const key = { organisationId: m.organisationId, route: "messages" as const, key: m.key, fingerprint: m.fingerprint, messageId: m.id, ...(m.answer === undefined ? {} : { answer: m.answer }) }
       const member = sql`SELECT k.message_id AS id, NULL::uuid AS batch_id, NULL::integer AS batch_position, ${m.to}::text AS to_number,
         org.sender_name, ${status}::text AS status, ${m.sendAt}::timestamptz AS send_at, ${m.workerId}::uuid AS worker_id FROM k, org`

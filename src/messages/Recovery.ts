@@ -9,8 +9,8 @@
 import { Context, Effect, Layer } from "effect"
 import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
 import { now } from "../clock/Time.ts"
-import { WorkerLease } from "../workers/WorkerLease.ts"
-import { WorkerStore } from "../workers/WorkerStore.ts"
+import { ProcessLease } from "../processes/ProcessLease.ts"
+import { ProcessStore } from "../processes/ProcessStore.ts"
 import { type AbandonedMessage, MessageQueueStore } from "./MessageQueueStore.ts"
 import { Settlement } from "./Settlement.ts"
 
@@ -30,9 +30,9 @@ export class Recovery extends Context.Service<Recovery, {
 }>()("sms/Recovery") {
   static readonly layer = Layer.effect(Recovery, Effect.gen(function*() {
     const queue = yield* MessageQueueStore
-    const workers = yield* WorkerStore
+    const workers = yield* ProcessStore
     const settlement = yield* Settlement
-    const lease = yield* WorkerLease
+    const lease = yield* ProcessLease
 
     /**
      * A dead process's messages, and this process's own that it is not working on. What this

@@ -81,7 +81,7 @@ export class Settlement extends Context.Service<Settlement, {
    * Applies `outcome` to the message, atomically, in a set with whatever else is being settled.
    * Retries through database outages: what it was given is never dropped, and the caller (the
    * background work on the message: dispatch, verification, recovery) waits until it commits, so
-   * the message stays in this process's work until then (WorkerLease.working).
+   * the message stays in this process's work until then (ProcessLease.working).
    */
   readonly settle: (message: MessageRow, outcome: Outcome, source: EventSource) => Effect.Effect<void, DatabaseUnavailable>
   /**

@@ -16,7 +16,7 @@ const levels = { debug: "Debug", info: "Info", warn: "Warn", error: "Error" } as
 
 /**
  * Where the HTTP access log writes its lines (http/AccessLog.ts); none by default, so an app
- * built without LoggingLive (an in-process test) keeps quiet.
+ * built without loggingLayer (an in-process test) keeps quiet.
  */
 export const AccessLogWriter = Context.Reference<((line: string) => void) | undefined>("sms/AccessLogWriter", {
   defaultValue: () => undefined
@@ -43,7 +43,7 @@ const stdout = (line: string) => {
 export const minimumLogLevel = (level: LogLevelName) => Layer.succeed(References.MinimumLogLevel, levels[level])
 
 /** The service's logging: JSON lines on stdout from `level` up, the access log included. */
-export const LoggingLive = (level: LogLevelName) =>
+export const loggingLayer = (level: LogLevelName) =>
   Layer.mergeAll(
     Logger.layer([Logger.withConsoleLog(inRealTime(Logger.map(Logger.formatJson, redactPhones)))]),
     minimumLogLevel(level),

@@ -51,7 +51,7 @@ const BoundedFetchClient = Layer.effect(
 export const tracesUrl = (endpoint: string) => `${endpoint}/v1/traces`
 
 /** The tracer of the configuration: OTLP export when an endpoint is set, else nothing. */
-export const TracingLive = (config: Pick<AppConfigShape, "otlpEndpoint" | "otelServiceName">) =>
+export const tracingLayer = (config: Pick<AppConfigShape, "otlpEndpoint" | "otelServiceName">) =>
   config.otlpEndpoint === undefined
     ? Layer.empty
     : OtlpTracer.layer({

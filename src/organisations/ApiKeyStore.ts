@@ -4,8 +4,8 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
-import { fromDatabase } from "../db/Store.ts"
+import type { Fails } from "../db/DatabaseUnavailable.ts"
+import { fromDatabase } from "../db/Statements.ts"
 import type { Permission } from "../domain/Permissions.ts"
 
 /** What the operator may see of a key: never its secret. */
@@ -24,7 +24,6 @@ export interface StoredKey {
   readonly revoked: boolean
 }
 
-type Fails<A> = Effect.Effect<A, DatabaseUnavailable>
 
 // Stryker disable StringLiteral: the service's key ("sms/ApiKeyStore" below) is unique whatever its text
 export class ApiKeyStore extends Context.Service<ApiKeyStore, {

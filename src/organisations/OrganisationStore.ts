@@ -6,8 +6,8 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
-import { fromDatabase } from "../db/Store.ts"
+import type { Fails } from "../db/DatabaseUnavailable.ts"
+import { fromDatabase } from "../db/Statements.ts"
 import type { ListPosition } from "../domain/NewestFirst.ts"
 
 export interface Organisation {
@@ -35,7 +35,6 @@ export interface SendingProfile {
   readonly senderActive: boolean
 }
 
-type Fails<A> = Effect.Effect<A, DatabaseUnavailable>
 
 const columns = "id::text, name, sms_enabled, default_sender_name, retention_days"
 

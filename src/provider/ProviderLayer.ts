@@ -5,20 +5,20 @@
  * of processes through the database (BindSlots.ts).
  */
 import { Effect, Layer } from "effect"
-import { SimulatorLive } from "./simulator/Simulator.ts"
+import { simulatorLayer } from "./inprocess/Simulator.ts"
 import { AppConfig } from "../config/Config.ts"
 import { MeteredProvider } from "./Metered.ts"
-import { SmppProviderLive } from "./smpp/SmppProvider.ts"
+import { smppProviderLayer } from "./smpp/SmppProvider.ts"
 import { BindSlotStore } from "./smpp/BindSlots.ts"
 
 const Adapter = Layer.unwrap(Effect.map(AppConfig, (c) =>
   c.provider === "smpp" && c.smpp !== undefined
     // the embedded PGlite serves one process only: its binds are the fleet's, no slot to lease
-    ? c.databaseUrl === undefined ? SmppProviderLive(c.smpp) : SmppProviderLive(c.smpp).pipe(Layer.provide(BindSlotStore.layer))
-    : SimulatorLive({
+    ? c.databaseUrl === undefined ? smppProviderLayer(c.smpp) : smppProviderLayer(c.smpp).pipe(Layer.provide(BindSlotStore.layer))
+    : simulatorLayer({
       receiptDelayMs: c.simulatorReceiptDelayMs,
       slowMs: c.simulatorSlowMs,
       autonomous: c.clock !== "test"
     })))
 
-export const ProviderLive = MeteredProvider.pipe(Layer.provideMerge(Adapter))
+export const providerLayer = MeteredProvider.pipe(Layer.provideMerge(Adapter))

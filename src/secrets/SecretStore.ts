@@ -6,7 +6,7 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
-import { fromDatabase } from "../db/Store.ts"
+import { fromDatabase } from "../db/Statements.ts"
 
 export class SecretStore extends Context.Service<SecretStore, {
   /** The secret stored under `name`; `candidate` becomes it when there is none yet (the first to store wins). */

@@ -5,9 +5,9 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
-import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
-import { fromDatabase } from "../db/Store.ts"
-import { inTransaction } from "../db/Transaction.ts"
+import type { Fails } from "../db/DatabaseUnavailable.ts"
+import { fromDatabase } from "../db/Statements.ts"
+import { inTransaction } from "../db/Transactions.ts"
 import type { ListPosition } from "../domain/NewestFirst.ts"
 import { webhookMessageStatuses } from "../domain/Webhooks.ts"
 
@@ -81,7 +81,6 @@ const endpointColumns = "id::text, url, events, description, enabled, created_at
 const deliveryColumns = `d.event_id::text, e.type, d.state, d.attempts, d.last_status_code, d.last_error,
   d.next_attempt_at, d.created_at`
 
-type Fails<A> = Effect.Effect<A, DatabaseUnavailable>
 
 export class WebhookStore extends Context.Service<WebhookStore, {
   /** Serialises the endpoint creations of an organisation until the transaction ends; returns how many it has. */

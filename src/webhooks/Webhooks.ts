@@ -7,7 +7,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { AppConfig } from "../config/Config.ts"
-import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
+import type { DatabaseUnavailable, Fails } from "../db/DatabaseUnavailable.ts"
 import { Transactions } from "../db/Transactions.ts"
 import { InvalidCursor, NotFound, ValidationError } from "../domain/Errors.ts"
 import { type ListPage, pageOf, positionAfter } from "../domain/NewestFirst.ts"
@@ -34,7 +34,6 @@ export interface EndpointRequest {
   readonly description: string | undefined
 }
 
-type Fails<A, E = never> = Effect.Effect<A, E | NotFound | DatabaseUnavailable>
 
 export class Webhooks extends Context.Service<Webhooks, {
   /** Creates an endpoint under an idempotency key, or replays the answer stored for it; refuses a URL of the rules and an eleventh endpoint. */
@@ -44,18 +43,18 @@ export class Webhooks extends Context.Service<Webhooks, {
   >
   /** The organisation's endpoints, newest first. */
   readonly list: (organisationId: string) => Effect.Effect<ReadonlyArray<EndpointRow>, DatabaseUnavailable>
-  readonly get: (organisationId: string, id: string) => Fails<EndpointRow>
-  readonly update: (organisationId: string, id: string, changes: EndpointChanges) => Fails<EndpointRow, ValidationError>
+  readonly get: (organisationId: string, id: string) => Fails<EndpointRow, NotFound>
+  readonly update: (organisationId: string, id: string, changes: EndpointChanges) => Fails<EndpointRow, ValidationError | NotFound>
   /** Deletes the endpoint; its pending deliveries are dropped. */
-  readonly remove: (organisationId: string, id: string) => Fails<void>
+  readonly remove: (organisationId: string, id: string) => Fails<void, NotFound>
   /** A new secret; the current one keeps signing beside it for `secretOverlapMs`. */
-  readonly rotateSecret: (organisationId: string, id: string) => Fails<string>
+  readonly rotateSecret: (organisationId: string, id: string) => Fails<string, NotFound>
   /** A page of the endpoint's delivery log, newest first. */
-  readonly deliveries: (organisationId: string, id: string, cursor: string | undefined) => Fails<ListPage<DeliveryRow>, InvalidCursor>
+  readonly deliveries: (organisationId: string, id: string, cursor: string | undefined) => Fails<ListPage<DeliveryRow>, InvalidCursor | NotFound>
   /** Makes a delivery due now, a failed one too. */
-  readonly retry: (organisationId: string, id: string, eventId: string) => Fails<void>
+  readonly retry: (organisationId: string, id: string, eventId: string) => Fails<void, NotFound>
   /** Sends a `webhook.test` event to the endpoint. */
-  readonly test: (organisationId: string, id: string) => Fails<void>
+  readonly test: (organisationId: string, id: string) => Fails<void, NotFound>
 }>()("sms/Webhooks") {
   static readonly layer = Layer.effect(Webhooks, Effect.gen(function*() {
     const store = yield* WebhookStore

@@ -13,7 +13,7 @@
  * Without DATABASE_URL they are skipped, and the skipped block's name says why.
  */
 import { afterAll, describe, expect, it } from "vitest"
-import { testNumbers } from "../../src/provider/simulator/Simulator.ts"
+import { testNumbers } from "../../src/provider/inprocess/Simulator.ts"
 import { eventually } from "../support/Eventually.ts"
 import { bodyOf, type Creation, messagesPath } from "../support/Messages.ts"
 import { createScratchDatabase } from "../support/ScratchDatabase.ts"

@@ -1,6 +1,6 @@
 /**
  * The simulator console in a real browser: Debian's Chromium driven by playwright-core against
- * the service as `npm start` assembles it (src/App.ts) on a loopback port, on its test clock.
+ * the service as `npm start` assembles it (src/app/AppLayer.ts `mainLayer`) on a loopback port, on its test clock.
  * A message goes to each simulator number through the public API; in the page, each is seen
  * with its first answer, then the page's "advance" control moves the clock and each is seen to
  * reach its status of contract section 5; a receipt is sent from the page and seen applied.
@@ -15,8 +15,8 @@ import { join, resolve } from "node:path"
 import { Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { type Browser, chromium, type Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { testNumbers } from "../../src/provider/simulator/Simulator.ts"
-import { AppLayer } from "../../src/app/AppLayer.ts"
+import { testNumbers } from "../../src/provider/inprocess/Simulator.ts"
+import { mainLayer } from "../../src/app/AppLayer.ts"
 import { scratchDatabaseUrl } from "../support/ScratchDatabase.ts"
 import { adminToken, allPermissions, testConfig } from "../support/TestApp.ts"
 import { type Receiver, startReceiver } from "../webhooks/support.ts"
@@ -58,7 +58,7 @@ const startService = async () => {
     simulatorSlowMs: 100,
     ...(url === undefined ? {} : { databaseUrl: Redacted.make(url) })
   })
-  await Effect.runPromise(Layer.buildWithScope(AppLayer(config), scope))
+  await Effect.runPromise(Layer.buildWithScope(mainLayer(config), scope))
   return { base: `http://127.0.0.1:${port}`, stop: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
 }
 

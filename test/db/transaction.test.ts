@@ -7,7 +7,7 @@ import { Context, Effect, Exit } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
 import { describe, expect, it } from "vitest"
 import { isTransient } from "../../src/db/SqlErrors.ts"
-import { inTransaction } from "../../src/db/Transaction.ts"
+import { inTransaction } from "../../src/db/Transactions.ts"
 
 const connectionLost = (operation: string) =>
   new SqlError.SqlError({ reason: new SqlError.ConnectionError({ cause: new Error("Connection closed"), message: "connection lost", operation }) })

@@ -4,7 +4,7 @@
  * (MessageQueueStore.claimDue). Organisation A schedules a large batch, B one message due after
  * all of A's; a claim far smaller than A's backlog still takes B's message, and takes the
  * organisations round robin. An immediate send handed over by a process without its route's bind
- * (due now, no send_at: HandOver.ts) comes before any of them.
+ * (due now, no send_at: BindHolderRelay.ts) comes before any of them.
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
@@ -74,7 +74,7 @@ withApp({ label: "fair" })("fair-share claim", (it) => {
       const b = yield* app.newOrg({ credits: 1 })
       yield* schedule(a.apiKey, ordinaryNumbers(50, 2000), inMinutes(400))
       yield* schedule(b.apiKey, ordinaryNumbers(1, 2100), inMinutes(401))
-      // B's message as HandOver stores an immediate send: due now, no send_at
+      // B's message as BindHolderRelay stores an immediate send: due now, no send_at
       yield* Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         yield* sql`UPDATE messages SET send_at = NULL WHERE organisation_id = ${b.orgId}`

@@ -7,7 +7,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { expect } from "@effect/vitest"
-import { testNumbers } from "../../src/provider/simulator/Simulator.ts"
+import { testNumbers } from "../../src/provider/inprocess/Simulator.ts"
 import { balanceOf, create } from "../support/Messages.ts"
 import { App, backend, withApp } from "../support/TestApp.ts"
 

@@ -19,7 +19,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { describe, expect, it } from "vitest"
-import { testNumbers } from "../../src/provider/simulator/Simulator.ts"
+import { testNumbers } from "../../src/provider/inprocess/Simulator.ts"
 import { eventually } from "../support/Eventually.ts"
 import { isRunning, serve } from "../support/ServedProcess.ts"
 import { printFigures, seconds } from "./support/Figures.ts"

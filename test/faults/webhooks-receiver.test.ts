@@ -29,7 +29,7 @@
  *    two service processes delivering.
  */
 import { describe, expect, it } from "vitest"
-import { testNumbers } from "../../src/provider/simulator/Simulator.ts"
+import { testNumbers } from "../../src/provider/inprocess/Simulator.ts"
 import { eventually } from "../support/Eventually.ts"
 import { serve } from "../support/ServedProcess.ts"
 import { startWebhookReceiver } from "../support/WebhookReceiver.ts"

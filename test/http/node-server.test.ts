@@ -5,8 +5,8 @@ import { HttpRouter, HttpServer } from "effect/http"
 import { createServer, type Server } from "node:http"
 import { connect } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { HttpAppLive, routes } from "../../src/app/Routes.ts"
-import { answerNodeRefusals, answerWhileStarting, NodeServerLive } from "../../src/http/NodeServer.ts"
+import { httpAppLayer, routes } from "../../src/app/HttpApp.ts"
+import { answerNodeRefusals, answerWhileStarting, nodeServerLayer } from "../../src/http/NodeServer.ts"
 import { appServices } from "../support/AppServices.ts"
 import { adminToken, organisationFactory, remoteCaller } from "../support/TestApp.ts"
 
@@ -62,8 +62,8 @@ const expectErrorReply = (reply: RawReply, status: number, code: string) => {
 const scope = Effect.runSync(Scope.make())
 let port: number
 beforeAll(async () => {
-  const app = HttpRouter.serve(HttpAppLive, { disableLogger: true }).pipe(
-    Layer.provideMerge(NodeServerLive(routes, { port: 0, host: "127.0.0.1" })),
+  const app = HttpRouter.serve(httpAppLayer, { disableLogger: true }).pipe(
+    Layer.provideMerge(nodeServerLayer(routes, { port: 0, host: "127.0.0.1" })),
     Layer.provideMerge(appServices())
   )
   const context = await Effect.runPromise(Layer.buildWithScope(app, scope))

@@ -6,16 +6,16 @@ import { HttpRouter, HttpServer } from "effect/http"
 import { SqlError } from "effect/sql"
 import { afterAll, describe, expect, it } from "vitest"
 import { serviceLayer } from "../../src/app/AppLayer.ts"
-import { HttpAppLive } from "../../src/app/Routes.ts"
+import { httpAppLayer } from "../../src/app/HttpApp.ts"
 import { clockLayer } from "../../src/clock/ServiceClock.ts"
-import { DatabaseLive } from "../../src/db/Database.ts"
+import { databaseLayer } from "../../src/db/Database.ts"
 import { isConnectionFailure, isTransient, sqlStateOf } from "../../src/db/SqlErrors.ts"
-import { fromDatabase } from "../../src/db/Store.ts"
+import { fromDatabase } from "../../src/db/Statements.ts"
 import { maskPhone } from "../../src/domain/Phone.ts"
 import { retryAfterSeconds } from "../../src/http/Edge.ts"
 import { AccessLogWriter } from "../../src/observability/Logging.ts"
 import { ApiKeys } from "../../src/organisations/ApiKeys.ts"
-import { ProviderLive } from "../../src/provider/ProviderLayer.ts"
+import { providerLayer } from "../../src/provider/ProviderLayer.ts"
 import { makeCaller, testConfig } from "../support/TestApp.ts"
 
 /** A server error as @effect/sql-pg reports it: the reason carries the server's fields on its cause. */
@@ -97,9 +97,9 @@ const FailingApiKeys = Layer.succeed(ApiKeys, ApiKeys.of({
 const logged: Array<{ level: string; message: unknown; annotations: Record<string, unknown> }> = []
 const accessLines: Array<string> = []
 const config = testConfig()
-const app = HttpAppLive.pipe(
+const app = httpAppLayer.pipe(
   Layer.provide(FailingApiKeys),
-  Layer.provideMerge(serviceLayer({ config, database: DatabaseLive, provider: ProviderLive, clock: clockLayer("system") })),
+  Layer.provideMerge(serviceLayer({ config, database: databaseLayer, provider: providerLayer, clock: clockLayer("system") })),
   Layer.provide(HttpServer.layerServices),
   Layer.provide(Layer.succeed(AccessLogWriter, (line: string) => void accessLines.push(line))),
   // merged into the app's output: toWebHandler runs requests with it, so their logs are captured

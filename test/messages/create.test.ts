@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto"
 import { describe, expect } from "@effect/vitest"
 import { Effect } from "effect"
-import { testNumbers } from "../../src/provider/simulator/Simulator.ts"
+import { testNumbers } from "../../src/provider/inprocess/Simulator.ts"
 import { balancePath, expectError, expectPlainError, expectValidation } from "../http/helpers.ts"
 import { App, backend, type Reply, withApp } from "../support/TestApp.ts"
 

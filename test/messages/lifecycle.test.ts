@@ -10,14 +10,14 @@
 import { Deferred, Effect, Fiber } from "effect"
 import { SqlClient } from "effect/sql"
 import { expect } from "@effect/vitest"
-import { testNumbers } from "../../src/provider/simulator/Simulator.ts"
+import { testNumbers } from "../../src/provider/inprocess/Simulator.ts"
 import { countSegments } from "../../src/domain/Segments.ts"
 import { Idempotency } from "../../src/idempotency/Idempotency.ts"
 import { Ledger } from "../../src/ledger/Ledger.ts"
 import { MessageStore } from "../../src/messages/MessageStore.ts"
 import { Recovery } from "../../src/messages/Recovery.ts"
 import { Provider, ProviderInbox } from "../../src/provider/Provider.ts"
-import { leaseTtlMs, WorkerLease } from "../../src/workers/WorkerLease.ts"
+import { leaseTtlMs, ProcessLease } from "../../src/processes/ProcessLease.ts"
 import { balanceOf, bodyOf, create, messagesPath, type Snapshot, snapshot, statusOf } from "../support/Messages.ts"
 import { App, backend, withApp } from "../support/TestApp.ts"
 
@@ -338,7 +338,7 @@ withApp({
       const app = yield* App
       const { orgId, apiKey } = yield* app.newOrg({ credits: 10 })
       const start = yield* app.now
-      const lease = yield* WorkerLease
+      const lease = yield* ProcessLease
       const left = (to: string, key: string, crash: Crash) => leftProcessing(orgId, lease.workerId, new Date(start), to, key, crash)
       const lost = yield* left(testNumbers.delivered, "own-lost-admission", "beforeMark")
       const lostAfterMark = yield* left(ordinary, "own-lost-after-mark", "beforeCall")
@@ -376,7 +376,7 @@ withApp({
     Effect.gen(function*() {
       const app = yield* App
       const { orgId, apiKey } = yield* app.newOrg({ credits: 10 })
-      const lease = yield* WorkerLease
+      const lease = yield* ProcessLease
       const recovery = yield* Recovery
       // a message left processing by this process, as a claim that starts messages leaves one before it counts it
       const started = yield* leftProcessing(orgId, lease.workerId, new Date(yield* app.now), ordinary, "own-started-by-a-claim", "beforeMark")

@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { describe, expect } from "@effect/vitest"
-import { simulatorMemoryMs } from "../../src/dispatch/Compaction.ts"
+import { simulatorMemoryMs } from "../../src/messages/Compaction.ts"
 import { expectError } from "../http/helpers.ts"
 import { App, backend, withApp } from "../support/TestApp.ts"
 

@@ -1,13 +1,13 @@
 /**
  * Log lines carry the real time, whatever clock the service judges by: under SMS_CLOCK=test the
  * service's clock stands still or runs days ahead, and an operator reads logs against the wall
- * clock. Effect's logger (LoggingLive) in-process, the access log through a started service.
+ * clock. Effect's logger (loggingLayer) in-process, the access log through a started service.
  */
 import { Effect, Layer } from "effect"
 import { TestConsole } from "effect/testing"
 import { afterAll, describe, expect, it } from "vitest"
 import { clockLayer, ServiceClock } from "../../src/clock/ServiceClock.ts"
-import { LoggingLive } from "../../src/observability/Logging.ts"
+import { loggingLayer } from "../../src/observability/Logging.ts"
 import { eventually } from "../support/Eventually.ts"
 import { type Started, servingLine, startService } from "../support/ServiceProcess.ts"
 
@@ -28,7 +28,7 @@ describe("log timestamps under the test clock", () => {
       yield* Effect.logInfo("after the advance")
       return yield* TestConsole.logLines
     }).pipe(
-      Effect.provide(Layer.mergeAll(LoggingLive("info"), clockLayer("test"), TestConsole.layer)),
+      Effect.provide(Layer.mergeAll(loggingLayer("info"), clockLayer("test"), TestConsole.layer)),
       Effect.runPromise
     )
     const line = lines.map((l) => JSON.parse(String(l))).find((l) => l.message === "after the advance")

@@ -7,7 +7,7 @@
 import { randomUUID } from "node:crypto"
 import { Effect } from "effect"
 import { expect } from "@effect/vitest"
-import { testNumbers } from "../../src/provider/simulator/Simulator.ts"
+import { testNumbers } from "../../src/provider/inprocess/Simulator.ts"
 import { countReceiptsApplied } from "../../src/observability/Metrics.ts"
 import { prometheusContentType } from "../../src/admin/MetricsRoute.ts"
 import { expectPlainError } from "../http/helpers.ts"

@@ -1,5 +1,5 @@
 /**
- * OTLP trace export, through the whole service as `npm start` assembles it (src/App.ts) on a
+ * OTLP trace export, through the whole service as `npm start` assembles it (src/app/AppLayer.ts `mainLayer`) on a
  * loopback port, with a tiny collector on another: the spans of a request arrive at
  * `<endpoint>/v1/traces` as OTLP JSON under the configured service name, in the request's trace;
  * and with no collector listening, or one that never answers, requests still succeed while the
@@ -9,8 +9,8 @@ import { Effect, Exit, Layer, Scope } from "effect"
 import { createServer, type IncomingMessage, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterEach, describe, expect, it } from "vitest"
-import { AppLayer } from "../../src/app/AppLayer.ts"
-import { exportBatchSpansMax, exportShutdownMs, TracingLive } from "../../src/observability/Tracing.ts"
+import { mainLayer } from "../../src/app/AppLayer.ts"
+import { exportBatchSpansMax, exportShutdownMs, tracingLayer } from "../../src/observability/Tracing.ts"
 import { adminToken, testConfig } from "../support/TestApp.ts"
 
 interface Received {
@@ -65,7 +65,7 @@ const freePort = async () => {
 const startService = async (otlpEndpoint: string) => {
   const port = await freePort()
   const scope = Effect.runSync(Scope.make())
-  await Effect.runPromise(Layer.buildWithScope(AppLayer(testConfig({ port, otlpEndpoint, otelServiceName: "sms-tracing-test" })), scope))
+  await Effect.runPromise(Layer.buildWithScope(mainLayer(testConfig({ port, otlpEndpoint, otelServiceName: "sms-tracing-test" })), scope))
   const call = (method: string, path: string, headers: Record<string, string> = {}, body?: unknown) =>
     fetch(`http://127.0.0.1:${port}${path}`, {
       method,
@@ -89,7 +89,7 @@ const spansOf = (received: ReadonlyArray<Received>): Array<any> =>
 
 describe("OTLP trace export", () => {
   it("installs nothing when OTEL_EXPORTER_OTLP_ENDPOINT is unset", () => {
-    expect(TracingLive({ otlpEndpoint: undefined, otelServiceName: "sms-service" })).toBe(Layer.empty)
+    expect(tracingLayer({ otlpEndpoint: undefined, otelServiceName: "sms-service" })).toBe(Layer.empty)
   })
 
   it("sends the spans of a request to <endpoint>/v1/traces as JSON, in the request's trace", async () => {

@@ -6,7 +6,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { expect } from "@effect/vitest"
-import { testNumbers } from "../../src/provider/simulator/Simulator.ts"
+import { testNumbers } from "../../src/provider/inprocess/Simulator.ts"
 import { Provider } from "../../src/provider/Provider.ts"
 import { eventuallyEffect } from "../support/Eventually.ts"
 import { App, backend, withApp } from "../support/TestApp.ts"

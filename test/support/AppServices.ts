@@ -7,12 +7,12 @@
 import { serviceLayer } from "../../src/app/AppLayer.ts"
 import { clockLayer } from "../../src/clock/ServiceClock.ts"
 import type { AppConfigShape } from "../../src/config/Config.ts"
-import { ProviderLive } from "../../src/provider/ProviderLayer.ts"
+import { providerLayer } from "../../src/provider/ProviderLayer.ts"
 import { scratchDatabaseLayer, testDatabaseLayer } from "./ScratchDatabase.ts"
 import { testConfig } from "./TestApp.ts"
 
 export const appServices = (options: { readonly label?: string; readonly config?: Partial<AppConfigShape> } = {}) => {
   const config = testConfig(options.config)
   const database = options.label === undefined ? testDatabaseLayer(config) : scratchDatabaseLayer(options.label, config)
-  return serviceLayer({ config, database, provider: ProviderLive, clock: clockLayer(config.clock) })
+  return serviceLayer({ config, database, provider: providerLayer, clock: clockLayer(config.clock) })
 }

@@ -22,7 +22,7 @@ export const admitScheduledQuickly = (organisationId: string, id: string, segmen
       id,
       to: "+261340000001",
       sendAt: new Date(at.getTime() + 86_400_000),
-      handOver: false,
+      relayed: false,
       workerId: null,
       answer: undefined
     })

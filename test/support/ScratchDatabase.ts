@@ -1,5 +1,5 @@
 /**
- * A PostgreSQL database of its own for a test file that runs the background work (WorkersLive,
+ * A PostgreSQL database of its own for a test file that runs the background work (backgroundLoopsLayer,
  * WorkSteps or the MessageQueueStore claims). Those queries are global across organisations, so on a
  * shared database the files, each under its own TestClock, would dispatch, verify or recover
  * each other's messages.
@@ -16,7 +16,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { type AppConfigShape, layerConfig } from "../../src/config/Config.ts"
-import { DatabaseLive } from "../../src/db/Database.ts"
+import { databaseLayer } from "../../src/db/Database.ts"
 import { minimumLogLevel } from "../../src/observability/Logging.ts"
 
 /** `<base>_<label>_<pid>`, the base cut short so that the name fits PostgreSQL's 63 bytes. */
@@ -55,11 +55,11 @@ export const scratchDatabaseUrl = (label: string) =>
   })
 
 /**
- * DatabaseLive with `config`, and its log level for what is built on it: nothing below it is
+ * databaseLayer with `config`, and its log level for what is built on it: nothing below it is
  * logged (a test's configuration says "error": no line per migration in every test file).
  */
 export const testDatabaseLayer = (config: AppConfigShape) =>
-  DatabaseLive.pipe(Layer.provideMerge(layerConfig(config)), Layer.provideMerge(minimumLogLevel(config.logLevel)))
+  databaseLayer.pipe(Layer.provideMerge(layerConfig(config)), Layer.provideMerge(minimumLogLevel(config.logLevel)))
 
 /** testDatabaseLayer, pointed at a scratch database when DATABASE_URL is set (the embedded one otherwise). */
 export const scratchDatabaseLayer = (label: string, config: AppConfigShape) =>

@@ -30,7 +30,7 @@ import { DueWork } from "../../src/dispatch/DueWork.ts"
 import { MessageStore, type TimelineEntry } from "../../src/messages/MessageStore.ts"
 import type { Permission } from "../../src/domain/Permissions.ts"
 import { Provider } from "../../src/provider/Provider.ts"
-import { ProviderLive } from "../../src/provider/ProviderLayer.ts"
+import { providerLayer } from "../../src/provider/ProviderLayer.ts"
 import { scratchDatabaseLayer, testDatabaseLayer } from "./ScratchDatabase.ts"
 
 export const adminToken = "test-operator-token-0123456789"
@@ -144,7 +144,7 @@ const countingProvider = (calls: ProviderCalls) =>
         return inner.sendable()
       }
     }))
-  })).pipe(Layer.provideMerge(ProviderLive))
+  })).pipe(Layer.provideMerge(providerLayer))
 
 export interface TestAppOptions {
   /**
@@ -264,7 +264,7 @@ export class App extends Context.Service<App, {
       const database = options.label === undefined
         ? testDatabaseLayer(config)
         : scratchDatabaseLayer(options.label, config)
-      // the service as main.ts composes it (AppLayer.ts), over the test's database, counted provider and clock
+      // the service as main.ts composes it (AppLayer.ts `mainLayer`), over the test's database, counted provider and clock
       const web = yield* Effect.acquireRelease(
         Effect.sync(() =>
           HttpRouter.toWebHandler(

@@ -16,7 +16,7 @@
 import { Context, Effect, Layer, Schedule, Semaphore } from "effect"
 import { SqlClient } from "effect/sql"
 import type { DatabaseUnavailable } from "../../db/DatabaseUnavailable.ts"
-import { fromDatabase } from "../../db/Store.ts"
+import { fromDatabase } from "../../db/Statements.ts"
 import { makeOutageLog } from "../../observability/RecurringLogs.ts"
 import { Ids } from "../../platform/Ids.ts"
 

@@ -10,30 +10,34 @@
  * Submitting again after a throttling answer (0x58, 0x14): `throttleInitialMs` doubling, jittered,
  * up to `throttleMaxMs`.
  */
-import { Duration, Effect, Random, Schedule } from "effect"
+import { Duration, Effect, Schedule } from "effect"
 import type { SmppTiming } from "../../config/SmppSettings.ts"
 
 /** How long an outage counts as young: the retries stay brisk. */
 export const youngOutageMs = 30_000
 
-/** Scales `ms` by a factor from 0.8 to 1.2. */
-const jitter = (ms: number) => Effect.map(Random.next, (random) => Math.round(ms * (0.8 + 0.4 * random)))
-
 /** The delays between bind attempts of one outage; its input is why the last attempt failed. */
 export const reconnectSchedule = (timing: Pick<SmppTiming, "reconnectInitialMs" | "reconnectMaxMs">) =>
   Schedule.exponential(Duration.millis(timing.reconnectInitialMs)).pipe(
-    Schedule.modifyDelay(({ attempt, duration, elapsed }) => {
+    Schedule.modifyDelay(({ duration, elapsed }) => {
       const cap = elapsed < youngOutageMs ? Math.min(timing.reconnectMaxMs, 4 * timing.reconnectInitialMs) : timing.reconnectMaxMs
-      const ms = Math.min(Duration.toMillis(duration), cap)
-      return attempt === 1 ? Effect.succeed(Duration.millis(ms)) : Effect.map(jitter(ms), Duration.millis)
+      return Effect.succeed(Duration.millis(Math.min(Duration.toMillis(duration), cap)))
     }),
+    Schedule.jittered,
+    // the first retry comes exactly `reconnectInitialMs` after the loss
+    Schedule.modifyDelay(({ attempt, duration }) =>
+      Effect.succeed(attempt === 1 ? Duration.millis(timing.reconnectInitialMs) : duration)
+    ),
     Schedule.setInputType<string>()
   )
 
 /** The delays between submissions of a part the SMSC throttled. */
 export const throttleSchedule = (timing: Pick<SmppTiming, "throttleInitialMs" | "throttleMaxMs">) =>
   Schedule.exponential(Duration.millis(timing.throttleInitialMs)).pipe(
-    Schedule.modifyDelay(({ duration }) => Effect.map(jitter(Math.min(Duration.toMillis(duration), timing.throttleMaxMs)), Duration.millis)),
+    Schedule.modifyDelay(({ duration }) =>
+      Effect.succeed(Duration.millis(Math.min(Duration.toMillis(duration), timing.throttleMaxMs)))
+    ),
+    Schedule.jittered,
     Schedule.setInputType<number>()
   )
 

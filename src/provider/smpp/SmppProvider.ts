@@ -24,7 +24,7 @@ import { querySmFields, submitSmParts } from "./SubmitPdus.ts"
  * while this process holds one of the fleet's `binds` slots of it; without one (tests of the
  * adapter alone), every route binds.
  */
-export const SmppProviderLive = (settings: SmppSettings): Layer.Layer<Provider, never, ProviderInbox> =>
+export const smppProviderLayer = (settings: SmppSettings): Layer.Layer<Provider, never, ProviderInbox> =>
   Layer.effect(Provider, Effect.gen(function*() {
     const inbox = yield* ProviderInbox
     const clock = yield* Clock.Clock

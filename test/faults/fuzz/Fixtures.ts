@@ -4,7 +4,7 @@
  * a second organisation (its ids must answer 404 to the first one's key), a spare one whose
  * settings and keys the fuzz may change, messages in several statuses, batches, and cursors.
  */
-import { testNumbers } from "../../../src/provider/simulator/Simulator.ts"
+import { testNumbers } from "../../../src/provider/inprocess/Simulator.ts"
 import { adminToken, type Reply, organisationFactory, remoteCaller } from "../../support/TestApp.ts"
 
 export interface Fixtures {

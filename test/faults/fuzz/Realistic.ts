@@ -4,7 +4,7 @@
  * test numbers. Without it almost no generated creation would get past validation.
  */
 import fc from "fast-check"
-import { testNumbers } from "../../../src/provider/simulator/Simulator.ts"
+import { testNumbers } from "../../../src/provider/inprocess/Simulator.ts"
 import type { Fixtures } from "./Fixtures.ts"
 import type { Json, RouteSamples } from "./Samples.ts"
 

@@ -10,7 +10,7 @@ import { AdminApi, AdminAuth } from "../../../src/admin/AdminApi.ts"
 import { Api } from "../../../src/api/Api.ts"
 import { ApiKeyAuth } from "../../../src/api/Security.ts"
 import { MetricsApi } from "../../../src/admin/MetricsRoute.ts"
-import { declaredRoutes } from "../../../src/app/Routes.ts"
+import { declaredRoutes } from "../../../src/app/HttpApp.ts"
 
 /** Which credential a route wants. */
 export type Auth = "apiKey" | "operator" | "none"

@@ -5,7 +5,7 @@
  * (its answer, or the connection closing without one) with when it was sent and answered, so
  * that a test can replay each key identically and compare.
  */
-import { testNumbers } from "../../../src/provider/simulator/Simulator.ts"
+import { testNumbers } from "../../../src/provider/inprocess/Simulator.ts"
 import type { Served } from "../../support/ServedProcess.ts"
 import type { CallOptions } from "../../support/TestApp.ts"
 

@@ -6,7 +6,7 @@
  */
 import { Effect, Fiber, Redacted } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { testNumbers } from "../../../src/provider/simulator/Simulator.ts"
+import { testNumbers } from "../../../src/provider/inprocess/Simulator.ts"
 import type { Smsc } from "../../../simulator/smsc/Smsc.ts"
 import { FakeInbox, routeTo, startSmsc, submission, testSettings, until, withProvider } from "./support.ts"
 

@@ -6,7 +6,7 @@
  */
 import { Effect } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
-import { testNumbers } from "../../../src/provider/simulator/Simulator.ts"
+import { testNumbers } from "../../../src/provider/inprocess/Simulator.ts"
 import type { Smsc } from "../../../simulator/smsc/Smsc.ts"
 import { countSegments } from "../../../src/domain/Segments.ts"
 import type { SubmitResult } from "../../../src/provider/Provider.ts"

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, expect } from "@effect/vitest"
 import { Effect } from "effect"
-import { testNumbers } from "../../../src/provider/simulator/Simulator.ts"
+import { testNumbers } from "../../../src/provider/inprocess/Simulator.ts"
 import type { Smsc } from "../../../simulator/smsc/Smsc.ts"
 import { Ledger } from "../../../src/ledger/Ledger.ts"
 import { getBatch, postBatch, withOffset } from "../../batches/support.ts"

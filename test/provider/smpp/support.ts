@@ -5,7 +5,7 @@
  */
 import { Effect, Layer, Logger, Redacted } from "effect"
 import { type IncomingReceipt, InboxUnavailable, type LateResult, Provider, ProviderInbox } from "../../../src/provider/Provider.ts"
-import { SmppProviderLive } from "../../../src/provider/smpp/SmppProvider.ts"
+import { smppProviderLayer } from "../../../src/provider/smpp/SmppProvider.ts"
 import type { RouteSettings, SmppSettings } from "../../../src/config/SmppSettings.ts"
 import { Smsc, type SmscOptions } from "../../../simulator/smsc/Smsc.ts"
 
@@ -70,7 +70,7 @@ export const withProvider = <A>(
     Effect.gen(function*() {
       return yield* body(yield* Provider)
     }).pipe(
-      Effect.provide(SmppProviderLive(settings).pipe(Layer.provide(inbox.layer))),
+      Effect.provide(smppProviderLayer(settings).pipe(Layer.provide(inbox.layer))),
       Effect.provide(Logger.layer([Logger.map(Logger.formatJson, (line) => void logs.push(line))]))
     )
   )

@@ -16,7 +16,7 @@ import type { Answer } from "../idempotency/Answer.ts"
 import { IdempotencyStore } from "../idempotency/IdempotencyStore.ts"
 import { Provider } from "../provider/Provider.ts"
 import { now } from "../clock/Time.ts"
-import { WorkerLease } from "../workers/WorkerLease.ts"
+import { ProcessLease } from "../processes/ProcessLease.ts"
 import { MessageQueueStore } from "./MessageQueueStore.ts"
 import type { MessageRow } from "./MessageRow.ts"
 import { Settlement } from "./Settlement.ts"
@@ -30,20 +30,20 @@ const recoveryWaitMs = 12_000
 const pollFirstMs = 10
 const pollMaxMs = 200
 
-export class HandOver extends Context.Service<HandOver, {
+export class BindHolderRelay extends Context.Service<BindHolderRelay, {
   /**
    * The answer of the handed-over immediate send `message`, created under `key`: once a holder
    * settled it, or, when none started it in time, the never-sent answer after taking it back.
    * Waits in real time (sleeps), so that it ends under the test clock too.
    */
   readonly awaitAnswer: (message: MessageRow, key: string) => Effect.Effect<Answer, DatabaseUnavailable>
-}>()("sms/HandOver") {
-  static readonly layer = Layer.effect(HandOver, Effect.gen(function*() {
+}>()("sms/BindHolderRelay") {
+  static readonly layer = Layer.effect(BindHolderRelay, Effect.gen(function*() {
     const keys = yield* IdempotencyStore
     const queue = yield* MessageQueueStore
     const settlement = yield* Settlement
     const provider = yield* Provider
-    const { workerId } = yield* WorkerLease
+    const { workerId } = yield* ProcessLease
     const answerWaitMs = takeBackAfterMs + provider.submitDeadlineMs + submitGuardMarginMs + recoveryWaitMs
 
     /** Starts the message here if no holder did; its answer, or undefined when a holder has it. */
@@ -59,8 +59,8 @@ export class HandOver extends Context.Service<HandOver, {
         return yield* settlement.settleAnswer({ ...message, status: "processing" }, { _tag: "NeverSent" }, "dispatch")
       })
 
-    return HandOver.of({
-      awaitAnswer: Effect.fn("HandOver.awaitAnswer")(function*(message: MessageRow, key: string) {
+    return BindHolderRelay.of({
+      awaitAnswer: Effect.fn("BindHolderRelay.awaitAnswer")(function*(message: MessageRow, key: string) {
         let waitedMs = 0
         let pauseMs = pollFirstMs
         let tookBack = false

@@ -9,7 +9,7 @@ const invalidKey = InvalidApiKey.withMessage(
   "Missing or invalid API key: send Authorization: Bearer svc_sms_<key_id>.<secret> with a live key"
 )
 
-export const ApiKeyAuthLive = Layer.effect(ApiKeyAuth, Effect.gen(function*() {
+export const apiKeyAuthLayer = Layer.effect(ApiKeyAuth, Effect.gen(function*() {
   const keys = yield* ApiKeys
   return ApiKeyAuth.of({
     apiKey: (httpEffect, { credential }) =>

@@ -30,7 +30,7 @@ const unavailable = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, InboxU
   Effect.catchCause(effect, (cause) =>
     Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause as Cause.Cause<never>) : Effect.fail(new InboxUnavailable({ cause: Cause.squash(cause) })))
 
-export const InboxLive = Layer.effect(ProviderInbox, Effect.gen(function*() {
+export const inboxLayer = Layer.effect(ProviderInbox, Effect.gen(function*() {
   const queue = yield* MessageQueueStore
   const receipts = yield* Receipts
   const acceptances = yield* AcceptancesInFlight

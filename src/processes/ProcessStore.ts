@@ -6,19 +6,19 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
 import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
-import { fromDatabase } from "../db/Store.ts"
+import { fromDatabase } from "../db/Statements.ts"
 
-export class WorkerStore extends Context.Service<WorkerStore, {
+export class ProcessStore extends Context.Service<ProcessStore, {
   /** Registers the process, or renews its lease until `leaseUntil`. */
   readonly renew: (workerId: string, startedAt: Date, leaseUntil: Date) => Effect.Effect<void, DatabaseUnavailable>
   /** Gives up the process's lease (it stops). */
   readonly remove: (workerId: string) => Effect.Effect<void, DatabaseUnavailable>
   /** Forgets processes whose lease ran out before `before` and for which `stillNeeded(w)` (a predicate on the row `w`) is false. */
   readonly forgetDead: (before: Date, stillNeeded: Statement.Fragment) => Effect.Effect<void, DatabaseUnavailable>
-}>()("sms/WorkerStore") {
-  static readonly layer = Layer.effect(WorkerStore, Effect.gen(function*() {
+}>()("sms/ProcessStore") {
+  static readonly layer = Layer.effect(ProcessStore, Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    return WorkerStore.of({
+    return ProcessStore.of({
       renew: (workerId, startedAt, leaseUntil) =>
         fromDatabase(sql`INSERT INTO workers (id, started_at, lease_until, pid)
           VALUES (${workerId}, ${startedAt}, ${leaseUntil}, ${process.pid})

@@ -27,7 +27,7 @@ const Snapshot = Schema.Struct({
 const decodeSnapshot = Schema.decodeUnknownSync(Snapshot)
 const dateOrNull = (s: string | null) => (s === null ? null : new Date(s))
 
-export const WebhookPayloadsLive = Layer.effect(WebhookPayloads, Effect.gen(function*() {
+export const webhookPayloadsLayer = Layer.effect(WebhookPayloads, Effect.gen(function*() {
   const batches = yield* Batches
   return WebhookPayloads.of({
     data: (event) => {

@@ -6,8 +6,8 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import type { DatabaseUnavailable } from "../../db/DatabaseUnavailable.ts"
-import { fromDatabase, replanned } from "../../db/Store.ts"
+import type { Fails } from "../../db/DatabaseUnavailable.ts"
+import { fromDatabase, replanned } from "../../db/Statements.ts"
 
 export type ReceiptKind = "delivered" | "undeliverable" | "none"
 
@@ -48,7 +48,6 @@ export interface SimulatedKey {
   readonly messageId: string
 }
 
-type Fails<A> = Effect.Effect<A, DatabaseUnavailable>
 
 const keysJson = (keys: ReadonlyArray<SimulatedKey>) =>
   JSON.stringify(keys.map((k) => ({ organisation_id: k.organisationId, message_id: k.messageId })))

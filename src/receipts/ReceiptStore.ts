@@ -9,10 +9,10 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
-import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
-import { fromDatabase, replanned } from "../db/Store.ts"
+import type { Fails } from "../db/DatabaseUnavailable.ts"
+import { fromDatabase, replanned } from "../db/Statements.ts"
 import { type BatchCheck, messageFragments } from "../messages/MessageStore.ts"
-import { inTransaction } from "../db/Transaction.ts"
+import { inTransaction } from "../db/Transactions.ts"
 import type { IncomingReceipt } from "../provider/Provider.ts"
 
 /** Counts of what one applied set did, by state and outcome. */
@@ -35,7 +35,6 @@ export interface RetryPolicy {
   readonly maxMs: number
 }
 
-type Fails<A> = Effect.Effect<A, DatabaseUnavailable>
 
 export class ReceiptStore extends Context.Service<ReceiptStore, {
   /**

@@ -1,5 +1,5 @@
 /**
- * Receipts at the level of the store (src/dispatch/Receipts.ts, Inbox.ts), on the test clock:
+ * Receipts at the level of the store (src/receipts/Receipts.ts, Inbox.ts), on the test clock:
  * an SMSC that gives ids again after a restart (a receipt goes to the newest accepted message of
  * its id and number, a repeat changes nothing; neither is stored), a receipt applied in the
  * statement that receives it (after waiting for its acceptance when this process is settling it), a
@@ -13,8 +13,8 @@ import { Clock, Deferred, Effect, Exit, Fiber, Metric } from "effect"
 import { SqlClient } from "effect/sql"
 import { randomUUID } from "node:crypto"
 import { expect } from "@effect/vitest"
-import { testNumbers } from "../../src/provider/simulator/Simulator.ts"
-import { Receipts, unmatchedPerRouteMax, unmatchedTtlMs } from "../../src/dispatch/Receipts.ts"
+import { testNumbers } from "../../src/provider/inprocess/Simulator.ts"
+import { Receipts, unmatchedPerRouteMax, unmatchedTtlMs } from "../../src/receipts/Receipts.ts"
 import { Ledger } from "../../src/ledger/Ledger.ts"
 import { AcceptancesInFlight } from "../../src/messages/AcceptancesInFlight.ts"
 import { MessageStore } from "../../src/messages/MessageStore.ts"

@@ -11,14 +11,14 @@ import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
 import { Ids } from "../platform/Ids.ts"
 import { makeOutageLog } from "../observability/RecurringLogs.ts"
 import { now } from "../clock/Time.ts"
-import { WorkerStore } from "./WorkerStore.ts"
+import { ProcessStore } from "./ProcessStore.ts"
 
 /** How long a lease lasts without renewal. With `leaseRenewMs` and recovery's poll, a dead process's messages are recovered within 15 s. */
 export const leaseTtlMs = 8_000
 /** How often a live process renews its lease. */
 export const leaseRenewMs = 2_000
 
-export class WorkerLease extends Context.Service<WorkerLease, {
+export class ProcessLease extends Context.Service<ProcessLease, {
   /** This process's id, as stored on the messages it works on. */
   readonly workerId: string
   /** Renews the lease now (the heartbeat does it every `leaseRenewMs`). */
@@ -48,10 +48,10 @@ export class WorkerLease extends Context.Service<WorkerLease, {
   readonly isWorkingOn: (messageId: string) => boolean
   /** The messages this process is working on now. */
   readonly workingOn: () => ReadonlyArray<string>
-}>()("sms/WorkerLease") {
+}>()("sms/ProcessLease") {
   /** Registers the process, renews its lease in the background, and gives it up on shutdown. */
-  static readonly layer = Layer.effect(WorkerLease, Effect.gen(function*() {
-    const store = yield* WorkerStore
+  static readonly layer = Layer.effect(ProcessLease, Effect.gen(function*() {
+    const store = yield* ProcessStore
     const workerId = yield* (yield* Ids).uuid
     const renew = Effect.gen(function*() {
       const at = yield* now
@@ -98,7 +98,7 @@ export class WorkerLease extends Context.Service<WorkerLease, {
         const before = { ...starts }
         return Effect.map(effect, (a) => [a, before.running > 0 || starts.begun !== before.begun] as const)
       })
-    return WorkerLease.of({
+    return ProcessLease.of({
       workerId,
       renew,
       working,
@@ -108,5 +108,5 @@ export class WorkerLease extends Context.Service<WorkerLease, {
       isWorkingOn: (messageId) => work.has(messageId),
       workingOn: () => [...work.keys()]
     })
-  })).pipe(Layer.provideMerge(WorkerStore.layer))
+  })).pipe(Layer.provideMerge(ProcessStore.layer))
 }

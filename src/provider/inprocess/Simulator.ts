@@ -90,7 +90,7 @@ interface Received {
   readonly local: boolean
 }
 
-export const SimulatorLive = (options: SimulatorOptions) =>
+export const simulatorLayer = (options: SimulatorOptions) =>
   Layer.effectContext(Effect.gen(function*() {
     const store = yield* SimulatorStore
     const inbox = yield* ProviderInbox

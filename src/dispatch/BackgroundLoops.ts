@@ -11,17 +11,17 @@
  * works again); any other failure, a fault of ours, at ERROR each time.
  *
  * Under the test clock none of them runs: time only moves through the operator's `advance`,
- * which runs the same steps to completion (TestClock.ts).
+ * which runs the same steps to completion (DueWork.ts `advanceTo`).
  */
 import { Cause, Duration, Effect, FiberSet, Layer, Queue } from "effect"
 import { AppConfig } from "../config/Config.ts"
 import { isDatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
 import { makeOutageLog, type OutageLog } from "../observability/RecurringLogs.ts"
 import { now } from "../clock/Time.ts"
-import { WorkerLease } from "../workers/WorkerLease.ts"
-import { Compaction, compactionSetMax } from "./Compaction.ts"
+import { ProcessLease } from "../processes/ProcessLease.ts"
+import { Compaction, compactionSetMax } from "../messages/Compaction.ts"
 import { Deliveries } from "../webhooks/Deliveries.ts"
-import { Receipts, receiptSetSizeMax } from "./Receipts.ts"
+import { Receipts, receiptSetSizeMax } from "../receipts/Receipts.ts"
 import { Erasure, retentionSetMax } from "../messages/Erasure.ts"
 import { JournalPartitions } from "../ledger/JournalPartitions.ts"
 import { MessagePartitions } from "../messages/MessagePartitions.ts"
@@ -68,13 +68,13 @@ const resilient = (name: string, loop: Effect.Effect<void, unknown>, outage: Out
     Effect.forever
   )
 
-export const WorkersLive = Layer.effectDiscard(Effect.gen(function*() {
+export const backgroundLoopsLayer = Layer.effectDiscard(Effect.gen(function*() {
   const config = yield* AppConfig
   const provider = yield* Provider
   const steps = yield* WorkSteps
   const queue = yield* MessageQueueStore
   const receipts = yield* Receipts
-  const { workerId } = yield* WorkerLease
+  const { workerId } = yield* ProcessLease
   const erasure = yield* Erasure
   const compaction = yield* Compaction
   const partitions = yield* JournalPartitions

@@ -9,8 +9,8 @@
  */
 import { Context, Effect, Layer, Option } from "effect"
 import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
-import { verifySchedule } from "../messages/MessageQueueStore.ts"
-import { MessageStore } from "../messages/MessageStore.ts"
+import { verifySchedule } from "./MessageQueueStore.ts"
+import { MessageStore } from "./MessageStore.ts"
 import { SimulatorControl } from "../provider/SimulatorControl.ts"
 import { now } from "../clock/Time.ts"
 

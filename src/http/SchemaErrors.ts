@@ -24,7 +24,7 @@ const invalidIdempotencyKey = (problem: string) =>
     { status: InvalidIdempotencyKey.status }
   )
 
-export const SchemaErrorsLive = HttpApiMiddleware.layerSchemaErrorTransform(SchemaErrors, (error) => {
+export const schemaErrorsLayer = HttpApiMiddleware.layerSchemaErrorTransform(SchemaErrors, (error) => {
   switch (error.kind) {
     case "Payload":
       // an empty body is not JSON at all (HttpApi decodes it as a missing payload)
