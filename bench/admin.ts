@@ -1,4 +1,13 @@
-/** The operator API calls the harness needs: an organisation, its API key, its credits and its retention. */
+/**
+ * How the harness sets up its organisations. Through the operator API (`/admin/v1`, with the
+ * service's operator token), `createOrg` makes an organisation with the sender INFO, an API key and,
+ * when asked, a grant of credits (which the service may store as several lots). With SQL instead of
+ * the API, `oneLotGrant` writes credits straight into `credit_lots` and `credit_entries` as one lot
+ * with its grant entry (the scenarios that seed messages with SQL write their reservations into
+ * that lot), and `firstLotOf` reads an organisation's first lot; both only build the statement,
+ * which the caller runs (bench/run.ts, bench/experiments.ts). Nothing here sets a retention:
+ * scenario 16 sets its organisation's in SQL (bench/scenarios/retention.ts).
+ */
 import type { Service } from "./service.ts"
 
 export interface BenchOrg {

@@ -1,5 +1,5 @@
 /**
- * Scenarios 11-13, sharing the dispatcher fairly (contract section 11):
+ * Scenarios 11-13, sharing the dispatcher fairly (docs/decisions.md#fair-share-and-fleet-limits):
  * - 11: organisation A has a backlog due at once (100,000 in the full run), organisation B one
  *   message due each second while A drains; B's due->handed-over lag p99, in-process simulator.
  * - 12: the same through SMPP to the SMSC simulator with `mps` 200 (a service process of its

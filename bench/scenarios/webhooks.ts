@@ -1,5 +1,5 @@
 /**
- * Status webhooks (contract section 10), with a receiver in the bench process
+ * Status webhooks (docs/decisions.md#webhooks), with a receiver in the bench process
  * (test/support/WebhookReceiver.ts: every signature verified with npm `standardwebhooks`, each
  * event answered 204 at once), subscribed to every event type of its organisation.
  *

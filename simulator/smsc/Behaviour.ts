@@ -1,5 +1,5 @@
 /**
- * What the SMSC simulator does with a `submit_sm`, by recipient (contract section 8): the
+ * What the SMSC simulator does with a `submit_sm`, by recipient (docs/decisions.md#smpp): the
  * in-process simulator's test numbers (section 5) reproduced over SMPP. Any other number is
  * accepted at once, then delivered. The numbers are written out here rather than imported, so
  * that the standalone SMSC does not load the in-process simulator (and its database code).

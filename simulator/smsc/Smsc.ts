@@ -1,6 +1,6 @@
 /**
  * The SMSC simulator: a standalone SMPP 3.4 server (the `smpp` package's server) that behaves
- * like an operator's SMSC by recipient (contract section 8, Behaviour.ts): it binds
+ * like an operator's SMSC by recipient (docs/decisions.md#smpp, Behaviour.ts): it binds
  * transceivers, answers `submit_sm` (at once, slowly, late or never), reassembles concatenated
  * messages, answers `query_sm`, and sends delivery receipts again (after `receiptRetryMs`, then
  * with backoff, across reconnections) until a `deliver_sm_resp` with status 0 comes back.

@@ -1,4 +1,4 @@
-/** The operator API (contract section 2) under /admin/v1: the contract only, no implementation. */
+/** The operator API (docs/operators.md#operator-api-and-cli) under /admin/v1: the contract only, no implementation. */
 import { Context, Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "effect/http-api"
 import { Balance, Batch, Message, Webhook, WebhookDeliveries, WebhookList } from "../api/Schemas.ts"
@@ -41,7 +41,7 @@ export const OrganisationBody = Schema.Struct({
 
 const OrgId = { org_id: Text }
 
-/** An organisation's retention in days (contract section 12): a whole number from 1. */
+/** An organisation's retention in days (docs/decisions.md#retention): a whole number from 1. */
 const RetentionDays = Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: retentionDaysMax }))
 
 /** One status change of a message, with its time and what caused it. */
@@ -223,7 +223,7 @@ export class ActivityGroup extends HttpApiGroup.make("activity")
   .prefix("/admin/v1")
 {}
 
-/** An organisation's status webhook endpoints (contract section 10): list them, turn one off or on. */
+/** An organisation's status webhook endpoints (docs/decisions.md#webhooks): list them, turn one off or on. */
 export class WebhooksAdminGroup extends HttpApiGroup.make("webhooks")
   .add(
     HttpApiEndpoint.get("list", "/organizations/:org_id/webhooks", {
@@ -248,7 +248,7 @@ export class WebhooksAdminGroup extends HttpApiGroup.make("webhooks")
   .prefix("/admin/v1")
 {}
 
-/** What the simulated provider (contract section 5) can be made to do on demand. */
+/** What the simulated provider (docs/decisions.md#the-provider-simulator) can be made to do on demand. */
 export class SimulatorGroup extends HttpApiGroup.make("simulator")
   .add(
     HttpApiEndpoint.post("sendReceipt", "/organizations/:org_id/messages/:message_id/receipt", {
@@ -267,7 +267,7 @@ export class SimulatorGroup extends HttpApiGroup.make("simulator")
 
 const DateTime = TextWith({ format: "date-time" } as Schema.Annotations.Annotations)
 
-/** The service's clock (contract section 9): read it; under SMS_CLOCK=test, advance it. */
+/** The service's clock (docs/decisions.md#the-test-clock): read it; under SMS_CLOCK=test, advance it. */
 export class ClockGroup extends HttpApiGroup.make("clock")
   .add(
     HttpApiEndpoint.get("get", "/clock", {

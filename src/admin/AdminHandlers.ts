@@ -18,7 +18,7 @@ import { withTimeline } from "./Timeline.ts"
 
 export const defaultSenderName = "INFO"
 
-/** An organisation as the operator API shows it (contract section 2). */
+/** An organisation as the operator API shows it (docs/operators.md#operator-api-and-cli). */
 export const organisationBody = (o: Organisation) => ({
   id: o.id,
   name: o.name,

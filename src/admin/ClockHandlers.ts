@@ -1,4 +1,4 @@
-/** GET /admin/v1/clock and POST /admin/v1/clock/advance (contract section 9). */
+/** GET /admin/v1/clock and POST /admin/v1/clock/advance (docs/decisions.md#the-test-clock). */
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { ServiceClock } from "../clock/ServiceClock.ts"

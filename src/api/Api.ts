@@ -1,4 +1,4 @@
-/** The public v2 API (spec section 4) as HttpApi groups: the contract only, no implementation. */
+/** The public v2 API (docs/integrators.md) as HttpApi groups: the contract only, no implementation. */
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
 import {
@@ -82,7 +82,7 @@ const IdempotencyKeyHeader = {
 const withLocation = (status: 201 | 202) =>
   HttpApiSchema.WithHeaders(Message.pipe(HttpApiSchema.status(status)), { location: Schema.String })
 
-/** Errors of a creation under an Idempotency-Key (spec 4.7). */
+/** Errors of a creation under an Idempotency-Key (docs/integrators.md#idempotency). */
 export const IdempotencyErrors = [InvalidIdempotencyKey, IdempotencyConflict, IdempotencyInProgress] as const
 
 export class MessagesGroup extends HttpApiGroup.make("messages")
@@ -159,7 +159,7 @@ export class MessageBatchesGroup extends HttpApiGroup.make("message-batches")
 const WebhookId = { webhook_id: Uuid }
 const webhookErrors = [...CommonErrors, InsufficientPermissions] as const
 
-/** Status webhooks (contract section 10), permission webhooks.manage. */
+/** Status webhooks (docs/decisions.md#webhooks), permission webhooks.manage. */
 export class WebhooksGroup extends HttpApiGroup.make("webhooks")
   .add(
     HttpApiEndpoint.post("create", "/webhooks/", {

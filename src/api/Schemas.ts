@@ -1,4 +1,4 @@
-/** Request and response bodies of the public API, field for field as spec section 2 writes them. */
+/** Request and response bodies of the public API, field for field as docs/integrators.md writes them. */
 import { Schema } from "effect"
 import { CalendarDate } from "../domain/Dates.ts"
 import { MessageStatusSchema } from "../domain/MessageStatus.ts"
@@ -133,7 +133,7 @@ export const BatchMessages = Schema.Struct({
 }).annotate({ identifier: "BatchMessages" })
 
 // ---------------------------------------------------------------------------------------------
-// Status webhooks (contract section 10). The URL's rules (scheme, length, credentials, address)
+// Status webhooks (docs/decisions.md#webhooks). The URL's rules (scheme, length, credentials, address)
 // are checked by the service, which names `url` in its 400.
 
 const DateTime = Schema.String.annotate({ format: "date-time" } as Schema.Annotations.Annotations)

@@ -1,5 +1,5 @@
 /**
- * Batches (spec 2.4-2.6, 4.5, 4.6): one text, one sender, one send time, up to 1000 recipients.
+ * Batches (docs/integrators.md#batches): one text, one sender, one send time, up to 1000 recipients.
  * Admission is atomic: the idempotency claim, the batch row, every message in one multi-row
  * insert, and one reservation of segments x recipients; anything wrong and nothing is written.
  * The common case is one statement (QuickAdmission.ts), the rest one transaction. Members are

@@ -1,5 +1,5 @@
 /**
- * The creations of the public API under their Idempotency-Key (spec 4.7). The key is a
+ * The creations of the public API under their Idempotency-Key (docs/integrators.md#idempotency). The key is a
  * required argument, so these always send it; the answer says whether it was a replay.
  */
 import { Effect } from "effect"
@@ -38,7 +38,7 @@ export const createBatch = (client: SmsClient, idempotencyKey: string, batch: Ba
     .pipe(Effect.map(created))
 
 /**
- * Creates a status webhook endpoint (201) under `idempotencyKey` (contract section 10); its
+ * Creates a status webhook endpoint (201) under `idempotencyKey` (docs/decisions.md#webhooks); its
  * `secret`, to verify the events' signatures, is in this answer only (and its replays).
  */
 export const createWebhook = (client: SmsClient, idempotencyKey: string, endpoint: WebhookCreate) =>

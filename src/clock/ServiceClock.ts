@@ -1,5 +1,5 @@
 /**
- * The service's clock (contract section 9). `system`: Effect's own clock. `test`: a clock that
+ * The service's clock (docs/decisions.md#the-test-clock). `system`: Effect's own clock. `test`: a clock that
  * starts at the real time and then moves only when the operator advances it, like a payment
  * provider's test clock; every time the service judges (send_at, today for credit expiry,
  * receipt and verification delays, leases) reads it. Sleeps stay in real time under both: a

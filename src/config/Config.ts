@@ -27,7 +27,7 @@ export interface AppConfigShape {
   readonly verifyIntervalMs: number
   readonly schedulerEnabled: boolean
   readonly logLevel: LogLevelName
-  /** `test`: the service's clock moves only through the operator API (contract section 9). */
+  /** `test`: the service's clock moves only through the operator API (docs/decisions.md#the-test-clock). */
   readonly clock: "system" | "test"
   /** OTLP/HTTP collector base URL (`OTEL_EXPORTER_OTLP_ENDPOINT`); undefined means no trace is exported. */
   readonly otlpEndpoint: string | undefined
@@ -37,7 +37,7 @@ export interface AppConfigShape {
   readonly metricsRecountIntervalMs: number
   /**
    * Days a message's personal data is kept once its status is final, for every organisation
-   * without its own retention (contract section 12); undefined keeps it for ever.
+   * without its own retention (docs/decisions.md#retention); undefined keeps it for ever.
    */
   readonly retentionDays: number | undefined
   /** Whether webhook endpoints may be loopback, private, link-local or unspecified addresses (SMS_WEBHOOK_ALLOW_PRIVATE). */

@@ -1,5 +1,5 @@
 /**
- * The SMPP variables (contract sections 1 and 8): one SMSC by `SMS_SMPP_URL`, or several by the
+ * The SMPP variables (docs/operators.md#configuration and docs/decisions.md#smpp): one SMSC by `SMS_SMPP_URL`, or several by the
  * routing file `SMS_PROVIDERS_FILE`, plus the response deadline, window, MPS cap and id kind.
  * Every problem is one line naming the variable; a password is never echoed.
  */

@@ -1,5 +1,5 @@
 /**
- * A contact as the service keeps it (spec 2.8, 2.9): identified by its phone number within the
+ * A contact as the service keeps it (docs/integrators.md#contacts): identified by its phone number within the
  * organisation; an optional field absent from an update stays as it is, `null` clears it.
  * `status` is a 64-bit integer, kept exact as a bigint.
  */

@@ -1,5 +1,5 @@
 /**
- * The table of contacts, owned here (spec 2.8, 2.9, 4.2): one contact per (organisation, phone
+ * The table of contacts, owned here (docs/integrators.md#contacts): one contact per (organisation, phone
  * number). One statement inserts or updates, so concurrent upserts of a number never create two
  * contacts.
  */

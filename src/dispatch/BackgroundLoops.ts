@@ -40,7 +40,7 @@ const standbyRetryMs = 250
 /** How often unmatched receipts past their time (or their route's cap) are removed. */
 export const receiptCleanupIntervalMs = 60_000
 /**
- * How often retention looks for messages past their retention (contract section 12 allows an
+ * How often retention looks for messages past their retention (docs/decisions.md#retention allows an
  * hour); while it finds full sets it goes on after a pause of `retentionPauseRatio` times the
  * set's own time (at least `retentionPauseMs`), so that a backlog is caught up with at most a
  * fifth of the time, the rest left to the admissions: at full speed, erasure took a fifth of

@@ -1,6 +1,6 @@
 /**
  * All the work that falls due as time passes, run to completion on demand: what the test clock's
- * `advance` does (contract section 9). It moves the clock from one due instant to the next up to
+ * `advance` does (docs/decisions.md#the-test-clock). It moves the clock from one due instant to the next up to
  * the target, and at each one runs every step of WorkSteps (and the simulator's receipts) until
  * none has anything left, so that when it returns, everything due by the target has happened in
  * order: due messages dispatched to their simulated outcome, receipts delivered, verifications

@@ -25,7 +25,7 @@ const windowSeconds = 0.4
 /**
  * The dispatcher's window for a provider taking `ratePerSecond` submissions a second: at most
  * what it hands over in `windowSeconds` (a claim of as many waits behind it, so a message of
- * another organisation falling due waits about a second at most: contract section 11), at most
+ * another organisation falling due waits about a second at most: docs/decisions.md#fair-share-and-fleet-limits), at most
  * `dispatchConcurrencyMax`.
  */
 export const dispatchWindow = (ratePerSecond: number | undefined) =>

@@ -22,7 +22,7 @@ const errorFields = <Code extends Schema.Top>(code: Code) => ({
   message_id: Schema.optionalKey(Schema.String)
 })
 
-/** The spec 2.10 error body whatever its code: the shape of every error answer of the service. */
+/** The docs/integrators.md#errors error body whatever its code: the shape of every error answer of the service. */
 export const ErrorBody = Schema.Struct(errorFields(Schema.String))
 export type ErrorBody = typeof ErrorBody.Type
 
@@ -31,7 +31,7 @@ export interface ErrorExtras {
   readonly messageId?: string
 }
 
-/** The fields of one error code's class: the spec 2.10 body with `code` fixed. */
+/** The fields of one error code's class: the docs/integrators.md#errors body with `code` fixed. */
 type ErrorFields<Code extends string> = ReturnType<typeof errorFields<Schema.Literal<Code>>>
 
 /** An instance of one error code's class: the spec's error body, yieldable in `Effect.gen`. */

@@ -1,5 +1,5 @@
 /**
- * The rules a message creation must meet beyond its JSON shape (spec 2.3, 2.4, contract 6):
+ * The rules a message creation must meet beyond its JSON shape (docs/integrators.md#messages, docs/decisions.md#segments):
  * text of at most two segments, sender name syntax, `send_at` in the future with an offset.
  * Shared by single messages and batches.
  */

@@ -1,4 +1,4 @@
-/** The capabilities an API key can hold: the five of spec 5.4, and `webhooks.manage` (contract section 10). */
+/** The capabilities an API key can hold: the five of docs/integrators.md#authentication, and `webhooks.manage` (docs/decisions.md#webhooks). */
 import { Schema } from "effect"
 
 export const Permissions = ["sms.send", "sms.schedule", "delivery.read", "balance.read", "contacts.manage", "webhooks.manage"] as const

@@ -1,4 +1,4 @@
-/** Malagasy mobile numbers in E.164 form: the only recipients the service accepts (spec 2.1). */
+/** Malagasy mobile numbers in E.164 form: the only recipients the service accepts (docs/integrators.md#phone-numbers). */
 import { Schema } from "effect"
 
 /** (`u`: lets the OpenAPI document carry the pattern.) */

@@ -1,6 +1,6 @@
 import { isCalendarDate } from "./Dates.ts"
 
-/** `send_at` rules (spec 2.3, 4.3): RFC 3339 with an explicit offset, strictly in the future at initial admission. */
+/** `send_at` rules (docs/integrators.md#messages): RFC 3339 with an explicit offset, strictly in the future at initial admission. */
 
 const rfc3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/
 const localTime = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/

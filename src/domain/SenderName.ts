@@ -1,4 +1,4 @@
-/** Sender names: 1 to 11 ASCII letters, digits or internal spaces (spec 2.3). */
+/** Sender names: 1 to 11 ASCII letters, digits or internal spaces (docs/integrators.md#messages). */
 import { Schema } from "effect"
 
 /** (`u`: lets the OpenAPI document carry the pattern.) */

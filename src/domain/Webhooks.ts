@@ -1,5 +1,5 @@
 /**
- * The rules of status webhooks (contract section 10) that need no I/O: the event types, the
+ * The rules of status webhooks (docs/decisions.md#webhooks) that need no I/O: the event types, the
  * syntax of an endpoint's URL, the number of endpoints and the retry schedule.
  */
 import { Schema } from "effect"

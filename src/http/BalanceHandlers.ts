@@ -1,4 +1,4 @@
-/** GET /api/sms/v2/balance/ (spec 4.1). */
+/** GET /api/sms/v2/balance/ (docs/integrators.md#balance). */
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../api/Api.ts"

@@ -1,4 +1,4 @@
-/** POST /api/sms/v2/message-batches/, GET .../{batch_id}/ and GET .../{batch_id}/messages/ (spec 4.5, 4.6). */
+/** POST /api/sms/v2/message-batches/, GET .../{batch_id}/ and GET .../{batch_id}/messages/ (docs/integrators.md#batches). */
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../api/Api.ts"

@@ -1,5 +1,5 @@
 /**
- * POST /api/sms/v2/contacts/ (spec 4.2). Handled raw so that the int64 `status` is parsed and
+ * POST /api/sms/v2/contacts/ (docs/integrators.md#contacts). Handled raw so that the int64 `status` is parsed and
  * written back exactly (see LosslessJson.ts); validation follows the same schema and error
  * bodies as every other endpoint.
  */

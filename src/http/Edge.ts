@@ -1,6 +1,6 @@
 /**
  * The HTTP edge: every answer the router or the platform would give outside a handler becomes
- * a JSON body of spec 2.10 — 404/405 for routes, 400 for a path id the router refused that no
+ * a JSON body of docs/integrators.md#errors — 404/405 for routes, 400 for a path id the router refused that no
  * field may hold (404 for one it refused only as too long), 406 for Accept, 413 for a body over the limit, 415 for a non-JSON body, 503 with Retry-After while
  * the database cannot be reached, 500 that reveals nothing (logged with its correlation id).
  * Every response carries `X-Request-Id` and `X-Content-Type-Options: nosniff`; every request gets
@@ -42,7 +42,7 @@ const clientRequestId = /^[!-~]{1,64}$/
 export const acceptableRequestId = (header: string | undefined): string | undefined =>
   header !== undefined && clientRequestId.test(header) ? header : undefined
 
-/** A spec 2.10 error response. */
+/** A docs/integrators.md#errors error response. */
 const errorResponse = (
   status: number,
   code: string,

@@ -1,5 +1,5 @@
 /**
- * An idempotent creation (spec 4.7) at the edge, the one way a creation route runs: the request's
+ * An idempotent creation (docs/integrators.md#idempotency) at the edge, the one way a creation route runs: the request's
  * fingerprint (an HMAC of its route and canonical body), the creation run under its
  * Idempotency-Key, and its answer written as the response, with `Idempotent-Replayed: true` when
  * it is the one stored for the key. The key is claimed, and its answer stored, inside the

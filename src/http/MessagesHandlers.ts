@@ -1,4 +1,4 @@
-/** POST /api/sms/v2/messages/ and GET /api/sms/v2/messages/{message_id}/ (spec 4.3, 4.4, 4.7). */
+/** POST /api/sms/v2/messages/ and GET /api/sms/v2/messages/{message_id}/ (docs/integrators.md#messages). */
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../api/Api.ts"

@@ -1,4 +1,4 @@
-/** Per-endpoint permission checks against the current key (spec 5.4, 5.5). */
+/** Per-endpoint permission checks against the current key (docs/integrators.md#authentication). */
 import { Effect } from "effect"
 import { CurrentKey } from "../api/Security.ts"
 import { InsufficientPermissions } from "../domain/Errors.ts"

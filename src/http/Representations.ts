@@ -1,5 +1,5 @@
 /**
- * The service's values as the public API shows them (spec 2.2, 2.5, 2.7): the `Type` side of the
+ * The service's values as the public API shows them (docs/integrators.md#messages): the `Type` side of the
  * schemas of api/Schemas.ts, which HttpApi then encodes, and the `Location` of created resources.
  */
 import { apiPrefix } from "../api/Api.ts"
@@ -12,7 +12,7 @@ import type { DeliveryRow, EndpointRow } from "../webhooks/WebhookStore.ts"
 /** What the Message resource shows of a message (a webhook's snapshot holds exactly these). */
 export type MessageShown = Pick<MessageRow, "id" | "toNumber" | "senderName" | "status" | "segments" | "sendAt" | "deliveryTime">
 
-/** The Message resource, spec 2.2. */
+/** The Message resource, docs/integrators.md#messages. */
 export const messageOf = (m: MessageShown): typeof Message.Type => ({
   id: m.id,
   to: m.toNumber,
@@ -23,7 +23,7 @@ export const messageOf = (m: MessageShown): typeof Message.Type => ({
   delivery_time: m.deliveryTime === null ? null : m.deliveryTime.toISOString()
 })
 
-/** The Batch resource, spec 2.5. */
+/** The Batch resource, docs/integrators.md#batches. */
 export const batchOf = (b: BatchView): typeof Batch.Type => ({
   id: b.id,
   recipient_count: b.recipientCount,
@@ -33,7 +33,7 @@ export const batchOf = (b: BatchView): typeof Batch.Type => ({
   counts: b.counts
 })
 
-/** The Balance resource, spec 2.7. */
+/** The Balance resource, docs/integrators.md#balance. */
 export const balanceOf = (b: BalanceView): typeof Balance.Type => ({
   total: b.total,
   reserved: b.reserved,
@@ -47,7 +47,7 @@ export const messageLocation = (id: string) => `${apiPrefix}/messages/${id}/`
 /** Where a batch is read. */
 export const batchLocation = (id: string) => `${apiPrefix}/message-batches/${id}/`
 
-/** A webhook endpoint (contract section 10), never with its secret. */
+/** A webhook endpoint (docs/decisions.md#webhooks), never with its secret. */
 export const webhookOf = (e: EndpointRow): typeof Webhook.Type => ({
   id: e.id,
   url: e.url,

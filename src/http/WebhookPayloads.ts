@@ -1,5 +1,5 @@
 /**
- * The `data` of webhook events, in the representations of the public API (contract section 10):
+ * The `data` of webhook events, in the representations of the public API (docs/decisions.md#webhooks):
  * a message event carries the message as GET /messages/{id}/ answered it at the transition
  * (rendered from the outbox's snapshot by the same `messageOf`), `batch.completed` the batch as
  * GET /message-batches/{id}/ answers it (its counts no longer change once every member is final).

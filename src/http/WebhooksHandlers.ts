@@ -1,4 +1,4 @@
-/** The status webhook routes under /api/sms/v2/webhooks/ (contract section 10), permission webhooks.manage. */
+/** The status webhook routes under /api/sms/v2/webhooks/ (docs/decisions.md#webhooks), permission webhooks.manage. */
 import { Effect } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"

@@ -1,7 +1,7 @@
 /**
- * Durable idempotency keys (spec 4.7, contract section 4), Stripe-style: a creation claims its
+ * Durable idempotency keys (docs/integrators.md#idempotency, docs/decisions.md#idempotency), Stripe-style: a creation claims its
  * (organisation, route, key) inside its admission, and the answer it finally gives is stored
- * under that key and replayed as first given. Only the definitive answers of contract section 4
+ * under that key and replayed as first given. Only the definitive answers of docs/decisions.md#idempotency
  * are ever stored; every other failure rolls the claim back with its transaction. The table is
  * IdempotencyStore's; what a stored key means for a request is judged here.
  */
@@ -24,7 +24,7 @@ export type Claim =
 export type ClaimError = IdempotencyConflict | IdempotencyInProgress | PersonalDataErased
 
 /**
- * What a key already stored means for a request with `fingerprint` (spec 4.7): a replay of its
+ * What a key already stored means for a request with `fingerprint` (docs/integrators.md#idempotency): a replay of its
  * answer, or 409 idempotency_conflict (other content), 410 personal_data_erased (its message was
  * erased), 409 idempotency_in_progress (the identical request has no answer yet).
  */

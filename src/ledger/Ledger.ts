@@ -1,5 +1,5 @@
 /**
- * The credit ledger (contract section 3), in the style of two-phase transfers: a grant is a lot;
+ * The credit ledger (docs/decisions.md#credits), in the style of two-phase transfers: a grant is a lot;
  * admission reserves (pending) credits from valid lots, earliest expiry first; the provider's
  * answer consumes (posts) or releases (voids) them. The tables are LedgerStore's; expiry is
  * judged with the Clock.
@@ -40,7 +40,7 @@ export class Ledger extends Context.Service<Ledger, {
   readonly consume: (organisationId: string, messageId: string) => Effect.Effect<void, DatabaseUnavailable>
   /** Voids a message's pending reservation: its credits return to their lots. A no-op when nothing is pending. */
   readonly release: (organisationId: string, messageId: string) => Effect.Effect<void, DatabaseUnavailable>
-  /** The balance of spec 2.7, as of the Clock's today. */
+  /** The balance of docs/integrators.md#balance, as of the Clock's today. */
   readonly balance: (organisationId: string) => Effect.Effect<BalanceView, DatabaseUnavailable>
   /** Every bucket of the ledger invariant, as of the Clock's today. */
   readonly totals: (organisationId: string) => Effect.Effect<Omit<LedgerTotals, "validUntil">, DatabaseUnavailable>

@@ -1,5 +1,5 @@
 /**
- * The credit tables (contract section 3), owned here: `credit_lots` (a grant, or a part of a
+ * The credit tables (docs/decisions.md#credits), owned here: `credit_lots` (a grant, or a part of a
  * large one, with the counters of what is reserved and consumed), `credit_holds` (the part of one
  * message's reservation drawn from one lot, while it is pending: settlement removes it, its
  * consume or release entry saying what became of it), `credit_entries` (the journal that

@@ -2,7 +2,7 @@
  * The end of an immediate send handed to the processes that hold its route's binds (contract
  * section 11, Messages.ts): its message was stored `scheduled` and due now, a holder's
  * dispatcher claims, submits and settles it, and the settlement stores its key's answer. This
- * process answers the client with that answer once it is stored (spec 4.3: once the provider
+ * process answers the client with that answer once it is stored (docs/integrators.md#messages: once the provider
  * has answered), reading the key by its primary key on a backoff.
  *
  * When no holder has started the message after `takeBackAfterMs` (no process holds the bind:

@@ -1,5 +1,5 @@
 /**
- * Erasure of messages' personal data (CONTRACT 2 and 12): recipient, sender and text blanked in
+ * Erasure of messages' personal data (docs/decisions.md#retention; the operator's erasure: docs/operators.md#operator-api-and-cli): recipient, sender and text blanked in
  * the message row, and the answer stored for its idempotency key forgotten (a replay then answers
  * 410 `personal_data_erased`); status, segments, times and every credit stay as they are, its
  * ledger entries folded into their lots' monthly totals (LedgerStore.foldMessageEntries: the

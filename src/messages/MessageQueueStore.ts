@@ -232,7 +232,7 @@ export class MessageQueueStore extends Context.Service<MessageQueueStore, {
 
     return MessageQueueStore.of({
       // Immediate sends handed over by a process without their route's bind (BindHolderRelay.ts: due now,
-      // no send_at) come first, ahead of any due scheduled message (contract section 11). Then
+      // no send_at) come first, ahead of any due scheduled message (docs/decisions.md#fair-share-and-fleet-limits). Then
       // fair share: every organisation with due work gets a turn in each claim. The organisations
       // holding scheduled messages are walked one index probe each (a loose index scan of
       // messages_due_by_organisation, which gives each one's earliest due time too); each one

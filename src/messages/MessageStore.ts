@@ -46,7 +46,7 @@ export interface TransitionChanges {
   readonly verifyAt?: Date
 }
 
-/** One message's move from one of `from` to `to` (a transition of contract section 7), with its timeline entry. */
+/** One message's move from one of `from` to `to` (a transition of docs/decisions.md#message-states), with its timeline entry. */
 export interface Transition extends TransitionChanges {
   readonly organisationId: string
   readonly id: string
@@ -443,7 +443,7 @@ const forgetTexts = (sql: SqlClient.SqlClient, erased: ReadonlyArray<MessageRow>
 }
 
 /**
- * `batch.completed` (contract section 10), written with the change that makes a batch's last
+ * `batch.completed` (docs/decisions.md#webhooks), written with the change that makes a batch's last
  * member final. Two members finishing in concurrent transactions would each see the other not
  * final yet; so the batches are locked (an advisory lock held to the transaction's end) and
  * counted in a statement after the lock, which sees every change committed before it.

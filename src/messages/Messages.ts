@@ -1,11 +1,11 @@
 /**
- * Creating and reading single messages (spec 4.3, 4.4). Admission is one transaction: the
+ * Creating and reading single messages (docs/integrators.md#messages). Admission is one transaction: the
  * idempotency claim, the message row and its credit reservation. An immediate send then waits
  * for the provider outside any transaction and settles in a second one; that part cannot be
  * interrupted by a client that hangs up, so a claimed key always ends with a stored answer.
  *
  * An immediate send this process cannot submit (other processes hold the binds of its route,
- * contract section 11) is handed to them through the database: stored `scheduled` and due now,
+ * docs/decisions.md#fair-share-and-fleet-limits) is handed to them through the database: stored `scheduled` and due now,
  * claimed by a holder's dispatcher, which settles it and stores its key's answer; this process
  * answers with that answer once it is stored (BindHolderRelay.ts).
  */

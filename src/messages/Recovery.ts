@@ -1,5 +1,5 @@
 /**
- * Recovery of messages whose work ended without settling them (contract section 4): a message
+ * Recovery of messages whose work ended without settling them (docs/decisions.md#idempotency): a message
  * left `processing` by a process whose lease ran out (it died), or by this process's own work
  * that ended without an outcome (a commit whose answer was lost, say), is settled as `failed`
  * when it provably never reached the provider (not yet marked as handed over), else as `unknown`

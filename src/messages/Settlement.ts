@@ -1,6 +1,6 @@
 /**
  * Settles messages on outcomes: each message's status transition and timeline entry, the ledger
- * movement of contract section 3 (accepted consumes; failed and blocked release; unknown keeps the
+ * movement of docs/decisions.md#credits (accepted consumes; failed and blocked release; unknown keeps the
  * reservation) and the answer stored for an in-progress idempotency key, atomically. Outcomes are
  * settled in sets as they arrive (group commit: one transaction, one statement per kind of change,
  * each lot touched once per set), so a slow provider answer delays only its own message. Immediate
@@ -174,7 +174,7 @@ export class Settlement extends Context.Service<Settlement, {
     // Stryker disable next-line StringLiteral: the group commit's name, a label of logs
     const scheduledLane = yield* lane("settlement")
     // an immediate send, whose caller waits, settles in sets of its own: never behind a full set
-    // of dispatched messages (contract section 11); a message always takes the same lane, so its
+    // of dispatched messages (docs/decisions.md#fair-share-and-fleet-limits); a message always takes the same lane, so its
     // outcomes still apply in order
     // Stryker disable next-line StringLiteral: the group commit's name, a label of logs
     const immediateLane = yield* lane("settlement of immediate sends")

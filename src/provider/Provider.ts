@@ -16,11 +16,11 @@ export interface Submission {
   readonly to: string
   readonly senderName: string
   readonly text: string
-  /** As contract section 6 counts them (1 or 2); an adapter splits the text exactly there. */
+  /** As docs/decisions.md#segments counts them (1 or 2); an adapter splits the text exactly there. */
   readonly segments: number
   /**
    * An immediate send, whose caller waits for the answer: it goes ahead of dispatched scheduled
-   * messages wherever submissions queue (contract section 11). Absent: a scheduled message.
+   * messages wherever submissions queue (docs/decisions.md#fair-share-and-fleet-limits). Absent: a scheduled message.
    */
   readonly immediate?: boolean
 }
@@ -72,7 +72,7 @@ export interface RouteHealth {
 }
 
 /**
- * Which numbers this process can hand to the provider now (contract section 11): every one, or,
+ * Which numbers this process can hand to the provider now (docs/decisions.md#fair-share-and-fleet-limits): every one, or,
  * when it holds the fleet's binds of only some routes, per number prefix (longest first, `""` for
  * `*`) whether it holds a bind of the route serving it. A number no prefix serves fails at
  * once whoever submits it, so any process may take it.

@@ -1,5 +1,5 @@
 /**
- * Applying stored delivery receipts (contract section 8). An SMSC may give an id again (after a
+ * Applying stored delivery receipts (docs/decisions.md#smpp). An SMSC may give an id again (after a
  * restart), so a receipt goes to the newest `accepted` message with its provider id and its
  * number (the receipt's source address, when it gives one), which moves to `delivered` or
  * `undeliverable`. A receipt is decided in the statement that stores it (`receive`, one

@@ -1,5 +1,5 @@
 /**
- * Where an endpoint's host points, and whether the service may call it (contract section 10):
+ * Where an endpoint's host points, and whether the service may call it (docs/decisions.md#webhooks):
  * loopback, private, link-local and unspecified addresses are refused unless the configuration
  * allows them. Checked at creation and again before every attempt, whose connection then goes to
  * the very address checked (no second lookup an attacker's DNS could answer differently).

@@ -1,5 +1,5 @@
 /**
- * The delivery of webhook events (contract section 10). Due deliveries are claimed with
+ * The delivery of webhook events (docs/decisions.md#webhooks). Due deliveries are claimed with
  * `FOR UPDATE SKIP LOCKED` (any number of processes), at most `perEndpointInFlightMax` held per
  * endpoint, each for a lease longer than an attempt, so a process that dies lets them go. Each
  * attempt checks the endpoint's address again, signs the body (Standard Webhooks, with the

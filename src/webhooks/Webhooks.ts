@@ -1,5 +1,5 @@
 /**
- * Status webhooks (contract section 10): an organisation's endpoints (at most ten), created under
+ * Status webhooks (docs/decisions.md#webhooks): an organisation's endpoints (at most ten), created under
  * an Idempotency-Key with their secret shown once, read, changed, deleted, their secret rotated
  * (the old one signs beside the new for a day), and their delivery log, retried or tested on
  * demand. The events themselves are written by the status changes (WebhookStore's outbox) and

@@ -1,5 +1,5 @@
 /**
- * Batches after their send time (spec 2.5, 3, 4.5-4.7; contract 3, 5, 7): every member meets the
+ * Batches after their send time (docs/integrators.md#batches): every member meets the
  * simulator outcome of its number, the batch counts equal the members' individual statuses,
  * credits settle member by member, and a replay of the creation answers the original 202 without
  * sending anything again. On the service's test clock, and once with the background fibers
@@ -122,7 +122,7 @@ withApp({ label: "batch_dispatch", config: { clock: "test" } })(`batch dispatch 
         else expect(m.delivery_time, m.to).toBeNull()
       }
 
-      // contract 3: accepted/delivered/undeliverable consumed, failed/blocked released, unknown reserved
+      // docs/decisions.md#credits: accepted/delivered/undeliverable consumed, failed/blocked released, unknown reserved
       const consumed = 2 * (counts.accepted + counts.delivered + counts.undeliverable)
       const reserved = 2 * (counts.scheduled + counts.processing + counts.unknown)
       expect({ consumed, reserved }).toEqual({ consumed: 22, reserved: 2 })
@@ -226,7 +226,7 @@ withApp({ label: "batch_dispatch", config: { clock: "test" } })(`batch dispatch 
 })
 
 // SMS_SIMULATOR_RECEIPT_DELAY_MS=0 (a valid setting): a receipt can arrive while its
-// acceptance is still being settled; it must still be applied (contract 5: delivered)
+// acceptance is still being settled; it must still be applied (docs/decisions.md#the-provider-simulator: delivered)
 withApp({
   label: "batch_dispatch",
   config: { clock: "system", schedulerEnabled: true, simulatorReceiptDelayMs: 0, simulatorSlowMs: 0, verifyIntervalMs: 1000 }

@@ -1,5 +1,5 @@
 /**
- * Property tests of batches on the service's test clock (spec 2.4-2.6, 3, 4.5, 4.6; contract 3,
+ * Property tests of batches on the service's test clock (docs/integrators.md#batches,
  * 5): over random batches (1 to 1000 recipients, random mixes of the simulator's test numbers and
  * ordinary numbers, one or two segments),
  *  - paging while statuses change between pages (receipts and verifications falling due as the
@@ -192,7 +192,7 @@ const checkCase = (c: BatchCase) =>
       if (app.calls.submits.get(m.id) !== 1) expect(`${m.to} submitted ${app.calls.submits.get(m.id) ?? 0} times`).toBe(`${m.to} submitted 1 times`)
     }
 
-    // contract 3, member by member
+    // docs/decisions.md#credits, member by member
     const reserved = c.segments * (counts.scheduled + counts.processing + counts.unknown)
     const consumed = c.segments * (counts.accepted + counts.delivered + counts.undeliverable)
     expect(yield* ledgerTotals(orgId)).toEqual({ granted, consumed, reserved, available: granted - consumed - reserved, expiredUnreserved: 0 })

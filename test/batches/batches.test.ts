@@ -1,6 +1,6 @@
 /**
  * POST /api/sms/v2/message-batches/, GET .../{batch_id}/ and GET .../{batch_id}/messages/ over
- * HTTP (spec 2.4-2.6, 4.5-4.7, 7; contract 3-4). The in-process app runs no workers, so every
+ * HTTP (docs/integrators.md#batches). The in-process app runs no workers, so every
  * member stays `scheduled` here; dispatch is covered by batch-dispatch.test.ts.
  */
 import { describe, expect } from "@effect/vitest"

@@ -1,5 +1,5 @@
 /**
- * Shared helpers of the batch tests (spec 2.4-2.6, 4.5-4.7): paths, request bodies, recipients,
+ * Shared helpers of the batch tests (docs/integrators.md#batches): paths, request bodies, recipients,
  * reading every page of a batch, and the shape checks of the Batch and Message resources, over
  * the app of the suite (App).
  */
@@ -15,7 +15,7 @@ export const batchPath = (id: string) => `${batchesPath}${id}/`
 export const messagesPath = (id: string, cursor?: string) =>
   `${batchPath(id)}messages/${cursor === undefined ? "" : `?cursor=${encodeURIComponent(cursor)}`}`
 
-/** The eight statuses of spec 3, in the order of spec 2.5's StatusCounts. */
+/** The eight statuses of docs/integrators.md#message-lifecycle, in the order of docs/integrators.md#batches's StatusCounts. */
 export const statuses = ["scheduled", "processing", "accepted", "delivered", "undeliverable", "blocked", "failed", "unknown"] as const
 export type Status = (typeof statuses)[number]
 export type Counts = Record<Status, number>
@@ -46,7 +46,7 @@ export const twoSegmentText = `Batch test, two segments. ${"abcdefghij".repeat(1
 export const ordinaryNumbers = (n: number, base = 0): Array<string> =>
   Array.from({ length: n }, (_, i) => `+26133${String(base + i).padStart(7, "0")}`)
 
-/** The simulator test numbers of contract 5 and the final status each reaches once dispatched. */
+/** The simulator test numbers of docs/decisions.md#the-provider-simulator and the final status each reaches once dispatched. */
 export const testNumberOutcomes: ReadonlyArray<readonly [string, Status]> = [
   ["+261340000001", "delivered"],
   ["+261340000002", "undeliverable"],
@@ -60,7 +60,7 @@ export const testNumberOutcomes: ReadonlyArray<readonly [string, Status]> = [
 ]
 const finalOf = new Map(testNumberOutcomes)
 
-/** The status contract 5 promises for a batch member once everything about it is settled (any other number is delivered). */
+/** The status docs/decisions.md#the-provider-simulator promises for a batch member once everything about it is settled (any other number is delivered). */
 export const expectedFinal = (to: string): Status => finalOf.get(to) ?? "delivered"
 
 /** `at` written with the offset `+hh:mm` / `-hh:mm` (same instant), without milliseconds. */

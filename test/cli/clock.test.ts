@@ -1,6 +1,6 @@
 /**
- * `sms-admin clock show` and `clock advance` against an app on the test clock (contract section
- * 9), and `clock advance` refused with 409 clock_not_test (exit 1) on the system clock.
+ * `sms-admin clock show` and `clock advance` against an app on the test clock (docs/decisions.md#the-test-clock),
+ * and `clock advance` refused with 409 clock_not_test (exit 1) on the system clock.
  */
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"

@@ -1,5 +1,5 @@
 /**
- * The test clock's advance (src/dispatch/DueWork.ts, contract section 9) with work that is due but
+ * The test clock's advance (src/dispatch/DueWork.ts, docs/decisions.md#the-test-clock) with work that is due but
  * that no step can take yet: webhook deliveries of an endpoint whose eight places are held by the
  * claims of a process that died. The advance steps over them to its target, which it reaches
  * exactly and never passes, rather than moving a millisecond a pass while they stay due; the

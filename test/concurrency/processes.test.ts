@@ -1,5 +1,5 @@
 /**
- * The in-process simulator's table (contract 5) across real service processes on one PostgreSQL
+ * The in-process simulator's table (docs/decisions.md#the-provider-simulator) across real service processes on one PostgreSQL
  * database (`node src/main.ts`, each its own database created next to DATABASE_URL's and
  * dropped): what the simulated provider received and owes lives in the database, so
  *

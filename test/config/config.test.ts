@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest"
 import { decodeEnv } from "../support/ConfigEnv.ts"
 
 describe("configuration from the environment", () => {
-  it("gives the contract's defaults when nothing is set", () => {
+  it("gives the documented defaults (docs/operators.md#configuration) when nothing is set", () => {
     const decoded = decodeEnv({})
     expect(decoded.ok).toBe(true)
     if (!decoded.ok) return

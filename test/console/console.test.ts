@@ -3,7 +3,7 @@
  * the service as `npm start` assembles it (src/app/AppLayer.ts `mainLayer`) on a loopback port, on its test clock.
  * A message goes to each simulator number through the public API; in the page, each is seen
  * with its first answer, then the page's "advance" control moves the clock and each is seen to
- * reach its status of contract section 5; a receipt is sent from the page and seen applied.
+ * reach its status of docs/decisions.md#the-provider-simulator; a receipt is sent from the page and seen applied.
  * Everything waits on conditions of the page, bounded; nothing sleeps.
  *
  * Skipped, saying why, when no Chromium is installed (`apt-get install -y chromium`, or set
@@ -68,7 +68,7 @@ interface Answer {
   readonly body: any
 }
 
-/** Each simulator number, the first answer of its send and the status it ends in (contract section 5). */
+/** Each simulator number, the first answer of its send and the status it ends in (docs/decisions.md#the-provider-simulator). */
 const outcomes = [
   [testNumbers.delivered, 201, "accepted", "delivered"],
   [testNumbers.undeliverable, 201, "accepted", "undeliverable"],

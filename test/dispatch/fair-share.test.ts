@@ -1,5 +1,5 @@
 /**
- * Fair share between organisations (contract section 11): a dispatcher's claim gives every
+ * Fair share between organisations (docs/decisions.md#fair-share-and-fleet-limits): a dispatcher's claim gives every
  * organisation with due work a turn, whatever the size of the others' backlogs
  * (MessageQueueStore.claimDue). Organisation A schedules a large batch, B one message due after
  * all of A's; a claim far smaller than A's backlog still takes B's message, and takes the

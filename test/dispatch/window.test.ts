@@ -1,7 +1,7 @@
 /**
  * The dispatcher's window (WorkSteps.dispatchWindow): with a provider capped at n submissions a
  * second it keeps at most what it hands over in 0.4 s in flight, so that a claim waiting behind
- * them holds another organisation's message a second at most (contract section 11).
+ * them holds another organisation's message a second at most (docs/decisions.md#fair-share-and-fleet-limits).
  */
 import { describe, expect, it } from "vitest"
 import { dispatchConcurrencyMax, dispatchWindow } from "../../src/dispatch/WorkSteps.ts"

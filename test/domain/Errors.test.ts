@@ -1,4 +1,4 @@
-/** The error table (spec section 7 and the service's own rows): codes, statuses, the wire body. */
+/** The error table (docs/integrators.md#errors and the service's own rows): codes, statuses, the wire body. */
 import { Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import * as Errors from "../../src/domain/Errors.ts"

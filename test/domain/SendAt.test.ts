@@ -1,4 +1,4 @@
-/** send_at (spec 2.3, 4.3): RFC 3339 with an explicit offset; in the future at initial admission. */
+/** send_at (docs/integrators.md#messages): RFC 3339 with an explicit offset; in the future at initial admission. */
 import { describe, expect, it } from "vitest"
 import { checkSendAt, isFuture } from "../../src/domain/SendAt.ts"
 

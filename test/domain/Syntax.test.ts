@@ -1,4 +1,4 @@
-/** The syntax of recipients, sender names, stored text and ids (spec 2.1, 2.3; CONTRACT 2). */
+/** The syntax of recipients, sender names, stored text and ids (docs/integrators.md#phone-numbers). */
 import { Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { Permissions, PermissionSchema } from "../../src/domain/Permissions.ts"
@@ -105,7 +105,7 @@ describe("uuids", () => {
 })
 
 describe("permissions", () => {
-  it("are the five of spec 5.4 and webhooks.manage (contract section 10)", () => {
+  it("are the five of docs/integrators.md#authentication and webhooks.manage (docs/decisions.md#webhooks)", () => {
     expect([...Permissions]).toEqual(["sms.send", "sms.schedule", "delivery.read", "balance.read", "contacts.manage", "webhooks.manage"])
     for (const p of Permissions) expect(Schema.is(PermissionSchema)(p)).toBe(true)
     expect(Schema.is(PermissionSchema)("sms.admin")).toBe(false)

@@ -49,7 +49,7 @@ describe("webhook retries", () => {
 })
 
 describe("webhook events", () => {
-  it("are the seven of the contract, message statuses from accepted on, at most 10 endpoints", () => {
+  it("are the seven of docs/decisions.md#webhooks, message statuses from accepted on, at most 10 endpoints", () => {
     expect([...WebhookEventTypes].sort()).toEqual([
       "batch.completed", "message.accepted", "message.blocked", "message.delivered", "message.failed", "message.undeliverable", "message.unknown"
     ])

@@ -1,5 +1,5 @@
 /**
- * SMSC limits hold for the fleet (contract section 11, issue 20): three service processes on one
+ * SMSC limits hold for the fleet (docs/decisions.md#fair-share-and-fleet-limits, issue 20): three service processes on one
  * database send through one SMSC entry with `"binds": 1` and `"mps": 100` (and a window of 50, of
  * which the cap leaves 5: SlidingRate.capSplit), the SMSC simulator running as a process of
  * its own. Immediate sends go to all three (the two without the bind
@@ -35,7 +35,7 @@ const batches = 2
 const batchSize = 600
 const scheduledCount = batches * batchSize
 const takenBeforeKill = 300
-/** The contract's bound on replacing a dead holder. */
+/** The documented bound (docs/decisions.md#fair-share-and-fleet-limits) on replacing a dead holder. */
 const replacedWithinMs = 15_000
 /** The drain at 100 a second, the new holder's wait, recovery and verification, with room for a loaded machine. */
 const atRestTimeoutMs = 180_000

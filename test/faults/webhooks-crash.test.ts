@@ -1,5 +1,5 @@
 /**
- * Status webhooks (contract section 10) through crashes, on the suite's own PostgreSQL: service
+ * Status webhooks (docs/decisions.md#webhooks) through crashes, on the suite's own PostgreSQL: service
  * processes started from src/main.ts (system clock, SMS_WEBHOOK_ALLOW_PRIVATE=true) under the
  * mixed load of the fault suite (immediate sends to every simulator number, scheduled messages,
  * batches, contacts), one organisation with an endpoint subscribed to every event type, its

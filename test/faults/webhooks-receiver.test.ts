@@ -1,5 +1,5 @@
 /**
- * Status webhooks (contract section 10) when the receiver fails, on the suite's own PostgreSQL,
+ * Status webhooks (docs/decisions.md#webhooks) when the receiver fails, on the suite's own PostgreSQL,
  * service processes started from src/main.ts with SMS_WEBHOOK_ALLOW_PRIVATE=true, receivers on
  * 127.0.0.1 verifying every signature with npm `standardwebhooks`.
  *

@@ -1,4 +1,4 @@
-/** The operator API under /admin/v1 (CONTRACT section 2). */
+/** The operator API under /admin/v1 (docs/operators.md#operator-api-and-cli). */
 import { describe, expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { adminToken, App, backend, withApp } from "../support/TestApp.ts"

@@ -1,4 +1,4 @@
-/** Spec section 5 and CONTRACT 2: who may call what, and the 401/400/403 answers otherwise. */
+/** docs/integrators.md#authentication and docs/operators.md#operator-api-and-cli: who may call what, and the 401/400/403 answers otherwise. */
 import { describe, expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { adminToken, App, backend, withApp } from "../support/TestApp.ts"

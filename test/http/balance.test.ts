@@ -1,4 +1,4 @@
-/** GET /api/sms/v2/balance/ (spec 2.7, 4.1; CONTRACT 3). */
+/** GET /api/sms/v2/balance/ (docs/integrators.md#balance). */
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { App, backend, withApp } from "../support/TestApp.ts"

@@ -1,5 +1,5 @@
 /**
- * The test clock through the operator API (contract section 9): GET /admin/v1/clock, POST
+ * The test clock through the operator API (docs/decisions.md#the-test-clock): GET /admin/v1/clock, POST
  * /admin/v1/clock/advance. An advance answers once the work due by the new time is done, so
  * these tests schedule, advance and assert, with no sleep: scheduled messages and batches fire,
  * receipts arrive after the simulator's delay in clock time, credits expire at the end of their

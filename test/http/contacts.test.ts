@@ -1,4 +1,4 @@
-/** POST /api/sms/v2/contacts/ (spec 2.8, 2.9, 4.2). */
+/** POST /api/sms/v2/contacts/ (docs/integrators.md#contacts). */
 import { describe, expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { App, backend, withApp } from "../support/TestApp.ts"

@@ -1,4 +1,4 @@
-/** What answers outside the handlers: routing, content negotiation, limits, health and docs (spec 7, 9). */
+/** What answers outside the handlers: routing, content negotiation, limits, health and docs (docs/integrators.md#errors). */
 import { describe, expect } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { App, backend, withApp } from "../support/TestApp.ts"

@@ -6,7 +6,7 @@ export const balancePath = "/api/sms/v2/balance/"
 export const contactsPath = "/api/sms/v2/contacts/"
 
 /**
- * Asserts a spec 2.10 error body with this status and code: the only top-level key is `error`,
+ * Asserts a docs/integrators.md#errors error body with this status and code: the only top-level key is `error`,
  * whose keys are `code`, a non-empty English `message` and, optionally, `details`.
  * Returns `error` for further checks.
  */

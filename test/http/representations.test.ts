@@ -1,4 +1,4 @@
-/** The service's values as the public API shows them (src/http/Representations.ts): field names and formats of spec 2.2, 2.5, 2.7. */
+/** The service's values as the public API shows them (src/http/Representations.ts): field names and formats of docs/integrators.md#messages, 2.7. */
 import { describe, expect, it } from "vitest"
 import type { MessageRow } from "../../src/messages/MessageRow.ts"
 import {

@@ -1,4 +1,4 @@
-/** What a stored Idempotency-Key means for a new request (spec 4.7): replay, 409 or 410. */
+/** What a stored Idempotency-Key means for a new request (docs/integrators.md#idempotency): replay, 409 or 410. */
 import { Effect, Exit } from "effect"
 import { describe, expect, it } from "vitest"
 import { judgeStoredKey, type KeyRow } from "../../src/idempotency/Idempotency.ts"

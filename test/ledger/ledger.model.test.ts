@@ -1,5 +1,5 @@
 /**
- * Model-based test of the SQL credit ledger (contract section 3): random sequences of grants,
+ * Model-based test of the SQL credit ledger (docs/decisions.md#credits): random sequences of grants,
  * reservations, settlements and clock moves run against the Ledger on a real database and against
  * the pure model of ./model.ts; after every step the two must agree on the balance, the totals,
  * every lot's counters and every hold. Reservations go through both admission paths: the general
@@ -32,7 +32,7 @@ const dayMillis = 86_400_000
 const numRuns = Number(process.env.LEDGER_NUM_RUNS ?? (process.env.CI ? 1000 : 200))
 
 /**
- * The lots' counters summed per valid_until. The contract orders drawing by valid_until only, so
+ * The lots' counters summed per valid_until. docs/decisions.md#credits orders drawing by valid_until only, so
  * lots of one date are compared together: which of them funds a hold is left open (see the
  * grant-order example in ledger.test.ts).
  */

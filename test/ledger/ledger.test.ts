@@ -1,4 +1,4 @@
-/** Worked examples of the credit ledger (contract section 3), each on a fresh organisation. */
+/** Worked examples of the credit ledger (docs/decisions.md#credits), each on a fresh organisation. */
 import { assert, expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"

@@ -1,5 +1,5 @@
 /**
- * A pure, in-memory reference model of the credit ledger (contract section 3), written from the
+ * A pure, in-memory reference model of the credit ledger (docs/decisions.md#credits), written from the
  * contract alone: it does not import src/domain/Credits.ts nor src/ledger/Ledger.ts.
  *
  * Allocation is modelled differently from the implementation on purpose: the free credits of the

@@ -1,5 +1,5 @@
 /**
- * An immediate send that reaches a process without its route's bind (contract section 11): it is
+ * An immediate send that reaches a process without its route's bind (docs/decisions.md#fair-share-and-fleet-limits): it is
  * stored due now and left to the holders (src/messages/BindHolderRelay.ts). Here the process on standby
  * is the app's Messages over a provider that says another process holds every bind; the holder is
  * the app's own dispatch (WorkSteps.dispatchDue). What must hold: the creation answers once the

@@ -1,5 +1,5 @@
 /**
- * The dispatcher claims only messages this process can submit (contract section 11): with the
+ * The dispatcher claims only messages this process can submit (docs/decisions.md#fair-share-and-fleet-limits): with the
  * binds of some routes held by other processes, `claimDue` takes the numbers whose route (the
  * longest matching prefix, `""` for `*`) is held here, and a number no prefix serves (it fails at
  * once, whoever takes it); the others stay for their routes' holders.

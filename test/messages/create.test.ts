@@ -1,6 +1,6 @@
 /**
- * POST /api/sms/v2/messages/ and GET /api/sms/v2/messages/{id}/ over HTTP (spec 2.2, 2.3, 4.3,
- * 4.4, 4.7, 7; CONTRACT 2 erasure, 3 credits, 4 idempotency, 5 simulator numbers). The app runs
+ * POST /api/sms/v2/messages/ and GET /api/sms/v2/messages/{id}/ over HTTP (docs/integrators.md#messages,
+ * 4.4, 4.7, 7 erasure, 3 credits, 4 idempotency, 5 simulator numbers). The app runs
  * in-process without background workers, so a message stays where its immediate answer left it.
  */
 import { randomUUID } from "node:crypto"
@@ -51,7 +51,7 @@ const adminMessage = (orgId: string, id: string) =>
 
 const future = (ms = 86_400_000) => new Date(Date.now() + ms).toISOString()
 
-/** Asserts a spec 2.2 Message body and returns it. */
+/** Asserts a docs/integrators.md#messages Message body and returns it. */
 const expectMessage = (body: Body, expected: Partial<Record<string, unknown>>) => {
   expect(Object.keys(body).sort()).toEqual(["delivery_time", "id", "segments", "send_at", "sender_name", "status", "to"])
   expect(body.id).toMatch(uuidPattern)
@@ -59,7 +59,7 @@ const expectMessage = (body: Body, expected: Partial<Record<string, unknown>>) =
   return body
 }
 
-/** Asserts a failure that carries message_id (spec 2.10) and returns the message id. */
+/** Asserts a failure that carries message_id (docs/integrators.md#errors) and returns the message id. */
 const expectFailureWithId = (res: Reply, status: number, code: string): string => {
   expect({ status: res.status, code: res.body?.error?.code }, res.text).toEqual({ status, code })
   expect(Object.keys(res.body).sort()).toEqual(["error", "message_id"])

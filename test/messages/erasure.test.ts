@@ -1,5 +1,5 @@
 /**
- * Erasure of a message's personal data (CONTRACT 2) as it is stored, not only as it is answered:
+ * Erasure of a message's personal data (docs/operators.md#operator-api-and-cli) as it is stored, not only as it is answered:
  * once a delivered message is erased, no row kept for the message or for its idempotency key
  * holds its recipient, its sender name or its text (the stored 201 answer held all three), and
  * its key replays 410; what only the work on a message in flight reads is cleared, and its ledger

@@ -1,7 +1,7 @@
 /**
- * The life of messages after their admission, on the service's test clock (CONTRACT 3, 4, 5, 7, 9;
- * spec 3): the dispatcher submits scheduled messages at their send time and once only, each
- * simulator number reaches its final status with its ledger effect at the instants the contract
+ * The life of messages after their admission, on the service's test clock (docs/decisions.md (Credits, Idempotency, The provider simulator, Message states, The test clock);
+ * docs/integrators.md#message-lifecycle): the dispatcher submits scheduled messages at their send time and once only, each
+ * simulator number reaches its final status with its ledger effect at the instants docs/decisions.md
  * gives, `unknown` is verified and never resubmitted, unavailable senders and organisations stop
  * a due message, messages of a dead process are recovered once its lease runs out (at once when
  * an identical retry asks), and receipts for final messages change nothing. Time moves only
@@ -196,7 +196,7 @@ withApp({
       ])
       expect(yield* balanceOf(orgId)).toEqual({ total: 3, reserved: 0, available: 3 })
       expect([count(app.calls.submits, a.id), count(app.calls.submits, b.id)]).toEqual([1, 1])
-      // CONTRACT 4: replayed as first answered
+      // docs/decisions.md#idempotency: replayed as first answered
       for (const m of [a, b]) {
         const again = yield* app.call("POST", messagesPath, {
           token: apiKey,
@@ -247,7 +247,7 @@ withApp({
       // the scheduled creation's stored answer is its 202 (replays are as first answered)
       const again = yield* app.call("POST", messagesPath, { token: apiKey, body: bodyOf(c), headers: { "idempotency-key": key } })
       expect({ status: again.status, body: again.body }).toEqual({ status: 202, body: reply.body })
-      // CONTRACT 7: scheduled -> blocked at due time (the message never was in submission)
+      // docs/decisions.md#message-states: scheduled -> blocked at due time (the message never was in submission)
       const snap = yield* snapshot(orgId, apiKey, id, start)
       expect(snap.transitions).toEqual(["->scheduled@admission", "scheduled>blocked@dispatch"])
       expect(snap.at.at(-1)).toBe(20_000)
@@ -266,7 +266,7 @@ withApp({
       expect(count(app.calls.submits, id)).toBe(0)
       expect(yield* balanceOf(orgId)).toEqual({ total: 5, reserved: 0, available: 5 })
       const snap = yield* snapshot(orgId, apiKey, id, start)
-      // CONTRACT 7: scheduled -> failed at due time
+      // docs/decisions.md#message-states: scheduled -> failed at due time
       expect(snap.transitions).toEqual(["->scheduled@admission", "scheduled>failed@dispatch"])
       expect(snap.at.at(-1)).toBe(15_000)
     }))
@@ -323,7 +323,7 @@ withApp({
       // recovery and verification never submit: only the calls made before the crashes
       expect(all.map((m) => count(app.calls.submits, m.id))).toEqual([0, 0, 1, 1])
 
-      // CONTRACT 4: no key is stuck; each replays the matching answer with its message_id
+      // docs/decisions.md#idempotency: no key is stuck; each replays the matching answer with its message_id
       const replays = yield* Effect.all(all.map(retry), { concurrency: "unbounded" })
       expect(replays.map((r) => [r.status, r.body.error?.code, r.body.message_id])).toEqual([
         [503, "dispatch_unavailable", beforeMark.id],

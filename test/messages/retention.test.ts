@@ -1,5 +1,5 @@
 /**
- * Retention (CONTRACT 12) and compaction under the service's test clock: a message final for longer than its
+ * Retention (docs/decisions.md#retention) and compaction under the service's test clock: a message final for longer than its
  * organisation's retention (its own, else SMS_RETENTION_DAYS) is erased as the operator's erasure
  * does, at once on the advance that passes the limit, and not before; its key replays 410 and no
  * credit moves. Each test advances the shared clock: it only judges its own organisations.

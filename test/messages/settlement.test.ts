@@ -2,7 +2,7 @@
  * Settlement of provider outcomes at the level of the service (src/messages/Settlement.ts): for
  * every outcome and every status a message can be in, whether it moves and where to, what its
  * credits do, the timeline entry, the answer an immediate send gives and the one its key stores.
- * The expected table is written out here from CONTRACT sections 3 and 7, not read from the code.
+ * The expected table is written out here from docs/decisions.md (Credits, Message states), not read from the code.
  */
 import { Effect, Exit, Fiber } from "effect"
 import { SqlClient } from "effect/sql"

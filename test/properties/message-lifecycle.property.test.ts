@@ -1,5 +1,5 @@
 /**
- * Model-based property test of the message lifecycle (contract sections 3, 4, 5, 7).
+ * Model-based property test of the message lifecycle (docs/decisions.md#credits).
  *
  * Random sequences of commands run against the real services on one database (the embedded
  * PGlite, or a PostgreSQL database of its own), on the service's test clock, with a fresh
@@ -16,14 +16,14 @@
  *   runs out, then any dispatcher takes them again); after starting one, before the provider
  *   call; after the provider answered, before settlement.
  *
- * After every command: each timeline entry is a transition of contract section 7 and the
+ * After every command: each timeline entry is a transition of docs/decisions.md#message-states and the
  * timeline is a chain ending at the current status; each message went to the provider at
  * most once; a message once `unknown` was never submitted again; the ledger invariant holds,
  * `reserved` is the segments of the scheduled/processing/unknown messages and `consumed` the
  * segments of the accepted/delivered/undeliverable ones, message by message in its pending hold
  * or its consume or release entry.
  * At the end every sequence is drained (the clock advanced with all due work run) and each
- * message must have reached the final state the simulator table (contract section 5) gives for
+ * message must have reached the final state the simulator table (docs/decisions.md#the-provider-simulator) gives for
  * its number and crash history, and its idempotency key must replay, not be stuck.
  *
  * Only the crashing dispatch is a copy (of WorkSteps.dispatch); keep it in step with it.
@@ -173,7 +173,7 @@ const expectedFinal = (m: ModelMessage): MessageStatus => {
   }
 }
 
-/** The answer an immediate send gives when it runs to completion (contract section 5). */
+/** The answer an immediate send gives when it runs to completion (docs/decisions.md#the-provider-simulator). */
 const expectedImmediate = (to: string): { readonly status: number; readonly code?: string } => {
   switch (behaviourOf(to).submit) {
     case "accept": return { status: 201 }
@@ -183,7 +183,7 @@ const expectedImmediate = (to: string): { readonly status: number; readonly code
   }
 }
 
-/** The answer a crashed immediate send's key holds once recovery settled it (contract section 4). */
+/** The answer a crashed immediate send's key holds once recovery settled it (docs/decisions.md#idempotency). */
 const expectedAfterRecovery = (m: ModelMessage): { readonly status: number; readonly code?: string } | undefined => {
   if (m.kind === "scheduled") return { status: 202 }
   switch (m.path) {
@@ -424,7 +424,7 @@ interface Creation {
 /**
  * Runs a creation, crashing where asked, and checks its outcome against the model: refused
  * (nothing created) exactly when SMS is off, the sender inactive or credits short, otherwise
- * one message with the answer of contract section 5. Records it in the model.
+ * one message with the answer of docs/decisions.md#the-provider-simulator. Records it in the model.
  */
 const runCreation = (model: Model, creation: Creation, wanted: AdmitCrash) =>
   Effect.gen(function*() {
@@ -509,7 +509,7 @@ const runCreation = (model: Model, creation: Creation, wanted: AdmitCrash) =>
         : "(admitted)"
       expect(result.error, `admission refused with ${result.available} available`).toBe(expected)
       if (process.env.PROPERTY_STATS) stats.set(`refused ${result.error}`, (stats.get(`refused ${result.error}`) ?? 0) + 1)
-      // not stored (contract section 4): an identical retry runs again
+      // not stored (docs/decisions.md#idempotency): an identical retry runs again
       model.refused.push(creation)
       return `-> ${result.error}`
     }
@@ -562,7 +562,7 @@ const admit = (spec: AdmitSpec) =>
  * An identical retry of an earlier creation. One that created a message replays its stored
  * answer and never creates or sends again; a crashed send's retry finds its process dead,
  * recovers its message at once and replays the recovered answer; one that was refused runs again
- * (contract section 4).
+ * (docs/decisions.md#idempotency).
  */
 const replay = (pick: number) =>
   command(`replay(#${pick})`, (model) =>
@@ -707,7 +707,7 @@ const drainAndCheck = (model: Model) =>
       const status = rows.find((r) => r.id === m.id)!.status
       expect(status, `final status of ${m.request.to} (${m.kind}, ${m.path})`).toBe(expectedFinal(m))
     }
-    // no key is left stuck: every creation replays what the contract says it answers
+    // no key is left stuck: every creation replays what docs/decisions.md#idempotency says it answers
     for (const m of model.messages) {
       const exit = yield* (Effect.gen(function*() {
         return yield* (yield* Messages).create(model.orgId, m.key, m.fingerprint, m.request)
@@ -772,7 +772,7 @@ withApp({
       })
       expect(
         row?.status,
-        `contract section 5: a sender that is inactive when a scheduled message falls due makes that message blocked; timeline ${
+        `docs/decisions.md#the-provider-simulator: a sender that is inactive when a scheduled message falls due makes that message blocked; timeline ${
           timeline.map((e) => `${e.fromStatus ?? "-"}->${e.toStatus} [${e.source}]`).join(", ")
         }`
       ).toBe("blocked")

@@ -8,7 +8,7 @@
  * - `newOrg`: the one organisation factory (operator API: organisation, credits, key);
  * - `calls`: what the service asked the provider (the simulator, counted per message);
  * - `advance` / `advanceTo`: the clock stepper, for an app on the service's own test clock
- *   (`config: { clock: "test" }`, SMS_CLOCK=test, contract section 9): time moves only when a test
+ *   (`config: { clock: "test" }`, SMS_CLOCK=test, docs/decisions.md#the-test-clock): time moves only when a test
  *   advances it, and an advance returns once all work due by then is done, so no test sleeps or
  *   polls for background work. A step that does not finish within its real-time bound fails.
  *   `moveClock` moves it without running any work (as if the background fibers were stopped).

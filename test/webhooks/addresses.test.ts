@@ -1,4 +1,4 @@
-/** The address rules of webhook URLs (contract section 10) with SMS_WEBHOOK_ALLOW_PRIVATE=false. */
+/** The address rules of webhook URLs (docs/decisions.md#webhooks) with SMS_WEBHOOK_ALLOW_PRIVATE=false. */
 import { describe, expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { isPrivateAddress, resolveTarget } from "../../src/webhooks/Addresses.ts"

@@ -1,5 +1,5 @@
 /**
- * Webhook deliveries under the service's test clock (contract sections 9 and 10): events written
+ * Webhook deliveries under the service's test clock (docs/decisions.md#the-test-clock and docs/decisions.md#webhooks): events written
  * with the status changes, signed as Standard Webhooks (verified with npm `standardwebhooks`, an
  * independent implementation), retried on the schedule, 410 disabling the endpoint, the rotation
  * overlap. Every advance of the clock runs the attempts due by then before it returns.

@@ -1,5 +1,5 @@
 /**
- * Webhook deliveries on the system clock, by the background loop (contract section 10): a
+ * Webhook deliveries on the system clock, by the background loop (docs/decisions.md#webhooks): a
  * receiver that accepts connections and never answers holds at most 8 attempts of its endpoint in
  * flight, and meanwhile another organisation's healthy receiver gets its events. /metrics counts
  * the attempts. Polls with a bound; asserts no timing.

@@ -1,4 +1,4 @@
-/** The operator's view of webhook endpoints (contract section 10): the admin API and `sms-admin webhook list|disable`. */
+/** The operator's view of webhook endpoints (docs/decisions.md#webhooks): the admin API and `sms-admin webhook list|disable`. */
 import { describe, expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { runIn } from "../cli/support.ts"

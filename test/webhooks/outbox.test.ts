@@ -1,5 +1,5 @@
 /**
- * The outbox (contract section 10): every status change that emits an event writes it with the
+ * The outbox (docs/decisions.md#webhooks): every status change that emits an event writes it with the
  * change, whatever moved it (the provider's answer, a receipt, due-time blocking), and
  * `batch.completed` exactly once, when the last member of a batch is final, carrying the batch as
  * GET /message-batches/{id}/ answers it.

@@ -1,4 +1,4 @@
-/** The webhook routes (contract section 10): every route, its answers and its errors. */
+/** The webhook routes (docs/decisions.md#webhooks): every route, its answers and its errors. */
 import { describe, expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { WebhookEventTypes } from "../../src/domain/Webhooks.ts"

@@ -30,7 +30,7 @@ export const columns = (header: ReadonlyArray<string>, rows: ReadonlyArray<Reado
   return [line(header), ...(rows.length === 0 ? ["(none)"] : rows.map(line))].join("\n")
 }
 
-/** A balance (spec 2.7) on one line: `total 1000  reserved 0  available 1000  valid until -`. */
+/** A balance (docs/integrators.md#balance) on one line: `total 1000  reserved 0  available 1000  valid until -`. */
 export const balanceLine = (b: Balance): string =>
   `total ${b.total}  reserved ${b.reserved}  available ${b.available}  valid until ${show(b.valid_until)}`
 
@@ -110,7 +110,7 @@ export const operatorMessage = (m: typeof OperatorMessage.Type): string =>
 /** A message with its timeline (after a verification asked again). */
 export const messageWithTimeline = (m: typeof MessageWithTimeline.Type): string => withTimeline(messageRows(m), m.timeline)
 
-/** A message (spec 2.2), e.g. once its personal data is erased. */
+/** A message (docs/integrators.md#messages), e.g. once its personal data is erased. */
 export const message = (m: typeof Message.Type): string => table(messageRows(m))
 
 /** The spec's error body (2.10) as text: `error: <code>: <message>`, one indented line per detail, the message id. */

@@ -1,5 +1,5 @@
 /**
- * The deterministic provider simulator (contract section 5), in-process: the outcome depends on
+ * The deterministic provider simulator (docs/decisions.md#the-provider-simulator), in-process: the outcome depends on
  * the recipient alone. What a real provider would remember (which messages it received, how many
  * times, which receipt it owes and when) lives in the database (SimulatorStore.ts), so its
  * outcomes hold across restarts, `kill -9` and several processes on one database. Receipts go through the
@@ -97,7 +97,7 @@ export const simulatorLayer = (options: SimulatorOptions) =>
     const wake = yield* Queue.sliding<true>(1)
 
     // what the simulated provider received, stored in sets as submissions arrive; immediate sends
-    // in sets of their own, never behind a full set of dispatched messages (contract section 11)
+    // in sets of their own, never behind a full set of dispatched messages (docs/decisions.md#fair-share-and-fleet-limits)
     const lane = (name: string) =>
       makeGroupCommit({
         name,

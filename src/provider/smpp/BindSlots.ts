@@ -1,5 +1,5 @@
 /**
- * The fleet's binds to each SMSC (contract section 11): an entry allows `binds` binds at once to
+ * The fleet's binds to each SMSC (docs/decisions.md#fair-share-and-fleet-limits): an entry allows `binds` binds at once to
  * every service process on one database together. Each one is a slot, a row of `smpp_bind_slots`
  * (owned here) leased to one process until `lease_until` and renewed by it while it lives; a
  * process binds only while it holds a slot, and a slot whose lease ran out (its holder died or

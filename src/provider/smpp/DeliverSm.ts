@@ -1,5 +1,5 @@
 /**
- * What a `deliver_sm` or `data_sm` says (contract section 8): a delivery receipt (esm_class bit
+ * What a `deliver_sm` or `data_sm` says (docs/decisions.md#smpp): a delivery receipt (esm_class bit
  * 0x04) with the SMSC's message id (`receipted_message_id` TLV, else `id:` in the text), its state
  * (`message_state` TLV, else `stat:` in the text), the number it is about (`source_addr`) and its
  * dates; or a mobile-originated message. The text is read from `short_message`, or from the

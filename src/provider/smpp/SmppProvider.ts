@@ -1,5 +1,5 @@
 /**
- * The SMPP 3.4 provider (contract section 8): one bind per SMSC route, a number routed by its
+ * The SMPP 3.4 provider (docs/decisions.md#smpp): one bind per SMSC route, a number routed by its
  * longest matching prefix, each submission's result mapped from the SMSC's answers; late answers
  * and delivery receipts go to the ProviderInbox (SmppInbound.ts). An answer whose message id the
  * service cannot keep (not 1 to 65 visible ASCII characters) makes only its own message `unknown`.

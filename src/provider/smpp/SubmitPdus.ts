@@ -1,5 +1,5 @@
 /**
- * A submission as SMPP 3.4 `submit_sm` PDUs (contract section 8): source = the sender name
+ * A submission as SMPP 3.4 `submit_sm` PDUs (docs/decisions.md#smpp): source = the sender name
  * (TON 5 NPI 0 when alphanumeric, TON 1 NPI 1 when a number), destination = the number without
  * `+` (TON 1 NPI 1), a receipt asked for, data_coding 0 (GSM 7-bit, one septet per octet) or 8
  * (UCS-2), and a text of several segments as a concatenated message (esm_class 0x40, UDH

@@ -97,7 +97,7 @@ export const atRest = (url: string, timeoutMs = 120_000): Promise<Facts> =>
   eventually(() => readFacts(url), (f) => f.messages.every(isAtRest), { timeoutMs, intervalMs: 500, what: "every message at rest" })
 
 /**
- * The status a message must end in (contract section 5), given whether the simulator received
+ * The status a message must end in (docs/decisions.md#the-provider-simulator), given whether the simulator received
  * it: a message that never reached the provider ends `failed`, whatever its number.
  */
 export const expectedStatus = (to: string, received: boolean): MessageStatus => {
@@ -134,7 +134,7 @@ const holdStateOf = (status: MessageStatus): "pending" | "posted" | "voided" =>
 /**
  * The ledger against the messages, exactly: each message holds its segments, all in the state
  * its status gives; each lot's counters equal its holds and its entries; for each organisation,
- * granted = consumed + reserved + available + expired-unreserved (contract section 3).
+ * granted = consumed + reserved + available + expired-unreserved (docs/decisions.md#credits).
  */
 export const ledgerProblems = ({ messages, lots }: Facts): Array<string> => {
   const problems: Array<string> = []

@@ -215,7 +215,7 @@ withApp(smppApp("smpp_flow", () => [routeTo(smsc, { window, mps })], { responseT
         smsc.messages.filter((m) => m.text === text).map((m) => ({ parts: m.parts, dataCoding: m.dataCoding, ids: m.ids.length }))
       expect(atSmsc(gsm)).toEqual([{ parts: 2, dataCoding: 0, ids: 2 }])
       expect(atSmsc(ucs)).toEqual([{ parts: 2, dataCoding: 8, ids: 2 }])
-      // each part as the SMSC decoded it: cut where contract 6 cuts, no escape or surrogate pair split
+      // each part as the SMSC decoded it: cut where docs/decisions.md#segments cuts, no escape or surrogate pair split
       const parts = (prefix: string) => smsc.received.filter((r) => r.concatenation !== undefined && r.text.startsWith(prefix)).map((r) => r.text)
       expect(parts("Ref {42}")).toEqual([gsm.slice(0, gsm.indexOf("€"))])
       expect(parts("€ end")).toEqual([gsm.slice(gsm.indexOf("€"))])

@@ -1,5 +1,5 @@
 /**
- * Receipts that arrive while the database cannot store them (contract 8): the adapter answers
+ * Receipts that arrive while the database cannot store them (docs/decisions.md#smpp): the adapter answers
  * each 0x64 ESME_RX_T_APPN, the SMSC sends it again (with backoff, after `receiptRetryMs` here
  * rather than 5 s), and once the database is back every receipt is stored once and applied: no
  * message stays `accepted`, none is lost.

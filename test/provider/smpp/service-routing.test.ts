@@ -1,5 +1,5 @@
 /**
- * Two SMSCs behind one service, routed by number prefix through SMS_PROVIDERS_FILE (contract 8):
+ * Two SMSCs behind one service, routed by number prefix through SMS_PROVIDERS_FILE (docs/decisions.md#smpp):
  * +26134… goes to one simulator, +26133… to the other, each through its own bind, and receipts
  * come back from each; a number no entry serves fails before submission (503 with message_id,
  * credits released). `/ready` shows every route's state: 200 while one route is bound, 503 with

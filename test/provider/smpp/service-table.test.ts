@@ -168,7 +168,7 @@ const expectTable = (mode: Mode) =>
     // 09 stays unknown for good: asked about (never resent), no evidence ever came
     const forGood = messages.get(testNumbers.unknownForGood)!.id
     expect(app.calls.queries.get(forGood)).toBeGreaterThanOrEqual(2)
-    // contract 3: 01, 02, 04, 06, 07 consumed; 03, 05, 08 released; 09 still reserved
+    // docs/decisions.md#credits: 01, 02, 04, 06, 07 consumed; 03, 05, 08 released; 09 still reserved
     const totals = yield* Effect.gen(function*() {
       return yield* (yield* Ledger).totals(orgId)
     })
@@ -176,7 +176,7 @@ const expectTable = (mode: Mode) =>
     expect(yield* balanceOf(orgId)).toEqual({ total: granted - 5, reserved: 1, available: granted - 6 })
   })
 
-withApp(smppApp("smpp_table", () => [routeTo(smsc)], { responseTimeoutMs }), sendTable)(`contract 5 through SMPP to the SMSC simulator (${backend})`, (it) => {
+withApp(smppApp("smpp_table", () => [routeTo(smsc)], { responseTimeoutMs }), sendTable)(`docs/decisions.md#the-provider-simulator through SMPP to the SMSC simulator (${backend})`, (it) => {
   it.effect("immediate: each number's answer, then its final status and credits; each answer replays as first given", () =>
     Effect.gen(function*() {
       const app = yield* App

@@ -41,7 +41,7 @@ export const smppApp = (
 /** The statuses a message leaves only through verification, or never. */
 const finalStatuses = new Set(["delivered", "undeliverable", "failed", "blocked"])
 
-/** Whether `status` is final (contract 7). */
+/** Whether `status` is final (docs/decisions.md#message-states). */
 export const isFinal = (status: string): boolean => finalStatuses.has(status)
 
 /** Credits moved for one message by the ledger: reserved at admission, then consumed or released. */

@@ -1,5 +1,5 @@
 /**
- * Every row of the SMSC simulator's table (contract section 8) through the SMPP adapter: the
+ * Every row of the SMSC simulator's table (docs/decisions.md#smpp) through the SMPP adapter: the
  * submit result, the late answers reported to the inbox, the receipts reported to the inbox, and
  * what query_sm tells about them.
  */
