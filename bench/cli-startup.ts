@@ -58,11 +58,11 @@ try {
   const loadStart = loadavg()[0]!
   for (const way of ways) once(way) // warm the compile cache and the file system
   const times = ways.map(() => [] as Array<number>)
-  for (let r = 0; r < rounds; r++) ways.forEach((way, i) => times[i]!.push(once(way)))
+  for (let r = 0; r < rounds; r++) for (const [i, way] of ways.entries()) times[i]!.push(once(way))
   const medians = times.map(median)
   process.stdout.write(`sms-admin --help, median of ${rounds} interleaved rounds (load ${round(loadStart, 1)} -> ${round(loadavg()[0]!, 1)})\n`)
   process.stdout.write("| way | ms | ratio to a bare start |\n|---|---:|---:|\n")
-  ways.forEach((way, i) => process.stdout.write(`| ${way.name} | ${Math.round(medians[i]!)} | ${round(medians[i]! / medians[0]!, 1)} |\n`))
+  for (const [i, way] of ways.entries()) process.stdout.write(`| ${way.name} | ${Math.round(medians[i]!)} | ${round(medians[i]! / medians[0]!, 1)} |\n`)
 } finally {
   rmSync(cache, { recursive: true, force: true })
 }

@@ -77,8 +77,8 @@ export class DatabaseGauges extends Context.Service<DatabaseGauges, {
         yield* Metric.update(retentionBacklog, yield* messages.expiredCount(retentionDays, new Date(nowMs)))
       })
 
-    let recountedAt: number | undefined = undefined
-    let recount: Fiber.Fiber<void> | undefined = undefined
+    let recountedAt: number | undefined 
+    let recount: Fiber.Fiber<void> | undefined 
 
     // starts a recount when the last one is too old (one at a time) and returns the one running, if any
     const startRecount = (nowMs: number) =>

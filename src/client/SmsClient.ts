@@ -4,7 +4,7 @@
  * the spec's error classes as typed failures. A renamed route, field or error breaks its callers'
  * build.
  */
-import { Effect, type Redacted } from "effect"
+import type { Effect, Redacted } from "effect"
 import { HttpClient, HttpClientRequest } from "effect/http"
 import { HttpApiClient } from "effect/http-api"
 import { Api } from "../api/Api.ts"

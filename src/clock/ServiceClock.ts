@@ -6,7 +6,7 @@
  * sleep is a pause of the process (a retry backoff, a provider's latency), not a time the
  * service judges.
  */
-import { Clock, Context, Duration, Effect, Layer } from "effect"
+import { Clock, Context, type Duration, Effect, Layer } from "effect"
 
 export type ClockMode = "system" | "test"
 
@@ -47,7 +47,10 @@ export const clockLayer = (mode: ClockMode): Layer.Layer<ServiceClock> => {
   if (mode === "system") return Layer.succeed(ServiceClock, ServiceClock.of({ mode, set: () => Effect.void }))
   const clock = new ManualClock(Date.now())
   return Layer.merge(
-    Layer.succeed(ServiceClock, ServiceClock.of({ mode, set: (ms) => Effect.sync(() => void (Number.isFinite(ms) && (clock.ms = Math.max(clock.ms, ms)))) })),
+    Layer.succeed(ServiceClock, ServiceClock.of({ mode, set: (ms) =>
+      Effect.sync(() => {
+        if (Number.isFinite(ms)) clock.ms = Math.max(clock.ms, ms)
+      }) })),
     Layer.succeed(Clock.Clock, clock)
   )
 }

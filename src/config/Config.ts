@@ -5,7 +5,7 @@
  */
 import { Context, Effect, Layer, Redacted, Result } from "effect"
 import { readFileSync } from "node:fs"
-import { boolean, every, type Field, integer, InvalidConfig, oneOf, refuse, text, variable } from "./EnvFields.ts"
+import { boolean, every, type Field, integer, type InvalidConfig, oneOf, refuse, text, variable } from "./EnvFields.ts"
 import { decodeSmppSettings, type ReadText } from "./SmppConfig.ts"
 import type { SmppSettings } from "./SmppSettings.ts"
 

@@ -64,7 +64,9 @@ export const makeGroupCommit = <A, B, E, R>(
         )).pipe(Effect.tap(() => outage.succeeded(`${options.name}: sets commit again`)))
 
     const settle = (entries: ReadonlyArray<Entry<A, B, E>>, exit: Exit.Exit<ReadonlyArray<B>, E>) => {
-      if (Exit.isSuccess(exit)) entries.forEach(([, deferred], i) => Deferred.doneUnsafe<B, E>(deferred, Exit.succeed(exit.value[i] as B)))
+      if (Exit.isSuccess(exit)) {
+        for (const [i, [, deferred]] of entries.entries()) Deferred.doneUnsafe<B, E>(deferred, Exit.succeed(exit.value[i] as B))
+      }
       else for (const [, deferred] of entries) Deferred.doneUnsafe<B, E>(deferred, Exit.failCause(exit.cause))
     }
 

@@ -90,5 +90,5 @@ export const pastPartitions = (sql: SqlClient.SqlClient, parent: string, prefix:
   sql<{ name: string }>`SELECT c.relname::text AS name FROM pg_inherits AS i
     JOIN pg_class AS c ON c.oid = i.inhrelid
     WHERE i.inhparent = ${parent}::regclass
-      AND c.relname LIKE ${prefix + "%"} AND c.relname < ${prefix + monthOf(before)}
+      AND c.relname LIKE ${`${prefix}%`} AND c.relname < ${`${prefix}${monthOf(before)}`}
     ORDER BY 1`.pipe(Effect.map((rows) => rows.map((r) => r.name)))

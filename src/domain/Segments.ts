@@ -196,7 +196,7 @@ const MAX_LISTED = 10
 const showChar = (c: string): string =>
   // Stryker disable next-line Regex: `c` is one code point, so the anchors cannot change the answer
   /^[\p{C}\p{Z}\p{M}]$/u.test(c)
-    ? "U+" + c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")
+    ? `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`
     : c
 
 /** One-line English description of a count, used in validation errors. */

@@ -24,7 +24,7 @@ export const accessLogEnabled = (minimum: LogLevel.LogLevel): boolean => LogLeve
 
 /** The log line of `entry` at `epochMillis`, newline included; phone numbers in the path are masked. */
 export const accessLine = (entry: AccessEntry, epochMillis: number): string =>
-  redactPhones(JSON.stringify({
+  `${redactPhones(JSON.stringify({
     message: "http",
     level: "INFO",
     timestamp: new Date(epochMillis).toISOString(),
@@ -35,4 +35,4 @@ export const accessLine = (entry: AccessEntry, epochMillis: number): string =>
       ms: entry.ms,
       request_id: entry.requestId
     }
-  })) + "\n"
+  }))}\n`

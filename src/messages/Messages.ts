@@ -14,12 +14,12 @@ import { type DatabaseUnavailable, isDatabaseUnavailable } from "../db/DatabaseU
 import { Transactions } from "../db/Transactions.ts"
 import {
   ErasureNotAllowed,
-  IdempotencyConflict,
-  IdempotencyInProgress,
-  InsufficientCredits,
+  type IdempotencyConflict,
+  type IdempotencyInProgress,
+  type InsufficientCredits,
   type InvalidSchedule,
   NotFound,
-  PersonalDataErased,
+  type PersonalDataErased,
   type SenderNameUnavailable,
   type SmsUnavailable
 } from "../domain/Errors.ts"

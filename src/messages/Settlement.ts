@@ -163,8 +163,7 @@ export class Settlement extends Context.Service<Settlement, {
             }
           }
           const moved = yield* settleDistinct(now.map((x) => x.item))
-          // Stryker disable next-line ArrowFunction: equivalent, an immediate send not moved reads the key's stored answer, which is the one just stored
-          now.forEach((x, i) => (results[x.index] = moved[i]!))
+          for (const [i, x] of now.entries()) results[x.index] = moved[i]!
           left = later
         }
         return results

@@ -43,7 +43,8 @@ export const uuidV7Source = () => {
   let offset = 0
   return (atMs: number): string => {
     if (offset === pool.length) [pool, offset] = [randomBytes(16 * 256), 0]
-    const bytes = pool.subarray(offset, offset += 16)
+    const bytes = pool.subarray(offset, offset + 16)
+    offset += 16
     if (atMs > lastMs) {
       lastMs = atMs
       // a random start, in the lower half so that the millisecond has room

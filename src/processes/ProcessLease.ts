@@ -89,7 +89,9 @@ export class ProcessLease extends Context.Service<ProcessLease, {
         starts.begun++
       }).pipe(
         Effect.andThen(start),
-        Effect.tap((started) => Effect.sync(() => started.forEach((m) => begin(m.id)))),
+        Effect.tap((started) => Effect.sync(() => {
+          for (const m of started) begin(m.id)
+        })),
         Effect.ensuring(Effect.sync(() => void starts.running--)),
         Effect.uninterruptible
       )

@@ -15,7 +15,7 @@ afterAll(async () => {
   rmSync(temp, { recursive: true, force: true })
 })
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a parsed JSON document, asserted field by field
+// biome-ignore lint/suspicious/noExplicitAny: a parsed JSON document, asserted field by field
 let doc: any
 let docsPage: string
 const readDocs = Effect.gen(function*() {
@@ -59,7 +59,7 @@ withApp({}, readDocs)((it) => {
 
   const operations = () =>
     Object.entries(doc.paths).flatMap(([path, item]) =>
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- operations of the parsed document
+      // biome-ignore lint/suspicious/noExplicitAny: operations of the parsed document
       Object.entries(item as Record<string, any>).map(([method, op]) => ({ path, method, op }))
     )
 

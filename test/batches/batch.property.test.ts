@@ -105,7 +105,7 @@ const sizesRun: Array<number> = []
 const pageThrough = (apiKey: string, batchId: string, recipients: ReadonlyArray<string>, gaps: ReadonlyArray<number>) =>
   Effect.gen(function*() {
     const seen: Array<MessageBody> = []
-    let cursor: string | undefined = undefined
+    let cursor: string | undefined 
     let last = false
     for (let page = 0; page < 20 && !last; page++) {
       if (page > 0) yield* step(gaps[page % gaps.length]!)

@@ -148,7 +148,7 @@ export const readAll = (token: string, id: string) =>
   Effect.gen(function*() {
     const messages: Array<MessageBody> = []
     const sizes: Array<number> = []
-    let cursor: string | undefined = undefined
+    let cursor: string | undefined 
     for (let guard = 0; guard < 20; guard++) {
       const page: { results: Array<MessageBody>; nextCursor: string | null } = yield* getPage(token, id, cursor)
       messages.push(...page.results)

@@ -46,7 +46,7 @@ withApp()(`sms-admin clock on the system clock (${backend})`, (it) => {
     Effect.gen(function*() {
       const shown = yield* cli(["clock", "show"])
       expect(shown.code, shown.stderr).toBe(0)
-      expect(shown.stdout).toMatch(/^now {3}\S+Z\nmode  system\n$/)
+      expect(shown.stdout).toMatch(/^now {3}\S+Z\nmode {2}system\n$/)
       const refused = yield* cli(["clock", "advance", "--seconds", "60"])
       expect(refused.code).toBe(1)
       expect(refused.stderr).toContain("clock_not_test")

@@ -23,7 +23,7 @@ const cliJson = (argv: ReadonlyArray<string>) =>
     const result = yield* cli([...argv, "--json"])
     expect(result.stderr).toBe("")
     expect(result.code).toBe(0)
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- asserted field by field
+    // biome-ignore lint/suspicious/noExplicitAny: asserted field by field
     return JSON.parse(result.stdout) as any
   })
 

@@ -64,7 +64,7 @@ const startService = async () => {
 
 interface Answer {
   readonly status: number
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON bodies, asserted field by field
+  // biome-ignore lint/suspicious/noExplicitAny: JSON bodies, asserted field by field
   readonly body: any
 }
 

@@ -144,11 +144,11 @@ describe("countSegments: examples", () => {
 
   it("never cuts an escape pair: 152 'a' + € + 152 'a' is 306 septets but 3 segments", () => {
     // naive ceil(306 / 153) = 2; the € cannot straddle septet 153, so segment 1 holds 152 septets.
-    expectCount(rep("a", 152) + "€" + rep("a", 152), { encoding: "GSM-7", units: 306, segments: 3 })
+    expectCount(`${rep("a", 152)}€${rep("a", 152)}`, { encoding: "GSM-7", units: 306, segments: 3 })
     // shifting the € by one septet lets it fit: 151 + 2 = 153, then 153.
-    expectCount(rep("a", 151) + "€" + rep("a", 153), { encoding: "GSM-7", units: 306, segments: 2 })
+    expectCount(`${rep("a", 151)}€${rep("a", 153)}`, { encoding: "GSM-7", units: 306, segments: 2 })
     // an escape pair that fits in a single 160-septet message is never split.
-    expectCount(rep("a", 158) + "€", { encoding: "GSM-7", units: 160, segments: 1 })
+    expectCount(`${rep("a", 158)}€`, { encoding: "GSM-7", units: 160, segments: 1 })
   })
 
   it("never cuts a surrogate pair: 66 'ж' + emoji + 66 'ж' is 134 units but 3 segments", () => {
@@ -159,7 +159,7 @@ describe("countSegments: examples", () => {
 
   it("one non-GSM character switches the whole text to UCS-2 limits", () => {
     expectCount(rep("a", 70), { encoding: "GSM-7", segments: 1 })
-    expectCount(rep("a", 70) + "ç", { encoding: "UCS-2", units: 71, segments: 2, forcedBy: ["ç"] })
+    expectCount(`${rep("a", 70)}ç`, { encoding: "UCS-2", units: 71, segments: 2, forcedBy: ["ç"] })
     // in UCS-2 the € is one unit, not two septets
     expectCount("€ç", { encoding: "UCS-2", units: 2, forcedBy: ["ç"] })
   })
@@ -322,7 +322,7 @@ describe("encodeSegments", () => {
   })
 
   it("writes an extension character as the escape and its code, never split across segments", () => {
-    const { segments } = encodeSegments(rep("a", 152) + "€" + rep("a", 152))
+    const { segments } = encodeSegments(`${rep("a", 152)}€${rep("a", 152)}`)
     expect(segments.map((s) => s.length)).toEqual([152, 153, 1])
     expect(Array.from(segments[1]!.slice(0, 2))).toEqual([0x1b, 0x65])
     expect(Array.from(encodeSegments("@Δ_ÆÉ{").segments[0]!)).toEqual([0x00, 0x10, 0x11, 0x1c, 0x1f, 0x1b, 0x28])

@@ -18,7 +18,7 @@ describe("the README's webhook receiver", { timeout: 120_000 }, () => {
     it("is the code the README shows", () => {
       const readme = readFileSync(join(import.meta.dirname, "../../README.md"), "utf8")
       const file = readFileSync(join(import.meta.dirname, "webhook-receiver.ts"), "utf8")
-      expect(readme).toContain("```ts\n" + file + "```")
+      expect(readme).toContain(`\`\`\`ts\n${file}\`\`\``)
     })
 
     it.effect("receives a message's events, verified, once each", () =>

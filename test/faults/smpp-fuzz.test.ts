@@ -155,7 +155,10 @@ describe("the SMPP fuzz: a hostile SMSC under load", () => {
           answer_due_after_its_connection_closed: smsc.answersNeverWritten
         },
         binds: smsc.raw.binds,
-        drops: [...smsc.killed.values()].reduce<Record<string, number>>((by, k) => ({ ...by, [k.how]: (by[k.how] ?? 0) + 1 }), {}),
+        drops: [...smsc.killed.values()].reduce<Record<string, number>>((by, k) => {
+          by[k.how] = (by[k.how] ?? 0) + 1
+          return by
+        }, {}),
         ...smsc.requestFigures(),
         owed_receipts: smsc.owedCount,
         owed_receipt_copies: smsc.receiptCopies,

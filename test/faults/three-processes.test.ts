@@ -7,7 +7,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { describe, expect, it } from "vitest"
-import { parseSamples, valueOf } from "../observability/prometheus.ts"
+import { parseSamples, sampleValue } from "../observability/prometheus.ts"
 import { serve, type Served } from "../support/ServedProcess.ts"
 import { adminToken } from "../support/TestApp.ts"
 import { printFigures, seconds } from "./support/Figures.ts"
@@ -29,7 +29,7 @@ const submissionsBy = async (p: Served): Promise<number> => {
   expect(reply.status).toBe(200)
   const samples = parseSamples(reply.text)
   return ["accepted", "rejected", "unknown", "unreachable"]
-    .reduce((n, result) => n + valueOf(samples, "sms_provider_submit_duration_seconds_count", { result }), 0)
+    .reduce((n, result) => n + sampleValue(samples, "sms_provider_submit_duration_seconds_count", { result }), 0)
 }
 
 describe("three service processes on one database draining 10,000 due messages", () => {

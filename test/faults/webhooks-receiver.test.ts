@@ -172,7 +172,9 @@ describe("status webhooks when the receiver fails", () => {
     const stuck = await subscribedOrg(served, hanging, 100_000)
     const fine = await subscribedOrg(served, healthy, 100_000)
     let openMax = 0
-    const sampler = setInterval(() => void (openMax = Math.max(openMax, hanging.open())), 20)
+    const sampler = setInterval(() => {
+      openMax = Math.max(openMax, hanging.open())
+    }, 20)
 
     // the hanging organisation first: a backlog of 1,000 events due before any of the healthy one's
     const backlog = await served.call("POST", "/api/sms/v2/message-batches/", {

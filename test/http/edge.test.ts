@@ -97,7 +97,7 @@ withApp({}, newOrg)((it) => {
       }))
   })
 
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a parsed JSON document
+  // biome-ignore lint/suspicious/noExplicitAny: a parsed JSON document
   let doc: any
   const readDoc = Effect.gen(function*() {
     const res = yield* (yield* App).call("GET", "/api/sms/v2/openapi.json")

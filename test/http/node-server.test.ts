@@ -13,7 +13,7 @@ import { adminToken, organisationFactory, remoteCaller } from "../support/TestAp
 interface RawReply {
   readonly status: number
   readonly headers: Record<string, string>
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a parsed JSON body
+  // biome-ignore lint/suspicious/noExplicitAny: a parsed JSON body
   readonly body: any
   readonly raw: string
 }

@@ -56,10 +56,10 @@ withApp({}, newOrg)((it) => {
     const phone = () => `+26132${String(++seq).padStart(7, "0")}`
     const upsertRaw = (raw: string) => Effect.flatMap(App, (app) => app.call("POST", contactsPath, { token: org.apiKey, raw }))
 
-    for (const escape of ["\\u0000", "\\ud800", "\\udfff", "x\\ud800\\ud800\\udc00"]) {
-      it.effect.each(fields)(`the JSON escape "${escape}" in %s is a validation_error naming it`, (field) =>
+    for (const escaped of ["\\u0000", "\\ud800", "\\udfff", "x\\ud800\\ud800\\udc00"]) {
+      it.effect.each(fields)(`the JSON escape "${escaped}" in %s is a validation_error naming it`, (field) =>
         Effect.gen(function*() {
-          const res = yield* upsertRaw(`{"phone_number": "${phone()}", "${field}": "${escape}"}`)
+          const res = yield* upsertRaw(`{"phone_number": "${phone()}", "${field}": "${escaped}"}`)
           expect(expectValidation(res)).toEqual([field])
         }))
     }

@@ -1,7 +1,7 @@
 // A database that cannot be reached answers 503 service_unavailable with Retry-After, whatever
 // form the failure takes; any other failure is a 500 internal_error that reveals nothing, logged
 // with the correlation id its response carries in X-Request-Id.
-import { Effect, Layer, Logger, Option } from "effect"
+import { Effect, Layer, Logger, type Option } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { SqlError } from "effect/sql"
 import { afterAll, describe, expect, it } from "vitest"

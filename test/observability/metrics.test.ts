@@ -12,7 +12,7 @@ import { countReceiptsApplied } from "../../src/observability/Metrics.ts"
 import { prometheusContentType } from "../../src/admin/MetricsRoute.ts"
 import { expectPlainError } from "../http/helpers.ts"
 import { adminToken, App, withApp } from "../support/TestApp.ts"
-import { parseSamples, type Sample, valueOf } from "./prometheus.ts"
+import { parseSamples, type Sample, sampleValue } from "./prometheus.ts"
 
 const families: ReadonlyArray<readonly [name: string, type: string]> = [
   ["sms_admissions_total", "counter"],
@@ -42,12 +42,12 @@ const scrapeText = () =>
 const scrape = (): Effect.Effect<ReadonlyArray<Sample>, never, App> => Effect.map(scrapeText(), parseSamples)
 
 const admissions = (samples: ReadonlyArray<Sample>, route: string, status: number, replayed = false) =>
-  valueOf(samples, "sms_admissions_total", { route, status: String(status), replayed: String(replayed) })
+  sampleValue(samples, "sms_admissions_total", { route, status: String(status), replayed: String(replayed) })
 
 const submits = (samples: ReadonlyArray<Sample>, result: string) =>
-  valueOf(samples, "sms_provider_submit_duration_seconds_count", { result })
+  sampleValue(samples, "sms_provider_submit_duration_seconds_count", { result })
 
-const messages = (samples: ReadonlyArray<Sample>, status: string) => valueOf(samples, "sms_messages", { status })
+const messages = (samples: ReadonlyArray<Sample>, status: string) => sampleValue(samples, "sms_messages", { status })
 
 const post = (apiKey: string, path: string, body: unknown, key: string = randomUUID()) =>
   Effect.flatMap(App, (app) => app.call("POST", `/api/sms/v2/${path}/`, { token: apiKey, body, headers: { "idempotency-key": key } }))
@@ -101,7 +101,7 @@ withApp({ label: "metrics", config: { clock: "test", metricsRecountIntervalMs: 0
       for (const outcome of ["delivered", "undeliverable", "ignored"]) {
         expect(samples.some((s) => s.name === "sms_receipts_applied_total" && s.labels.outcome === outcome), outcome).toBe(true)
       }
-      expect(valueOf(samples, "sms_database_up")).toBe(1)
+      expect(sampleValue(samples, "sms_database_up")).toBe(1)
     }))
 
   it.effect("moves as messages are admitted, sent, refused, scheduled and fall due", () =>
@@ -139,22 +139,22 @@ withApp({ label: "metrics", config: { clock: "test", metricsRecountIntervalMs: 0
       expect(delta((s) => submits(s, "accepted"))).toBe(1)
       expect(delta((s) => submits(s, "rejected"))).toBe(1)
       expect(delta((s) => submits(s, "unknown"))).toBe(1)
-      expect(delta((s) => valueOf(s, "sms_provider_submit_duration_seconds_bucket", { result: "accepted", le: "1" }))).toBe(1)
+      expect(delta((s) => sampleValue(s, "sms_provider_submit_duration_seconds_bucket", { result: "accepted", le: "1" }))).toBe(1)
 
       expect(delta((s) => messages(s, "accepted"))).toBe(1)
       expect(delta((s) => messages(s, "failed"))).toBe(1)
       expect(delta((s) => messages(s, "unknown"))).toBe(1)
       expect(delta((s) => messages(s, "scheduled"))).toBe(3)
       // the unknown one stays reserved, the scheduled ones are reserved; accepted consumed, refused released
-      expect(delta((s) => valueOf(s, "sms_reserved_credits"))).toBe(4)
+      expect(delta((s) => sampleValue(s, "sms_reserved_credits"))).toBe(4)
 
       // nothing is due yet; 150 s later the three scheduled messages have been due for 90 s
-      expect(valueOf(after, "sms_due_backlog_messages")).toBe(0)
-      expect(valueOf(after, "sms_due_backlog_oldest_age_seconds")).toBe(0)
+      expect(sampleValue(after, "sms_due_backlog_messages")).toBe(0)
+      expect(sampleValue(after, "sms_due_backlog_oldest_age_seconds")).toBe(0)
       yield* app.moveClock(150_000)
       const due = yield* scrape()
-      expect(valueOf(due, "sms_due_backlog_messages")).toBe(3)
-      expect(valueOf(due, "sms_due_backlog_oldest_age_seconds")).toBe(90)
+      expect(sampleValue(due, "sms_due_backlog_messages")).toBe(3)
+      expect(sampleValue(due, "sms_due_backlog_oldest_age_seconds")).toBe(90)
     }))
 
   it.effect("exports the receipts the applier counts", () =>
@@ -162,7 +162,7 @@ withApp({ label: "metrics", config: { clock: "test", metricsRecountIntervalMs: 0
       const before = yield* scrape()
       yield* countReceiptsApplied({ delivered: 0, undeliverable: 2, ignored: 1 })
       const after = yield* scrape()
-      const receipts = (s: ReadonlyArray<Sample>, outcome: string) => valueOf(s, "sms_receipts_applied_total", { outcome })
+      const receipts = (s: ReadonlyArray<Sample>, outcome: string) => sampleValue(s, "sms_receipts_applied_total", { outcome })
       expect(receipts(after, "undeliverable") - receipts(before, "undeliverable")).toBe(2)
       expect(receipts(after, "ignored") - receipts(before, "ignored")).toBe(1)
       expect(receipts(after, "delivered") - receipts(before, "delivered")).toBe(0)

@@ -23,5 +23,5 @@ const sameLabels = (a: Readonly<Record<string, string>>, b: Readonly<Record<stri
   Object.keys(a).length === Object.keys(b).length && Object.entries(b).every(([k, v]) => a[k] === v)
 
 /** The value of the sample with exactly this name and label set; 0 when the series is absent. */
-export const valueOf = (samples: ReadonlyArray<Sample>, name: string, labels: Record<string, string> = {}): number =>
+export const sampleValue = (samples: ReadonlyArray<Sample>, name: string, labels: Record<string, string> = {}): number =>
   samples.find((s) => s.name === name && sameLabels(s.labels, labels))?.value ?? 0

@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto"
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { adminToken, App, backend, withApp } from "../support/TestApp.ts"
-import { parseSamples, valueOf } from "./prometheus.ts"
+import { parseSamples, sampleValue } from "./prometheus.ts"
 
 const scrape = () =>
   Effect.gen(function*() {
@@ -35,14 +35,14 @@ withApp({ label: "storage_metrics", config: { clock: "test", metricsRecountInter
       expect(first.text).toContain("# TYPE sms_table_rows gauge")
       expect(first.text).toContain("# TYPE sms_retention_backlog_messages gauge")
       for (const table of ["messages", "message_events", "credit_entries", "idempotency_keys"]) {
-        expect(valueOf(first.samples, "sms_table_bytes", { table }), table).toBeGreaterThan(0)
+        expect(sampleValue(first.samples, "sms_table_bytes", { table }), table).toBeGreaterThan(0)
         expect(first.samples.some((s) => s.name === "sms_table_rows" && s.labels.table === table), table).toBe(true)
       }
-      expect(valueOf(first.samples, "sms_retention_backlog_messages")).toBe(0)
+      expect(sampleValue(first.samples, "sms_retention_backlog_messages")).toBe(0)
 
       yield* app.moveClock(86_400_000 + 60_000)
-      expect(valueOf((yield* scrape()).samples, "sms_retention_backlog_messages")).toBe(1)
+      expect(sampleValue((yield* scrape()).samples, "sms_retention_backlog_messages")).toBe(1)
       yield* app.advance(1_000)
-      expect(valueOf((yield* scrape()).samples, "sms_retention_backlog_messages")).toBe(0)
+      expect(sampleValue((yield* scrape()).samples, "sms_retention_backlog_messages")).toBe(0)
     }))
 })

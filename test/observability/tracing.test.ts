@@ -16,7 +16,7 @@ import { adminToken, testConfig } from "../support/TestApp.ts"
 interface Received {
   readonly path: string
   readonly contentType: string | undefined
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- OTLP JSON, asserted field by field
+  // biome-ignore lint/suspicious/noExplicitAny: OTLP JSON, asserted field by field
   readonly body: any
 }
 
@@ -83,9 +83,10 @@ const startService = async (otlpEndpoint: string) => {
 const traceId = "4bf92f3577b34da6a3ce929d0e0e4736"
 const traceparent = `00-${traceId}-00f067aa0ba902b7-01`
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- OTLP JSON
-const spansOf = (received: ReadonlyArray<Received>): Array<any> =>
-  received.flatMap((r) => r.body.resourceSpans.flatMap((rs: any) => rs.scopeSpans.flatMap((ss: any) => ss.spans)))
+// biome-ignore lint/suspicious/noExplicitAny: OTLP JSON, read field by field
+type Json = any
+const spansOf = (received: ReadonlyArray<Received>): Array<Json> =>
+  received.flatMap((r) => r.body.resourceSpans.flatMap((rs: Json) => rs.scopeSpans.flatMap((ss: Json) => ss.spans)))
 
 describe("OTLP trace export", () => {
   it("installs nothing when OTEL_EXPORTER_OTLP_ENDPOINT is unset", () => {

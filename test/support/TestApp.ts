@@ -64,7 +64,7 @@ export interface Reply {
   readonly status: number
   readonly headers: Headers
   readonly text: string
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- test convenience: bodies are asserted field by field
+  // biome-ignore lint/suspicious/noExplicitAny: test convenience: bodies are asserted field by field
   readonly body: any
 }
 
@@ -88,7 +88,7 @@ async (method: string, path: string, options: CallOptions = {}): Promise<Reply> 
   }
   const res = await handler(new Request(`http://test${path}`, { method, headers, ...(body === undefined ? {} : { body }) }))
   const text = await res.text()
-  let parsed: unknown = undefined
+  let parsed: unknown 
   try {
     parsed = text === "" ? undefined : JSON.parse(text)
   } catch {
@@ -260,7 +260,9 @@ export class App extends Context.Service<App, {
       }
       const calls: ProviderCalls = { submits: new Map(), queries: new Map(), sendables: 0, fault: "none" }
       let captured: Context.Context<never> | undefined
-      const Capture = Layer.effectDiscard(Effect.map(Effect.context<never>(), (context) => void (captured = context)))
+      const Capture = Layer.effectDiscard(Effect.map(Effect.context<never>(), (context) => {
+        captured = context
+      }))
       const database = options.label === undefined
         ? testDatabaseLayer(config)
         : scratchDatabaseLayer(options.label, config)

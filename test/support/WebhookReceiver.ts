@@ -34,7 +34,7 @@ export interface ReceivedEvent {
   readonly receivedAt: number
   /** How many times it was answered 204 (more than once: delivered again after a fault). */
   deliveries: number
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the event's data, read field by field
+  // biome-ignore lint/suspicious/noExplicitAny: the event's data, read field by field
   readonly data: any
 }
 

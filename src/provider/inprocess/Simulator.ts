@@ -151,7 +151,10 @@ export const simulatorLayer = (options: SimulatorOptions) =>
     // when the rounds may have a receipt due, as far as this process knows (ms): a receipt it did
     // not keep to send itself, one a query made owed, or the next one owed in the table
     let roundDueAt = 0
-    const owedAt = (at: Date) => Effect.sync(() => void (roundDueAt = Math.min(roundDueAt, at.getTime())))
+    const owedAt = (at: Date) =>
+      Effect.sync(() => {
+        roundDueAt = Math.min(roundDueAt, at.getTime())
+      })
     const holdLocally = () => {
       if (held >= localReceiptsMax) return false
       held++

@@ -25,7 +25,7 @@ export interface Exchange {
   readonly answeredAt: number
   /** Undefined when the connection closed without an answer. */
   readonly status: number | undefined
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- bodies are compared as JSON and read field by field
+  // biome-ignore lint/suspicious/noExplicitAny: bodies are compared as JSON and read field by field
   readonly body: any
   readonly retryAfter: string | null
   readonly replayed: boolean
