@@ -27,7 +27,13 @@ export default {
   reporters: ["clear-text", "progress", "html", "json"],
   htmlReporter: { fileName: "reports/mutation/index.html" },
   jsonReporter: { fileName: "reports/mutation/mutation.json" },
-  clearTextReporter: { allowColor: false, logTests: false, maxTestsToLog: 0, reportScoreTable: true, reportMutants: true },
+  clearTextReporter: {
+    allowColor: false,
+    logTests: false,
+    maxTestsToLog: 0,
+    reportScoreTable: true,
+    reportMutants: true
+  },
   tempDirName: ".stryker-tmp",
   // beyond 1.5 times the covering tests' own time: a mutant's infinite loop costs this much per
   // mutant, and a merely slow test on a loaded machine must not read as one

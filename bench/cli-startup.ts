@@ -28,24 +28,48 @@ interface Way {
 
 const ways: ReadonlyArray<Way> = [
   { name: "bare start of the project's Node (`node -e 0`, baseline)", command: projectNode, args: ["-e", "0"] },
-  { name: "`node_modules/.bin/node src/admin/cli/main.ts`, no compile cache", command: projectNode, args: ["src/admin/cli/main.ts"], env: { NODE_DISABLE_COMPILE_CACHE: "1" } },
-  { name: "`node_modules/.bin/node bin/sms-admin.mjs` (launcher, compile cache)", command: projectNode, args: ["bin/sms-admin.mjs"], env: { NODE_COMPILE_CACHE: cache } },
-  ...(systemNode === undefined ? [] : [{
-    name: `\`bin/sms-admin.mjs\` on the system's Node ${spawnSync(systemNode, ["--version"], { encoding: "utf8" }).stdout.trim()} (starts the project's)`,
-    command: systemNode,
+  {
+    name: "`node_modules/.bin/node src/admin/cli/main.ts`, no compile cache",
+    command: projectNode,
+    args: ["src/admin/cli/main.ts"],
+    env: { NODE_DISABLE_COMPILE_CACHE: "1" }
+  },
+  {
+    name: "`node_modules/.bin/node bin/sms-admin.mjs` (launcher, compile cache)",
+    command: projectNode,
     args: ["bin/sms-admin.mjs"],
     env: { NODE_COMPILE_CACHE: cache }
-  }]),
-  { name: "`npm run admin --`", command: "npm", args: ["run", "--silent", "admin", "--"], env: { NODE_COMPILE_CACHE: cache } },
+  },
+  ...(systemNode === undefined
+    ? []
+    : [
+        {
+          name: `\`bin/sms-admin.mjs\` on the system's Node ${spawnSync(systemNode, ["--version"], { encoding: "utf8" }).stdout.trim()} (starts the project's)`,
+          command: systemNode,
+          args: ["bin/sms-admin.mjs"],
+          env: { NODE_COMPILE_CACHE: cache }
+        }
+      ]),
+  {
+    name: "`npm run admin --`",
+    command: "npm",
+    args: ["run", "--silent", "admin", "--"],
+    env: { NODE_COMPILE_CACHE: cache }
+  },
   { name: "`npx sms-admin`", command: "npx", args: ["sms-admin"], env: { NODE_COMPILE_CACHE: cache } }
 ]
 
 const once = (way: Way): number => {
   const started = performance.now()
-  const run = spawnSync(way.command, [...way.args, "--help"], { cwd: root, env: { ...env, ...way.env }, encoding: "utf8" })
+  const run = spawnSync(way.command, [...way.args, "--help"], {
+    cwd: root,
+    env: { ...env, ...way.env },
+    encoding: "utf8"
+  })
   const ms = performance.now() - started
   if (run.status !== 0) throw new Error(`${way.name}: exit ${run.status}: ${run.stderr}`)
-  if (way.args[0] !== "-e" && !run.stdout.includes("sms-admin <subcommand>")) throw new Error(`${way.name}: no help printed`)
+  if (way.args[0] !== "-e" && !run.stdout.includes("sms-admin <subcommand>"))
+    throw new Error(`${way.name}: no help printed`)
   return ms
 }
 
@@ -60,9 +84,12 @@ try {
   const times = ways.map(() => [] as Array<number>)
   for (let r = 0; r < rounds; r++) for (const [i, way] of ways.entries()) times[i]!.push(once(way))
   const medians = times.map(median)
-  process.stdout.write(`sms-admin --help, median of ${rounds} interleaved rounds (load ${round(loadStart, 1)} -> ${round(loadavg()[0]!, 1)})\n`)
+  process.stdout.write(
+    `sms-admin --help, median of ${rounds} interleaved rounds (load ${round(loadStart, 1)} -> ${round(loadavg()[0]!, 1)})\n`
+  )
   process.stdout.write("| way | ms | ratio to a bare start |\n|---|---:|---:|\n")
-  for (const [i, way] of ways.entries()) process.stdout.write(`| ${way.name} | ${Math.round(medians[i]!)} | ${round(medians[i]! / medians[0]!, 1)} |\n`)
+  for (const [i, way] of ways.entries())
+    process.stdout.write(`| ${way.name} | ${Math.round(medians[i]!)} | ${round(medians[i]! / medians[0]!, 1)} |\n`)
 } finally {
   rmSync(cache, { recursive: true, force: true })
 }

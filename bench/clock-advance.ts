@@ -24,7 +24,9 @@ const service = await startService({
   databaseUrl: undefined,
   logDir: mkdtempSync(join(tmpdir(), "sms-bench-clock-")),
   env: { SMS_CLOCK: "test" },
-  ...(process.argv.includes("--cpu-prof") ? { nodeFlags: ["--cpu-prof", `--cpu-prof-dir=${join(import.meta.dirname, "results")}`] } : {})
+  ...(process.argv.includes("--cpu-prof")
+    ? { nodeFlags: ["--cpu-prof", `--cpu-prof-dir=${join(import.meta.dirname, "results")}`] }
+    : {})
 })
 
 const admin = (path: string, body: unknown) =>
@@ -36,8 +38,11 @@ const admin = (path: string, body: unknown) =>
 
 /** The provider queries answered so far, all results together. */
 const queries = async (): Promise<number> => {
-  const text = await (await fetch(`${service.base}/metrics`, { headers: { authorization: `Bearer ${service.adminToken}` } })).text()
-  return text.split("\n")
+  const text = await (
+    await fetch(`${service.base}/metrics`, { headers: { authorization: `Bearer ${service.adminToken}` } })
+  ).text()
+  return text
+    .split("\n")
     .filter((line) => line.startsWith("sms_provider_queries_total{"))
     .reduce((sum, line) => sum + Number(line.split(" ").at(-1)), 0)
 }
@@ -58,14 +63,21 @@ try {
   const baseline = await advance(day)
   // immediate sends to the unknown-for-good number: each answers 502 provider_result_unknown
   for (let i = 0; i < unknownCount; i += 10) {
-    await Promise.all(Array.from({ length: Math.min(10, unknownCount - i) }, (_, j) =>
-      fetch(`${service.base}/api/sms/v2/messages/`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${org.apiKey}`, "content-type": "application/json", "idempotency-key": `clock-${i + j}` },
-        body: JSON.stringify({ to: "+261340000009", text: "bench" })
-      }).then(async (res) => {
-        if (res.status !== 502) throw new Error(`send: ${res.status} ${await res.text()}`)
-      })))
+    await Promise.all(
+      Array.from({ length: Math.min(10, unknownCount - i) }, (_, j) =>
+        fetch(`${service.base}/api/sms/v2/messages/`, {
+          method: "POST",
+          headers: {
+            authorization: `Bearer ${org.apiKey}`,
+            "content-type": "application/json",
+            "idempotency-key": `clock-${i + j}`
+          },
+          body: JSON.stringify({ to: "+261340000009", text: "bench" })
+        }).then(async (res) => {
+          if (res.status !== 502) throw new Error(`send: ${res.status} ${await res.text()}`)
+        })
+      )
+    )
   }
   const first = await advance(day)
   const second = await advance(day)
@@ -77,12 +89,16 @@ try {
     [`advance 1 day more (their second day)`, second],
     ...(thirty === undefined ? [] : [["advance 30 days more", thirty] as const])
   ] as const
-  process.stdout.write(`clock advance on the embedded database (load ${load.map((l) => round(l ?? 0, 1)).join(" -> ")})\n`)
+  process.stdout.write(
+    `clock advance on the embedded database (load ${load.map((l) => round(l ?? 0, 1)).join(" -> ")})\n`
+  )
   process.stdout.write("| phase | seconds | provider queries | ratio to baseline |\n|---|---:|---:|---:|\n")
   for (const [name, r] of rows) {
     process.stdout.write(`| ${name} | ${r.seconds} | ${r.queries} | ${round(r.seconds / baseline.seconds, 1)} |\n`)
   }
-  process.stdout.write(`first day: ${first.seconds} s, target <= ${targetSeconds} s: ${first.seconds <= targetSeconds ? "ok" : "MISSED"}\n`)
+  process.stdout.write(
+    `first day: ${first.seconds} s, target <= ${targetSeconds} s: ${first.seconds <= targetSeconds ? "ok" : "MISSED"}\n`
+  )
 } finally {
   await service.stop()
 }

@@ -21,14 +21,16 @@ const cpuTicks = (pid: number): number | undefined => {
 
 /** Pids of the PostgreSQL backends connected to `database` (their process title names it). */
 const backendsOf = (database: string): Array<number> =>
-  readdirSync("/proc").filter((d) => /^\d+$/.test(d)).flatMap((d) => {
-    try {
-      const title = readFileSync(`/proc/${d}/cmdline`, "utf8")
-      return title.startsWith("postgres: ") && title.includes(` ${database} `) ? [Number(d)] : []
-    } catch {
-      return []
-    }
-  })
+  readdirSync("/proc")
+    .filter((d) => /^\d+$/.test(d))
+    .flatMap((d) => {
+      try {
+        const title = readFileSync(`/proc/${d}/cmdline`, "utf8")
+        return title.startsWith("postgres: ") && title.includes(` ${database} `) ? [Number(d)] : []
+      } catch {
+        return []
+      }
+    })
 
 export interface CpuSeconds {
   readonly postgresS: number

@@ -24,7 +24,10 @@ const filter = process.argv[3] ?? ""
 const selected = (script: string) => script.includes(filter)
 const dbName = `sms_bench_exp_${Date.now()}_${process.pid}`
 const url = withDatabase(adminUrl, dbName)
-const lines: Array<string> = ["| what-if | clients | tps | messages/s | p50 ms | p99 ms |", "|---|---:|---:|---:|---:|---:|"]
+const lines: Array<string> = [
+  "| what-if | clients | tps | messages/s | p50 ms | p99 ms |",
+  "|---|---:|---:|---:|---:|---:|"
+]
 const row = (what: string, clients: number, tps: number, perTx: number, p50: number, p99: number) =>
   lines.push(`| ${what} | ${clients} | ${tps} | ${Math.round(tps * perTx)} | ${p50} | ${p99} |`)
 
@@ -40,7 +43,12 @@ try {
   await service.stop()
 
   for (const clients of [10, 32]) {
-    for (const script of ["admission", "experiments/admission-store-first", "experiments/admission-merged-reserve", "experiments/admission-fewer-statements"].filter(selected)) {
+    for (const script of [
+      "admission",
+      "experiments/admission-store-first",
+      "experiments/admission-merged-reserve",
+      "experiments/admission-fewer-statements"
+    ].filter(selected)) {
       const vars = { org: admissionOrg.id, keyid: admissionOrg.keyId, lot: admissionOrg.lot }
       await query(url, "VACUUM ANALYZE")
       const r = await runPgbench({ url, script, vars, clients, durationS: seconds })
@@ -51,15 +59,27 @@ try {
   const settle = async (script: string, messages: number, perTx: number, clients: number) => {
     if (!selected(script)) return
     await runFile(url, join(import.meta.dirname, "sql", "seed-due.sql"), {
-      org: settleOrg.id, lot: settleOrg.lot, n: messages, due: new Date(Date.now() - 1000).toISOString()
+      org: settleOrg.id,
+      lot: settleOrg.lot,
+      n: messages,
+      due: new Date(Date.now() - 1000).toISOString()
     })
     await runPgbench({ url, script: "claim", vars: {}, clients: 1, transactions: Math.ceil(messages / 100) })
-    await query(url, `DROP TABLE IF EXISTS bench_settle; DROP SEQUENCE IF EXISTS bench_settle_seq;
+    await query(
+      url,
+      `DROP TABLE IF EXISTS bench_settle; DROP SEQUENCE IF EXISTS bench_settle_seq;
       CREATE TABLE bench_settle AS SELECT row_number() OVER () AS n, id FROM messages
         WHERE organisation_id = '${settleOrg.id}' AND status = 'processing';
-      CREATE UNIQUE INDEX ON bench_settle (n); CREATE SEQUENCE bench_settle_seq;`)
+      CREATE UNIQUE INDEX ON bench_settle (n); CREATE SEQUENCE bench_settle_seq;`
+    )
     await query(url, "VACUUM ANALYZE")
-    const r = await runPgbench({ url, script, vars: { org: settleOrg.id }, clients, transactions: messages / perTx / clients })
+    const r = await runPgbench({
+      url,
+      script,
+      vars: { org: settleOrg.id },
+      clients,
+      transactions: messages / perTx / clients
+    })
     row(script, clients, r.tps, perTx, r.p50Ms, r.p99Ms)
   }
   // alternated, as each run leaves a bigger database behind

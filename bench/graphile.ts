@@ -19,12 +19,20 @@ const quiet = new Logger(() => (level, message) => {
   if (String(level) === "error") process.stderr.write(`graphile-worker: ${message}\n`)
 })
 
-export const graphileDrain = async (url: string, jobs: number, concurrency = 16, maxPoolSize = 10): Promise<GraphileResult> => {
+export const graphileDrain = async (
+  url: string,
+  jobs: number,
+  concurrency = 16,
+  maxPoolSize = 10
+): Promise<GraphileResult> => {
   await runMigrations({ connectionString: url, logger: quiet })
   const seedStarted = performance.now()
-  await query(url, `SELECT count(*) FROM graphile_worker.add_jobs(ARRAY(
+  await query(
+    url,
+    `SELECT count(*) FROM graphile_worker.add_jobs(ARRAY(
       SELECT ROW('noop', '{}'::json, NULL, NULL, NULL, NULL, NULL, NULL)::graphile_worker.job_spec
-      FROM generate_series(1, ${jobs})))`)
+      FROM generate_series(1, ${jobs})))`
+  )
   const seedS = (performance.now() - seedStarted) / 1000
   let completed = 0
   let finish: () => void = () => {}
@@ -46,5 +54,12 @@ export const graphileDrain = async (url: string, jobs: number, concurrency = 16,
   const drainS = (performance.now() - started) / 1000
   await runner.stop()
   const remaining = Number(await scalar(url, "SELECT count(*) FROM graphile_worker.jobs"))
-  return { jobs, concurrency, seedS: round(seedS, 2), drainS: round(drainS, 2), jobsPerSec: round(jobs / drainS, 1), remaining }
+  return {
+    jobs,
+    concurrency,
+    seedS: round(seedS, 2),
+    drainS: round(drainS, 2),
+    jobsPerSec: round(jobs / drainS, 1),
+    remaining
+  }
 }

@@ -88,15 +88,22 @@ export const autocannonLoad = async (options: {
     duration: options.durationS,
     timeout: 30,
     ...(options.overallRate !== undefined ? { overallRate: options.overallRate } : {}),
-    requests: [{
-      method: request.method,
-      path: request.path,
-      headers: { ...request.headers },
-      ...(request.body !== undefined ? { body: request.body } : {}),
-      ...(prefix !== undefined
-        ? { setupRequest: (req) => ({ ...req, headers: { ...req.headers, "idempotency-key": `${prefix}-${++counter}` } }) }
-        : {})
-    }]
+    requests: [
+      {
+        method: request.method,
+        path: request.path,
+        headers: { ...request.headers },
+        ...(request.body !== undefined ? { body: request.body } : {}),
+        ...(prefix !== undefined
+          ? {
+              setupRequest: (req) => ({
+                ...req,
+                headers: { ...req.headers, "idempotency-key": `${prefix}-${++counter}` }
+              })
+            }
+          : {})
+      }
+    ]
   })
   const samples: Array<{ status: number; ms: number }> = []
   instance.on("response", (_client: unknown, status: number, _bytes: number, ms: number) => {
@@ -106,8 +113,15 @@ export const autocannonLoad = async (options: {
   const result = await instance
   const durationS = (performance.now() - started) / 1000
   return {
-    ...summarise("autocannon", options.connections, options.overallRate ?? null, durationS, options.expectedStatus, samples,
-      result.errors + result.timeouts),
+    ...summarise(
+      "autocannon",
+      options.connections,
+      options.overallRate ?? null,
+      durationS,
+      options.expectedStatus,
+      samples,
+      result.errors + result.timeouts
+    ),
     autocannonP99Ms: result.latency.p99
   }
 }
@@ -138,13 +152,16 @@ export const pacedLoad = async (options: {
     if (request.uniqueKeyPrefix !== undefined) headers["idempotency-key"] = `${request.uniqueKeyPrefix}-${++counter}`
     if (request.body !== undefined) headers["content-length"] = String(Buffer.byteLength(request.body))
     const done = new Promise<void>((resolve) => {
-      const req = httpRequest({ host: url.hostname, port: url.port, method: request.method, path: request.path, headers, agent }, (res) => {
-        res.resume()
-        res.on("end", () => {
-          samples.push({ status: res.statusCode ?? 0, ms: performance.now() - scheduled })
-          resolve()
-        })
-      })
+      const req = httpRequest(
+        { host: url.hostname, port: url.port, method: request.method, path: request.path, headers, agent },
+        (res) => {
+          res.resume()
+          res.on("end", () => {
+            samples.push({ status: res.statusCode ?? 0, ms: performance.now() - scheduled })
+            resolve()
+          })
+        }
+      )
       req.on("error", () => {
         errors++
         resolve()
@@ -169,5 +186,13 @@ export const pacedLoad = async (options: {
   }
   await Promise.all([...inFlight])
   agent.destroy()
-  return summarise("paced", options.connections, options.rate, options.durationS, options.expectedStatus, samples, errors)
+  return summarise(
+    "paced",
+    options.connections,
+    options.rate,
+    options.durationS,
+    options.expectedStatus,
+    samples,
+    errors
+  )
 }

@@ -42,10 +42,15 @@ const sqlDir = join(import.meta.dirname, "sql")
 const execute = (args: ReadonlyArray<string>, cwd: string): Promise<string> =>
   new Promise((resolve, reject) => {
     // the service's sessions run without JIT compilation (src/db/Database.ts): so do the baselines'
-    execFile("pgbench", args, { cwd, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, PGOPTIONS: "-c jit=off" } }, (error, stdout, stderr) => {
-      if (error) reject(new Error(`pgbench failed: ${stderr.trim() || error.message}`))
-      else resolve(`${stdout}\n${stderr}`)
-    })
+    execFile(
+      "pgbench",
+      args,
+      { cwd, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, PGOPTIONS: "-c jit=off" } },
+      (error, stdout, stderr) => {
+        if (error) reject(new Error(`pgbench failed: ${stderr.trim() || error.message}`))
+        else resolve(`${stdout}\n${stderr}`)
+      }
+    )
   })
 
 const field = (out: string, pattern: RegExp): number => {
@@ -62,14 +67,20 @@ export const runPgbench = async (options: PgbenchOptions): Promise<PgbenchResult
     writeFileSync(script, text)
     const args = [
       "-n",
-      "-M", "prepared",
-      "-c", String(options.clients),
-      "-j", String(Math.min(2, options.clients)),
+      "-M",
+      "prepared",
+      "-c",
+      String(options.clients),
+      "-j",
+      String(Math.min(2, options.clients)),
       ...(options.durationS !== undefined ? ["-T", String(options.durationS)] : []),
       ...(options.transactions !== undefined ? ["-t", String(options.transactions)] : []),
       ...(options.rate !== undefined ? ["-R", String(options.rate)] : []),
-      "-f", script,
-      "-l", "--log-prefix", join(dir, "txlog"),
+      "-f",
+      script,
+      "-l",
+      "--log-prefix",
+      join(dir, "txlog"),
       ...Object.entries(options.vars).flatMap(([k, v]) => ["-D", `${k}=${v}`]),
       options.url
     ]
@@ -81,7 +92,8 @@ export const runPgbench = async (options: PgbenchOptions): Promise<PgbenchResult
     for (const file of readdirSync(dir).filter((f) => f.startsWith("txlog"))) {
       for (const line of readFileSync(join(dir, file), "utf8").split("\n")) {
         const parts = line.split(" ")
-        if (parts.length >= 6 && parts[2] !== "skipped" && parts[2] !== "failed") latencies.push(Number(parts[2]) / 1000)
+        if (parts.length >= 6 && parts[2] !== "skipped" && parts[2] !== "failed")
+          latencies.push(Number(parts[2]) / 1000)
       }
     }
     return {

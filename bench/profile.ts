@@ -53,16 +53,20 @@ profile.samples.forEach((id, i) => {
   const f = node.callFrame
   const key = `${f.functionName || "(anonymous)"}  ${f.url === "" ? "" : `${shortUrl(f.url)}:${f.lineNumber + 1}`}`
   selfByFunction.set(key, (selfByFunction.get(key) ?? 0) + dt)
-  const pkg = f.url === "" ? f.functionName.startsWith("(") ? f.functionName : "(native/runtime)" : packageOf(f.url)
+  const pkg = f.url === "" ? (f.functionName.startsWith("(") ? f.functionName : "(native/runtime)") : packageOf(f.url)
   selfByPackage.set(pkg, (selfByPackage.get(pkg) ?? 0) + dt)
 })
 
 const table = (title: string, entries: Map<string, number>, n: number) => {
   const lines = [`| ${title} | self ms | self % |`, "|---|---:|---:|"]
   for (const [name, us] of [...entries].sort((a, b) => b[1] - a[1]).slice(0, n)) {
-    lines.push(`| \`${name.replaceAll("|", "\\|")}\` | ${(us / 1000).toFixed(0)} | ${((100 * us) / total).toFixed(1)} |`)
+    lines.push(
+      `| \`${name.replaceAll("|", "\\|")}\` | ${(us / 1000).toFixed(0)} | ${((100 * us) / total).toFixed(1)} |`
+    )
   }
   return lines.join("\n")
 }
 
-process.stdout.write(`total sampled: ${(total / 1e6).toFixed(1)} s\n\n${table("function", selfByFunction, top)}\n\n${table("package", selfByPackage, 15)}\n`)
+process.stdout.write(
+  `total sampled: ${(total / 1e6).toFixed(1)} s\n\n${table("function", selfByFunction, top)}\n\n${table("package", selfByPackage, 15)}\n`
+)

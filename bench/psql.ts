@@ -3,17 +3,25 @@ import { execFile } from "node:child_process"
 
 const run = (args: ReadonlyArray<string>, input?: string): Promise<string> =>
   new Promise((resolve, reject) => {
-    const child = execFile("psql", ["-X", "-q", "-v", "ON_ERROR_STOP=1", ...args], { maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-      if (error) reject(new Error(`psql failed: ${stderr.trim() || error.message}`))
-      else resolve(stdout)
-    })
+    const child = execFile(
+      "psql",
+      ["-X", "-q", "-v", "ON_ERROR_STOP=1", ...args],
+      { maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        if (error) reject(new Error(`psql failed: ${stderr.trim() || error.message}`))
+        else resolve(stdout)
+      }
+    )
     if (input !== undefined) child.stdin?.end(input)
   })
 
 /** The rows of one query, as tab-separated text fields. */
 export const query = async (url: string, sql: string): Promise<Array<Array<string>>> => {
   const out = await run(["-d", url, "-tA", "-F", "\t", "-c", sql])
-  return out.split("\n").filter((line) => line !== "").map((line) => line.split("\t"))
+  return out
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((line) => line.split("\t"))
 }
 
 /** The first field of the first row. */
@@ -37,4 +45,5 @@ export const withDatabase = (url: string, database: string): string => {
 
 export const createDatabase = (adminUrl: string, name: string) => query(adminUrl, `CREATE DATABASE ${name}`)
 
-export const dropDatabase = (adminUrl: string, name: string) => query(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+export const dropDatabase = (adminUrl: string, name: string) =>
+  query(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)

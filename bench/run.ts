@@ -53,7 +53,12 @@ const t0 = performance.now()
 const durations: Record<string, number> = {}
 
 /** Runs one phase, timing it and (for service phases) sampling the service's peak RSS. */
-const phase = async <A>(name: string, body: () => Promise<A>, service?: Service, memory?: Record<string, number>): Promise<A> => {
+const phase = async <A>(
+  name: string,
+  body: () => Promise<A>,
+  service?: Service,
+  memory?: Record<string, number>
+): Promise<A> => {
   log(`${name}...`)
   const started = performance.now()
   const sampler = service === undefined ? undefined : memorySampler(service.pid)
@@ -94,7 +99,8 @@ try {
       databaseUrl: url,
       logDir,
       ...(cpuProf ? { nodeFlags: ["--cpu-prof", `--cpu-prof-dir=${join(import.meta.dirname, "results")}`] } : {})
-    }))
+    })
+  )
   const running = service
   /**
    * An organisation whose credits are one lot, granted straight in the tables: the seeds of
@@ -138,19 +144,32 @@ try {
   if (wanted("4")) results.s4 = await phase("idempotent replay", () => replay(ctx), running, mem)
   if (wanted("5")) await tidy()
   if (wanted("5")) results.s5 = await phase("batch admission", () => batchAdmission(ctx), running, mem)
-  results.leftProcessing = Number(await scalar(url, `SELECT count(*) FROM messages
-    WHERE organisation_id = '${ctx.org.id}' AND status = 'processing' AND updated_at < now() - interval '2 seconds'`))
-  if (results.leftProcessing > 0) log(`${results.leftProcessing} HTTP-created message(s) left in processing (client hang-up after admission?)`)
+  results.leftProcessing = Number(
+    await scalar(
+      url,
+      `SELECT count(*) FROM messages
+    WHERE organisation_id = '${ctx.org.id}' AND status = 'processing' AND updated_at < now() - interval '2 seconds'`
+    )
+  )
+  if (results.leftProcessing > 0)
+    log(`${results.leftProcessing} HTTP-created message(s) left in processing (client hang-up after admission?)`)
   if (wanted("6")) {
     await tidy()
     const drained = await phase("dispatcher drain", () => serviceDrain(ctx), running, mem)
     results.s6 = { service: drained }
   }
   if (wanted("14")) {
-    const hookOrg = await withLot("bench webhooks flow", settings.flowRate * settings.flowDurationS + 10, ["webhooks.manage"])
+    const hookOrg = await withLot("bench webhooks flow", settings.flowRate * settings.flowDurationS + 10, [
+      "webhooks.manage"
+    ])
     const receiver = await subscribe(running, hookOrg.apiKey)
     await tidy()
-    results.s14 = await phase("webhooks while messages flow", () => webhookFlow(ctx, hookOrg, receiver), running, mem).finally(() => receiver.close())
+    results.s14 = await phase(
+      "webhooks while messages flow",
+      () => webhookFlow(ctx, hookOrg, receiver),
+      running,
+      mem
+    ).finally(() => receiver.close())
   }
   if (wanted("15")) {
     // scenario 6 without webhooks in the same run, when it was not asked for
@@ -161,7 +180,12 @@ try {
     const hookOrg = await withLot("bench webhooks drain", settings.drainCount + 10, ["webhooks.manage"])
     const receiver = await subscribe(running, hookOrg.apiKey)
     await tidy()
-    results.s15 = await phase("dispatcher drain with webhooks", () => webhookDrain(ctx, hookOrg, receiver), running, mem).finally(() => receiver.close())
+    results.s15 = await phase(
+      "dispatcher drain with webhooks",
+      () => webhookDrain(ctx, hookOrg, receiver),
+      running,
+      mem
+    ).finally(() => receiver.close())
   }
   if (wanted("8")) {
     await tidy()
@@ -223,18 +247,44 @@ const machine = {
 const shownUrl = new URL(adminUrl)
 if (shownUrl.password !== "") shownUrl.password = "***"
 const command = `DATABASE_URL=${shownUrl.toString()} npm run bench${args.length > 0 ? ` -- ${args.join(" ")}` : ""}`
-const file = writeResults(startedAt, smoke, { startedAt: startedAt.toISOString(), command, machine, settings, durations, totalS, rows, results })
+const file = writeResults(startedAt, smoke, {
+  startedAt: startedAt.toISOString(),
+  command,
+  machine,
+  settings,
+  durations,
+  totalS,
+  rows,
+  results
+})
 // The harness itself must have worked (targets missed are results, not failures): every load
 // phase got expected answers and the drain finished.
-const loads = [results.s1?.service, results.s2?.service, results.s3, results.s4, results.s5?.service, results.s13, results.s16?.idle, results.s16?.erasing]
+const loads = [
+  results.s1?.service,
+  results.s2?.service,
+  results.s3,
+  results.s4,
+  results.s5?.service,
+  results.s13,
+  results.s16?.idle,
+  results.s16?.erasing
+]
 const broken = [
-  ...loads.flatMap((l) => (l !== undefined && l.ok === 0 ? [`a ${l.tool} phase got no expected answer: ${JSON.stringify(l.statusCounts)}`] : [])),
+  ...loads.flatMap((l) =>
+    l !== undefined && l.ok === 0 ? [`a ${l.tool} phase got no expected answer: ${JSON.stringify(l.statusCounts)}`] : []
+  ),
   ...(results.s6 !== undefined && !results.s6.service.complete ? ["the dispatcher drain did not finish in time"] : []),
   ...(results.s9 !== undefined && !results.s9.complete ? ["the SMPP drain did not finish in time"] : []),
-  ...(results.s15 !== undefined && !results.s15.drain.complete ? ["the drain with webhooks did not finish in time"] : []),
-  ...(results.s10 !== undefined && results.s10.service.ok === 0 ? ["the observed admission got no expected answer"] : [])
+  ...(results.s15 !== undefined && !results.s15.drain.complete
+    ? ["the drain with webhooks did not finish in time"]
+    : []),
+  ...(results.s10 !== undefined && results.s10.service.ok === 0
+    ? ["the observed admission got no expected answer"]
+    : [])
 ]
 const table = markdownTable(rows)
 for (const line of broken) log(`FAILED: ${line}`)
 if (broken.length > 0) process.exitCode = 1
-process.stdout.write(`\n${table}\n\nmachine: ${JSON.stringify(machine)}\ndurations (s): ${JSON.stringify(durations)}\ntotal: ${totalS} s\nresults: ${file}\nservice logs: ${logDir}\n`)
+process.stdout.write(
+  `\n${table}\n\nmachine: ${JSON.stringify(machine)}\ndurations (s): ${JSON.stringify(durations)}\ntotal: ${totalS} s\nresults: ${file}\nservice logs: ${logDir}\n`
+)

@@ -67,25 +67,30 @@ const startOnce = async (options: StartOptions, attempt: number): Promise<Servic
   const log = createWriteStream(logFile)
   // the heap cap is the container image's (Dockerfile CMD): measure the service as it is deployed
   const { DATABASE_URL: _inherited, ...inherited } = process.env
-  const database = options.databaseUrl === undefined ? { SMS_DATA_DIR: "memory://" } : { DATABASE_URL: options.databaseUrl }
+  const database =
+    options.databaseUrl === undefined ? { SMS_DATA_DIR: "memory://" } : { DATABASE_URL: options.databaseUrl }
   // BENCH_NODE_FLAGS: more flags for an experiment (`--trace-gc`, `--max-semi-space-size=32`...)
   const experiment = process.env.BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? []
-  const child = spawn(process.execPath, ["--max-old-space-size=160", ...experiment, ...(options.nodeFlags ?? []), "src/main.ts"], {
-    cwd: root,
-    env: {
-      ...inherited,
-      ...database,
-      PORT: String(port),
-      HOST: "127.0.0.1",
-      SMS_ADMIN_TOKEN: adminToken,
-      LOG_LEVEL: "warn",
-      SMS_SIMULATOR_RECEIPT_DELAY_MS: "0",
-      SMS_SIMULATOR_SLOW_MS: "0",
-      SMS_SCHEDULER_ENABLED: "true",
-      ...options.env
-    },
-    stdio: ["ignore", "pipe", "pipe"]
-  })
+  const child = spawn(
+    process.execPath,
+    ["--max-old-space-size=160", ...experiment, ...(options.nodeFlags ?? []), "src/main.ts"],
+    {
+      cwd: root,
+      env: {
+        ...inherited,
+        ...database,
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        SMS_ADMIN_TOKEN: adminToken,
+        LOG_LEVEL: "warn",
+        SMS_SIMULATOR_RECEIPT_DELAY_MS: "0",
+        SMS_SIMULATOR_SLOW_MS: "0",
+        SMS_SCHEDULER_ENABLED: "true",
+        ...options.env
+      },
+      stdio: ["ignore", "pipe", "pipe"]
+    }
+  )
   child.stdout?.pipe(log)
   child.stderr?.pipe(log)
   const base = `http://127.0.0.1:${port}`
@@ -123,7 +128,9 @@ export const startService = async (options: StartOptions, attempts = 3): Promise
 }
 
 const statusField = (pid: number, field: string): number => {
-  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith(`${field}:`))
+  const line = readFileSync(`/proc/${pid}/status`, "utf8")
+    .split("\n")
+    .find((l) => l.startsWith(`${field}:`))
   return line === undefined ? 0 : Number(line.split(/\s+/)[1]) / 1024
 }
 

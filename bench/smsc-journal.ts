@@ -19,7 +19,12 @@ const rounds = Number(process.argv[3] ?? 7)
 const dir = mkdtempSync(join(tmpdir(), "smsc-journal-bench-"))
 
 const burst = async (dataDir: string | undefined): Promise<number> => {
-  const smsc = await Smsc.start({ port: 0, receiptDelayMs: 0, receiptRetryMs: 600_000, ...(dataDir === undefined ? {} : { dataDir }) })
+  const smsc = await Smsc.start({
+    port: 0,
+    receiptDelayMs: 0,
+    receiptRetryMs: 600_000,
+    ...(dataDir === undefined ? {} : { dataDir })
+  })
   const client = await SmppClient.bound(smsc.port)
   const started = performance.now()
   await Promise.all(Array.from({ length: messages }, () => client.submit("+261340000001")))

@@ -32,7 +32,8 @@ export const startSmsc = async (logDir: string): Promise<SmscProcess> => {
   child.stderr?.pipe(log)
   const deadline = Date.now() + 20_000
   while (!(await listens(port))) {
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the SMSC simulator did not start; see ${logDir}`)
+    if (Date.now() > deadline || child.exitCode !== null)
+      throw new Error(`the SMSC simulator did not start; see ${logDir}`)
     await sleep(100)
   }
   return {

@@ -43,7 +43,9 @@ const singles = arg("singles", 2000)
 const total = batches * 1000 + singles
 const waves = arg("waves", 1)
 if (!(Number.isInteger(waves) && waves >= 1 && batches % waves === 0 && singles % waves === 0)) {
-  process.stderr.write(`--waves=${waves} must be a whole number >= 1 dividing --batches=${batches} and --singles=${singles}\n`)
+  process.stderr.write(
+    `--waves=${waves} must be a whole number >= 1 dividing --batches=${batches} and --singles=${singles}\n`
+  )
   process.exit(2)
 }
 const dayS = 86_400
@@ -76,9 +78,11 @@ const advance = async (service: Service, seconds: number) => {
 /** Runs `task(i)` for i in 0..n-1, `concurrency` at a time. */
 const pool = async (n: number, concurrency: number, task: (i: number) => Promise<void>) => {
   let next = 0
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < n) await task(next++)
-  }))
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < n) await task(next++)
+    })
+  )
 }
 
 interface TableFigures {
@@ -89,10 +93,13 @@ interface TableFigures {
 
 /** Every table of the schema, partitions summed into their parent: exact rows and total bytes. */
 const tables = async (): Promise<ReadonlyArray<TableFigures>> => {
-  const sizes = await query(url, `SELECT coalesce(p.relname, c.relname), sum(pg_total_relation_size(c.oid))::bigint
+  const sizes = await query(
+    url,
+    `SELECT coalesce(p.relname, c.relname), sum(pg_total_relation_size(c.oid))::bigint
     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
     LEFT JOIN pg_inherits i ON i.inhrelid = c.oid LEFT JOIN pg_class p ON p.oid = i.inhparent
-    WHERE n.nspname = 'public' AND c.relkind = 'r' GROUP BY 1 ORDER BY 2 DESC`)
+    WHERE n.nspname = 'public' AND c.relkind = 'r' GROUP BY 1 ORDER BY 2 DESC`
+  )
   const out: Array<TableFigures> = []
   for (const [table, bytes] of sizes) {
     const rows = Number(await scalar(url, `SELECT count(*) FROM ${table}`))
@@ -112,13 +119,18 @@ const showRelations = process.argv.includes("--relations")
 
 /** Every relation of at least 5 bytes a message, partitions under their parent's names: bytes per message. */
 const relations = async (): Promise<Map<string, number>> => {
-  const sizes = await query(url, `SELECT coalesce(pi.relname, pt.relname, c.relname),
+  const sizes = await query(
+    url,
+    `SELECT coalesce(pi.relname, pt.relname, c.relname),
       sum(pg_relation_size(c.oid))::bigint
     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
     LEFT JOIN pg_inherits i ON i.inhrelid = c.oid LEFT JOIN pg_class pi ON pi.oid = i.inhparent AND c.relkind = 'i'
     LEFT JOIN pg_class pt ON pt.oid = i.inhparent AND c.relkind = 'r'
-    WHERE n.nspname = 'public' AND c.relkind IN ('r', 'i') GROUP BY 1 ORDER BY 2 DESC`)
-  return new Map(sizes.map(([name, bytes]) => [name!, Math.round(Number(bytes) / total)] as const).filter(([, b]) => b >= 5))
+    WHERE n.nspname = 'public' AND c.relkind IN ('r', 'i') GROUP BY 1 ORDER BY 2 DESC`
+  )
+  return new Map(
+    sizes.map(([name, bytes]) => [name!, Math.round(Number(bytes) / total)] as const).filter(([, b]) => b >= 5)
+  )
 }
 
 const measure = async (name: string): Promise<State> => {
@@ -130,7 +142,10 @@ const measure = async (name: string): Promise<State> => {
   if (before !== undefined) {
     const after = await relations()
     process.stdout.write(`\n${name}: relations, bytes a message after VACUUM / FULL\n`)
-    for (const [relation, bytes] of before) process.stdout.write(`  ${relation.padEnd(40)} ${String(bytes).padStart(6)} ${String(after.get(relation) ?? 0).padStart(6)}\n`)
+    for (const [relation, bytes] of before)
+      process.stdout.write(
+        `  ${relation.padEnd(40)} ${String(bytes).padStart(6)} ${String(after.get(relation) ?? 0).padStart(6)}\n`
+      )
   }
   return { name, vacuum, vacuumFull }
 }
@@ -142,16 +157,22 @@ const print = (state: State) => {
   const sum = (figures: ReadonlyArray<TableFigures>) => figures.reduce((s, t) => s + t.bytes, 0)
   const full = new Map(state.vacuumFull.map((t) => [t.table, t]))
   process.stdout.write(`\n${state.name}: ${total} messages\n`)
-  process.stdout.write(`  ${"table".padEnd(22)} ${"rows/msg".padStart(9)} ${"B/msg VACUUM".padStart(13)} ${"B/msg FULL".padStart(11)}\n`)
+  process.stdout.write(
+    `  ${"table".padEnd(22)} ${"rows/msg".padStart(9)} ${"B/msg VACUUM".padStart(13)} ${"B/msg FULL".padStart(11)}\n`
+  )
   for (const t of state.vacuum) {
     const f = full.get(t.table)
     if (t.bytes === 0 && (f?.bytes ?? 0) === 0) continue
-    process.stdout.write(`  ${t.table.padEnd(22)} ${(t.rows / total).toFixed(2).padStart(9)} ${String(perMessage(t.bytes)).padStart(13)} ` +
-      `${String(perMessage(f?.bytes ?? 0)).padStart(11)}\n`)
+    process.stdout.write(
+      `  ${t.table.padEnd(22)} ${(t.rows / total).toFixed(2).padStart(9)} ${String(perMessage(t.bytes)).padStart(13)} ` +
+        `${String(perMessage(f?.bytes ?? 0)).padStart(11)}\n`
+    )
   }
   const [v, f] = [sum(state.vacuum), sum(state.vacuumFull)]
-  process.stdout.write(`  ${"all".padEnd(22)} ${"".padStart(9)} ${String(perMessage(v)).padStart(13)} ${String(perMessage(f)).padStart(11)}` +
-    `   (database: ${mb(v)} after VACUUM, ${mb(f)} after VACUUM FULL)\n`)
+  process.stdout.write(
+    `  ${"all".padEnd(22)} ${"".padStart(9)} ${String(perMessage(v)).padStart(13)} ${String(perMessage(f)).padStart(11)}` +
+      `   (database: ${mb(v)} after VACUUM, ${mb(f)} after VACUUM FULL)\n`
+  )
   return { vacuumBytesPerMessage: perMessage(v), vacuumFullBytesPerMessage: perMessage(f) }
 }
 
@@ -171,31 +192,56 @@ const main = async () => {
     const started = Date.now()
     const [batchesPerWave, singlesPerWave] = [batches / waves, singles / waves]
     for (let w = 0; w < waves; w++) {
-      const sendAt = new Date(Date.parse((await (await fetch(`${service.base}/admin/v1/clock`, {
-        headers: { authorization: `Bearer ${service.adminToken}` }
-      })).json() as { now: string }).now) + 30_000).toISOString()
+      const sendAt = new Date(
+        Date.parse(
+          (
+            (await (
+              await fetch(`${service.base}/admin/v1/clock`, {
+                headers: { authorization: `Bearer ${service.adminToken}` }
+              })
+            ).json()) as { now: string }
+          ).now
+        ) + 30_000
+      ).toISOString()
       await pool(batchesPerWave, 2, (i) => {
         const b = w * batchesPerWave + i
-        return post(service!, batchesPath, headers, {
-          recipients: Array.from({ length: 1000 }, (_, j) => `+26133${String(b * 1000 + j).padStart(7, "0")}`),
-          text: "Storage bench batch message, about as long as a real one",
-          send_at: sendAt
-        }, `storage-batch-${b}`)
+        return post(
+          service!,
+          batchesPath,
+          headers,
+          {
+            recipients: Array.from({ length: 1000 }, (_, j) => `+26133${String(b * 1000 + j).padStart(7, "0")}`),
+            text: "Storage bench batch message, about as long as a real one",
+            send_at: sendAt
+          },
+          `storage-batch-${b}`
+        )
       })
       await pool(singlesPerWave, 10, (i) => {
         const n = w * singlesPerWave + i
-        return post(service!, messagesPath, headers, { to: `+26132${String(n).padStart(7, "0")}`, text: "Storage bench immediate message" },
-          `storage-single-${n}`)
+        return post(
+          service!,
+          messagesPath,
+          headers,
+          { to: `+26132${String(n).padStart(7, "0")}`, text: "Storage bench immediate message" },
+          `storage-single-${n}`
+        )
       })
       await advance(service, 60)
       // between waves, what autovacuum does on a server where it is on (it is off on the bench's)
       if (w < waves - 1) await query(url, "VACUUM")
     }
     const delivered = Number(await scalar(url, "SELECT count(*) FROM messages WHERE status = 'delivered'"))
-    process.stdout.write(`${total} messages admitted and delivered in ${((Date.now() - started) / 1000).toFixed(0)} s (delivered: ${delivered})\n`)
+    process.stdout.write(
+      `${total} messages admitted and delivered in ${((Date.now() - started) / 1000).toFixed(0)} s (delivered: ${delivered})\n`
+    )
     if (delivered !== total) throw new Error(`expected ${total} delivered messages, found ${delivered}`)
 
-    const states: Array<State> = [await measure(waves === 1 ? "live (just delivered)" : `live (just delivered, in ${waves} waves with a VACUUM between)`)]
+    const states: Array<State> = [
+      await measure(
+        waves === 1 ? "live (just delivered)" : `live (just delivered, in ${waves} waves with a VACUUM between)`
+      )
+    ]
     if (liveOnly) {
       states.forEach(print)
       return

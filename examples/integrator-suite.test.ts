@@ -30,8 +30,13 @@ const advance = (body: { seconds: number } | { to: string }) => admin("POST", "/
 
 /** A new organisation with `credits` (valid through `validUntil` when given) and a client holding its key. */
 const organisation = async (credits: number, validUntil?: string) => {
-  const org = await admin<{ id: string }>("POST", "/organizations", { name: `Integrator suite ${randomUUID().slice(0, 8)}` })
-  await admin("POST", `/organizations/${org.id}/credits`, { amount: credits, ...(validUntil === undefined ? {} : { valid_until: validUntil }) })
+  const org = await admin<{ id: string }>("POST", "/organizations", {
+    name: `Integrator suite ${randomUUID().slice(0, 8)}`
+  })
+  await admin("POST", `/organizations/${org.id}/credits`, {
+    amount: credits,
+    ...(validUntil === undefined ? {} : { valid_until: validUntil })
+  })
   const key = await admin<{ api_key: string }>("POST", `/organizations/${org.id}/api-keys`, {
     permissions: ["sms.send", "sms.schedule", "delivery.read", "balance.read", "contacts.manage"]
   })
@@ -95,7 +100,9 @@ describe("a scheduled batch", () => {
     const { client } = await organisation(10)
     const sendAt = new Date(Date.parse(await clockNow()) + 3_600_000).toISOString()
     const recipients = ["+261340000001", "+261340000002", "+261340000003"]
-    const batch = await run(createBatch(client, `batch-${randomUUID()}`, { recipients, text: "Promo", send_at: sendAt }))
+    const batch = await run(
+      createBatch(client, `batch-${randomUUID()}`, { recipients, text: "Promo", send_at: sendAt })
+    )
     assert.equal(batch.status, 202)
     assert.equal(batch.body.counts.scheduled, 3)
     assert.deepEqual(await run(client.balance.get()), { total: 10, reserved: 3, available: 7, valid_until: null })
@@ -121,7 +128,9 @@ describe("credits that expire", () => {
     const tomorrow = new Date(Date.parse(`${today}T00:00:00Z`) + 86_400_000).toISOString()
     await advance({ to: tomorrow })
     assert.deepEqual(await run(client.balance.get()), { total: 0, reserved: 0, available: 0, valid_until: null })
-    const refused = await run(Effect.flip(sendMessage(client, `late-${randomUUID()}`, { to: "+261340000001", text: "Too late" })))
+    const refused = await run(
+      Effect.flip(sendMessage(client, `late-${randomUUID()}`, { to: "+261340000001", text: "Too late" }))
+    )
     assert.equal(refused._tag, "InsufficientCredits")
   })
 })

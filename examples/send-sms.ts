@@ -4,8 +4,11 @@ import { Effect } from "effect"
 import { FetchHttpClient } from "effect/http"
 import { makeSmsClient, sendMessage, waitForFinalStatus } from "sms-service-client"
 
-const program = Effect.gen(function*() {
-  const client = yield* makeSmsClient({ baseUrl: process.env.SMS_URL ?? "http://127.0.0.1:8080", apiKey: process.env.SMS_API_KEY! })
+const program = Effect.gen(function* () {
+  const client = yield* makeSmsClient({
+    baseUrl: process.env.SMS_URL ?? "http://127.0.0.1:8080",
+    apiKey: process.env.SMS_API_KEY!
+  })
   const order = { to: "+261340000001", text: "Salama! Your order 1234 has shipped." }
 
   // The key names the operation: after a timeout or a lost answer, retry with the same key and body.

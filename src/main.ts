@@ -15,7 +15,9 @@ decodeConfig().pipe(
   Effect.flatMap((config) =>
     Layer.launch(mainLayer(config)).pipe(
       Effect.tapCause((cause) =>
-        Cause.hasInterruptsOnly(cause) ? Effect.void : Effect.sync(() => process.stderr.write(`${startupFailureLine(cause, config)}\n`))
+        Cause.hasInterruptsOnly(cause)
+          ? Effect.void
+          : Effect.sync(() => process.stderr.write(`${startupFailureLine(cause, config)}\n`))
       )
     )
   ),

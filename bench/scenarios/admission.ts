@@ -23,8 +23,20 @@ export interface ClosedLoopResult {
 
 export const scheduledAdmission = async (ctx: BenchContext): Promise<ClosedLoopResult> => {
   const { connections, durationS } = ctx.settings
-  const pgbench = await runPgbench({ url: ctx.url, script: "admission", vars: pgVars(ctx.pgOrg), clients: connections, durationS })
-  const pgbenchPool = await runPgbench({ url: ctx.url, script: "admission", vars: pgVars(ctx.pgOrg), clients: servicePoolSize, durationS })
+  const pgbench = await runPgbench({
+    url: ctx.url,
+    script: "admission",
+    vars: pgVars(ctx.pgOrg),
+    clients: connections,
+    durationS
+  })
+  const pgbenchPool = await runPgbench({
+    url: ctx.url,
+    script: "admission",
+    vars: pgVars(ctx.pgOrg),
+    clients: servicePoolSize,
+    durationS
+  })
   const reference = await runPgbench({
     url: ctx.url,
     script: "reference-admission",
@@ -40,11 +52,27 @@ export const scheduledAdmission = async (ctx: BenchContext): Promise<ClosedLoopR
  * Scenario 1's load on the service alone: a warm-up, then the measured closed loop (keys tagged
  * `tag`); `beforeMeasure` runs between the two.
  */
-export const serviceClosedLoop = async (ctx: BenchContext, tag: string, beforeMeasure?: () => Promise<void>): Promise<LoadResult> => {
+export const serviceClosedLoop = async (
+  ctx: BenchContext,
+  tag: string,
+  beforeMeasure?: () => Promise<void>
+): Promise<LoadResult> => {
   const { connections, durationS, warmupS } = ctx.settings
-  await autocannonLoad({ base: ctx.service.base, connections, durationS: warmupS, request: scheduledRequest(ctx, `${tag}-warmup`), expectedStatus: 202 })
+  await autocannonLoad({
+    base: ctx.service.base,
+    connections,
+    durationS: warmupS,
+    request: scheduledRequest(ctx, `${tag}-warmup`),
+    expectedStatus: 202
+  })
   await beforeMeasure?.()
-  return autocannonLoad({ base: ctx.service.base, connections, durationS, request: scheduledRequest(ctx, tag), expectedStatus: 202 })
+  return autocannonLoad({
+    base: ctx.service.base,
+    connections,
+    durationS,
+    request: scheduledRequest(ctx, tag),
+    expectedStatus: 202
+  })
 }
 
 export interface OpenLoopResult {
@@ -58,7 +86,14 @@ export interface OpenLoopResult {
 
 export const openLoop = async (ctx: BenchContext, rate: number): Promise<OpenLoopResult> => {
   const { connections, durationS } = ctx.settings
-  const pgbench = await runPgbench({ url: ctx.url, script: "admission", vars: pgVars(ctx.pgOrg), clients: connections, durationS, rate })
+  const pgbench = await runPgbench({
+    url: ctx.url,
+    script: "admission",
+    vars: pgVars(ctx.pgOrg),
+    clients: connections,
+    durationS,
+    rate
+  })
   const service = await pacedLoad({
     base: ctx.service.base,
     connections,

@@ -12,7 +12,10 @@ export interface BatchResult {
 const recipient = (i: number) => `+26133${String(i).padStart(7, "0")}`
 
 /** JSON without any colon directly followed by a name character (pgbench would take it for a variable). */
-const pgbenchJson = (value: unknown) => JSON.stringify(value).replace(/(\d):(?=\d)/g, "$1\\u003a").replaceAll('":', '": ')
+const pgbenchJson = (value: unknown) =>
+  JSON.stringify(value)
+    .replace(/(\d):(?=\d)/g, "$1\\u003a")
+    .replaceAll('":', '": ')
 
 /** The JSON documents the service sends for one batch; @@@@@@@@@@@@ is replaced per transaction. */
 const pgbenchDocuments = (ctx: BenchContext, size: number) => {
@@ -59,7 +62,19 @@ export const batchAdmission = async (ctx: BenchContext): Promise<BatchResult> =>
     }),
     uniqueKeyPrefix: `${ctx.runId}-${tag}`
   })
-  await autocannonLoad({ base: ctx.service.base, connections: batchConnections, durationS: warmupS, request: request("s5warmup"), expectedStatus: 202 })
-  const service = await autocannonLoad({ base: ctx.service.base, connections: batchConnections, durationS, request: request("s5"), expectedStatus: 202 })
+  await autocannonLoad({
+    base: ctx.service.base,
+    connections: batchConnections,
+    durationS: warmupS,
+    request: request("s5warmup"),
+    expectedStatus: 202
+  })
+  const service = await autocannonLoad({
+    base: ctx.service.base,
+    connections: batchConnections,
+    durationS,
+    request: request("s5"),
+    expectedStatus: 202
+  })
   return { size: batchSize, pgbench, service }
 }

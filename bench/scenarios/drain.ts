@@ -30,12 +30,25 @@ export interface DrainFacts {
 const databaseOf = (url: string) => new URL(url).pathname.slice(1)
 
 /** Seeds `n` due messages of `org`, the first due in `dueInS`, each next one `stepUs` later (0: all at once). */
-export const seed = async (url: string, org: OrgWithLot, n: number, dueInS: number, stepUs = 0): Promise<{ due: string; seedS: number }> => {
+export const seed = async (
+  url: string,
+  org: OrgWithLot,
+  n: number,
+  dueInS: number,
+  stepUs = 0
+): Promise<{ due: string; seedS: number }> => {
   const due = new Date(Date.now() + dueInS * 1000).toISOString()
   const started = performance.now()
-  await runFile(url, join(import.meta.dirname, "..", "sql", "seed-due.sql"), { org: org.id, lot: org.lot, n, due, step_us: stepUs })
+  await runFile(url, join(import.meta.dirname, "..", "sql", "seed-due.sql"), {
+    org: org.id,
+    lot: org.lot,
+    n,
+    due,
+    step_us: stepUs
+  })
   const seedS = (performance.now() - started) / 1000
-  if (Date.now() > Date.parse(due)) process.stderr.write(`warning: seeding took ${seedS.toFixed(1)} s, past the due time\n`)
+  if (Date.now() > Date.parse(due))
+    process.stderr.write(`warning: seeding took ${seedS.toFixed(1)} s, past the due time\n`)
   return { due, seedS }
 }
 
@@ -46,22 +59,37 @@ export const seed = async (url: string, org: OrgWithLot, n: number, dueInS: numb
  * times a second, about a tenth of the PostgreSQL CPU the figure gave the service.
  */
 const pending = async (url: string, org: OrgWithLot, due: string) =>
-  (await scalar(url, `SELECT EXISTS (SELECT 1 FROM messages WHERE status = 'scheduled' AND due_at <= '${due}')
-    OR EXISTS (SELECT 1 FROM messages WHERE status = 'processing' AND organisation_id = '${org.id}' AND due_at = '${due}')`)) === "t"
+  (await scalar(
+    url,
+    `SELECT EXISTS (SELECT 1 FROM messages WHERE status = 'scheduled' AND due_at <= '${due}')
+    OR EXISTS (SELECT 1 FROM messages WHERE status = 'processing' AND organisation_id = '${org.id}' AND due_at = '${due}')`
+  )) === "t"
 
 /** When the last seeded message was settled on the provider's answer (its timeline's `provider` entry). */
 const settledEnd = (org: OrgWithLot, due: string) => `(SELECT max(e.at) FROM messages AS m
   CROSS JOIN LATERAL (${unpackedEntries("m.timeline")}) AS e
   WHERE m.organisation_id = '${org.id}' AND m.due_at = '${due}' AND e.source = 'provider')`
 
-const facts = async (url: string, org: OrgWithLot, due: string, seedS: number, end: "settled" | "claimed"): Promise<DrainFacts> => {
-  const [row] = await query(url, `SELECT count(*),
+const facts = async (
+  url: string,
+  org: OrgWithLot,
+  due: string,
+  seedS: number,
+  end: "settled" | "claimed"
+): Promise<DrainFacts> => {
+  const [row] = await query(
+    url,
+    `SELECT count(*),
       extract(epoch FROM ${end === "settled" ? settledEnd(org, due) : "max(submitted_at)"} - '${due}'::timestamptz),
       percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM submitted_at - due_at)),
       percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM submitted_at - due_at))
-    FROM messages WHERE organisation_id = '${org.id}' AND due_at = '${due}'`)
-  const statusRows = await query(url, `SELECT status, count(*) FROM messages
-    WHERE organisation_id = '${org.id}' AND due_at = '${due}' GROUP BY status ORDER BY status`)
+    FROM messages WHERE organisation_id = '${org.id}' AND due_at = '${due}'`
+  )
+  const statusRows = await query(
+    url,
+    `SELECT status, count(*) FROM messages
+    WHERE organisation_id = '${org.id}' AND due_at = '${due}' GROUP BY status ORDER BY status`
+  )
   const statuses = Object.fromEntries(statusRows.map(([s, n]) => [s!, Number(n)]))
   const count = Number(row![0])
   const drainS = Number(row![1])
@@ -84,8 +112,8 @@ export const serviceDrain = async (ctx: BenchContext, org: OrgWithLot = ctx.drai
   const cpu = cpuSampler(databaseOf(ctx.url), ctx.service.pid)
   const deadline = Date.parse(due) + drainTimeoutS * 1000
   await sleep(Math.max(0, Date.parse(due) - Date.now()))
-  while (Date.now() < deadline && await pending(ctx.url, org, due)) await sleep(250)
-  return { ...await facts(ctx.url, org, due, seedS, "settled"), cpu: cpu.stop() }
+  while (Date.now() < deadline && (await pending(ctx.url, org, due))) await sleep(250)
+  return { ...(await facts(ctx.url, org, due, seedS, "settled")), cpu: cpu.stop() }
 }
 
 export interface ClaimResult {
@@ -100,7 +128,13 @@ export const claimBaseline = async (ctx: BenchContext): Promise<ClaimResult> => 
   const { due, seedS } = await seed(ctx.url, ctx.drainOrg, drainCount, drainDueInS)
   await sleep(Math.max(0, Date.parse(due) - Date.now()))
   const cpu = cpuSampler(databaseOf(ctx.url))
-  const pgbench = await runPgbench({ url: ctx.url, script: "claim", vars: { worker: crypto.randomUUID() }, clients: 1, transactions: Math.ceil(drainCount / 100) })
-  const drain = { ...await facts(ctx.url, ctx.drainOrg, due, seedS, "claimed"), cpu: cpu.stop() }
+  const pgbench = await runPgbench({
+    url: ctx.url,
+    script: "claim",
+    vars: { worker: crypto.randomUUID() },
+    clients: 1,
+    transactions: Math.ceil(drainCount / 100)
+  })
+  const drain = { ...(await facts(ctx.url, ctx.drainOrg, due, seedS, "claimed")), cpu: cpu.stop() }
   return { pgbench, messagesPerSec: round(pgbench.tps * 100, 1), drain }
 }

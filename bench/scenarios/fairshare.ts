@@ -39,7 +39,11 @@ const scheduleEachSecond = async (ctx: BenchContext, org: OrgWithLot, firstDue: 
     const res = await fetch(`${ctx.service.base}${messagesPath}`, {
       method: "POST",
       headers: { ...jsonHeaders(org), "idempotency-key": `${ctx.runId}-fair-${firstDue}-${i}` },
-      body: JSON.stringify({ to: "+261331234567", text: "Bench fair-share message", send_at: new Date(firstDue + i * 1000).toISOString() })
+      body: JSON.stringify({
+        to: "+261331234567",
+        text: "Bench fair-share message",
+        send_at: new Date(firstDue + i * 1000).toISOString()
+      })
     })
     if (res.status !== 202) throw new Error(`scheduling B's message ${i}: ${res.status} ${await res.text()}`)
   }
@@ -52,26 +56,42 @@ const scheduleEachSecond = async (ctx: BenchContext, org: OrgWithLot, firstDue: 
  */
 const parkRest = async (url: string, org: OrgWithLot) => {
   for (let pass = 0; pass < 10; pass++) {
-    const left = await scalar(url, `WITH s AS (SELECT organisation_id, id FROM messages
+    const left = await scalar(
+      url,
+      `WITH s AS (SELECT organisation_id, id FROM messages
         WHERE organisation_id = '${org.id}' AND status = 'scheduled' AND due_at < '2999-01-01' FOR UPDATE SKIP LOCKED),
       u AS (UPDATE messages AS m SET due_at = '2999-01-01' FROM s WHERE m.organisation_id = s.organisation_id AND m.id = s.id RETURNING 1)
       SELECT (SELECT count(*) FROM messages WHERE organisation_id = '${org.id}' AND status = 'scheduled' AND due_at < '2999-01-01')
-        - (SELECT count(*) FROM u) AS left`)
+        - (SELECT count(*) FROM u) AS left`
+    )
     if (Number(left) <= 0) return
     await sleep(200)
   }
 }
 
-const measure = async (url: string, a: OrgWithLot, b: OrgWithLot, due: string, windowS: number, backlog: number): Promise<FairShareFacts> => {
-  const [bRow] = await query(url, `SELECT count(*), count(submitted_at),
+const measure = async (
+  url: string,
+  a: OrgWithLot,
+  b: OrgWithLot,
+  due: string,
+  windowS: number,
+  backlog: number
+): Promise<FairShareFacts> => {
+  const [bRow] = await query(
+    url,
+    `SELECT count(*), count(submitted_at),
       percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM coalesce(submitted_at, now()) - due_at)),
       max(extract(epoch FROM coalesce(submitted_at, now()) - due_at))
     FROM messages WHERE organisation_id = '${b.id}' AND due_at > '${due}'::timestamptz
-      AND due_at <= '${due}'::timestamptz + make_interval(secs => ${windowS})`)
+      AND due_at <= '${due}'::timestamptz + make_interval(secs => ${windowS})`
+  )
   // A's rate once the pipeline runs: from the 2nd second of the window to its end
-  const [aRow] = await query(url, `SELECT count(*) FROM messages WHERE organisation_id = '${a.id}'
+  const [aRow] = await query(
+    url,
+    `SELECT count(*) FROM messages WHERE organisation_id = '${a.id}'
     AND submitted_at >= '${due}'::timestamptz + interval '2 seconds'
-    AND submitted_at < '${due}'::timestamptz + make_interval(secs => ${windowS})`)
+    AND submitted_at < '${due}'::timestamptz + make_interval(secs => ${windowS})`
+  )
   return {
     backlog,
     windowS,
@@ -102,7 +122,13 @@ export const fairShareInProcess = (ctx: BenchContext, a: OrgWithLot, b: OrgWithL
 export const fairShareMps = 200
 
 /** Scenario 12: through SMPP to the SMSC simulator capped at `fairShareMps` (the main service is stopped). */
-export const fairShareSmpp = async (ctx: BenchContext, a: OrgWithLot, b: OrgWithLot, logDir: string, memory: Record<string, number>) => {
+export const fairShareSmpp = async (
+  ctx: BenchContext,
+  a: OrgWithLot,
+  b: OrgWithLot,
+  logDir: string,
+  memory: Record<string, number>
+) => {
   const smsc = await startSmsc(logDir)
   try {
     const service = await startService({

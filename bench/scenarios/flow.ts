@@ -32,17 +32,23 @@ export const steadyFlow = async (ctx: BenchContext, org: OrgWithLot): Promise<Fl
   const count = flowRate * flowDurationS
   const { due } = await seed(ctx.url, org, count, 3, Math.round(1_000_000 / flowRate))
   await sleep(Math.max(0, Date.parse(due) + flowDurationS * 1000 + graceS * 1000 - Date.now()))
-  const [lag] = await query(ctx.url, `SELECT
+  const [lag] = await query(
+    ctx.url,
+    `SELECT
       percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM submitted_at - due_at)),
       percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM submitted_at - due_at)),
       max(extract(epoch FROM submitted_at - due_at)),
       count(*) FILTER (WHERE submitted_at IS NULL AND due_at < now() - interval '1 second')
-    FROM messages WHERE organisation_id = '${org.id}'`)
+    FROM messages WHERE organisation_id = '${org.id}'`
+  )
   // end to end: the simulator sent the receipt (its receipt_at) more than 2 s ago and the message is still accepted
-  const unapplied = await scalar(ctx.url, `SELECT count(*) FROM messages AS m
+  const unapplied = await scalar(
+    ctx.url,
+    `SELECT count(*) FROM messages AS m
     JOIN simulator_messages AS s ON s.organisation_id = m.organisation_id AND s.message_id = m.id
     WHERE m.organisation_id = '${org.id}' AND m.status = 'accepted' AND s.receipt <> 'none'
-      AND s.receipt_at < now() - interval '2 seconds'`)
+      AND s.receipt_at < now() - interval '2 seconds'`
+  )
   return {
     rate: flowRate,
     durationS: flowDurationS,

@@ -11,6 +11,12 @@ export const immediateSend = async (ctx: BenchContext): Promise<LoadResult> => {
     body: JSON.stringify({ to: "+261331234567", text: "Bench immediate message" }),
     uniqueKeyPrefix: `${ctx.runId}-${tag}`
   })
-  await autocannonLoad({ base: ctx.service.base, connections, durationS: warmupS, request: request("s3warmup"), expectedStatus: 201 })
+  await autocannonLoad({
+    base: ctx.service.base,
+    connections,
+    durationS: warmupS,
+    request: request("s3warmup"),
+    expectedStatus: 201
+  })
   return autocannonLoad({ base: ctx.service.base, connections, durationS, request: request("s3"), expectedStatus: 201 })
 }

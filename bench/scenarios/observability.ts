@@ -52,8 +52,20 @@ export const observedAdmission = async (
   try {
     const observed = { ...ctx, service, org }
     const { connections, durationS, warmupS } = ctx.settings
-    await autocannonLoad({ base: service.base, connections, durationS: warmupS, request: scheduledRequest(observed, "o-warmup"), expectedStatus: 202 })
-    const load = await autocannonLoad({ base: service.base, connections, durationS, request: scheduledRequest(observed, "s10"), expectedStatus: 202 })
+    await autocannonLoad({
+      base: service.base,
+      connections,
+      durationS: warmupS,
+      request: scheduledRequest(observed, "o-warmup"),
+      expectedStatus: 202
+    })
+    const load = await autocannonLoad({
+      base: service.base,
+      connections,
+      durationS,
+      request: scheduledRequest(observed, "s10"),
+      expectedStatus: 202
+    })
     return { service: load, exports, scrapes }
   } finally {
     clearInterval(scraper)

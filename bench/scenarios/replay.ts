@@ -10,7 +10,11 @@ export const replay = async (ctx: BenchContext): Promise<LoadResult> => {
     headers: { ...jsonHeaders(ctx.org), "idempotency-key": `${ctx.runId}-replay` },
     body: JSON.stringify({ to: "+261331234567", text: "Bench replayed message", send_at: "2099-01-01T00:00:00Z" })
   }
-  const first = await fetch(`${ctx.service.base}${request.path}`, { method: "POST", headers: request.headers, body: request.body })
+  const first = await fetch(`${ctx.service.base}${request.path}`, {
+    method: "POST",
+    headers: request.headers,
+    body: request.body
+  })
   if (first.status !== 202) throw new Error(`replay setup: expected 202, got ${first.status} ${await first.text()}`)
   await autocannonLoad({ base: ctx.service.base, connections, durationS: warmupS, request, expectedStatus: 202 })
   return autocannonLoad({ base: ctx.service.base, connections, durationS, request, expectedStatus: 202 })

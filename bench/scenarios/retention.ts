@@ -44,11 +44,20 @@ export interface RetentionFacts {
 export const retentionPhase = "admission while retention erases"
 
 const erased = (url: string, org: OrgWithLot, from?: Date, to?: Date) =>
-  scalar(url, `SELECT count(*) FROM messages WHERE organisation_id = '${org.id}' AND erased_at IS NOT NULL` +
-    (from === undefined || to === undefined ? "" : ` AND erased_at >= '${from.toISOString()}' AND erased_at < '${to.toISOString()}'`)).then(Number)
+  scalar(
+    url,
+    `SELECT count(*) FROM messages WHERE organisation_id = '${org.id}' AND erased_at IS NOT NULL` +
+      (from === undefined || to === undefined
+        ? ""
+        : ` AND erased_at >= '${from.toISOString()}' AND erased_at < '${to.toISOString()}'`)
+  ).then(Number)
 
 /** Runs `body` against a fresh service process on the bench database, stopping it after. */
-const withService = async <A>(ctx: BenchContext, logDir: string, body: (service: Service) => Promise<A>): Promise<A> => {
+const withService = async <A>(
+  ctx: BenchContext,
+  logDir: string,
+  body: (service: Service) => Promise<A>
+): Promise<A> => {
   const service = await startService({ databaseUrl: ctx.url, logDir })
   try {
     return await body(service)
@@ -66,7 +75,12 @@ export const retentionUnderLoad = async (
 ): Promise<RetentionFacts> => {
   const seeded = ctx.settings.retentionSeed
   const started = performance.now()
-  await runFile(ctx.url, join(import.meta.dirname, "..", "sql", "seed-erasable.sql"), { org: org.id, lot: org.lot, n: seeded, age_days: 30 })
+  await runFile(ctx.url, join(import.meta.dirname, "..", "sql", "seed-erasable.sql"), {
+    org: org.id,
+    lot: org.lot,
+    n: seeded,
+    age_days: 30
+  })
   const seedS = round((performance.now() - started) / 1000, 1)
   log(`seeded ${seeded} old delivered messages in ${seedS} s`)
 
@@ -96,14 +110,38 @@ export const retentionUnderLoad = async (
       const erasedInWindow = await erased(ctx.url, org, windowStart, windowEnd)
       const leftAfter = seeded - (await erased(ctx.url, org))
       const windowS = (windowEnd.getTime() - windowStart.getTime()) / 1000
-      const keysUnerased = Number(await scalar(ctx.url, `SELECT count(*) FROM idempotency_keys k JOIN messages m
+      const keysUnerased = Number(
+        await scalar(
+          ctx.url,
+          `SELECT count(*) FROM idempotency_keys k JOIN messages m
         ON m.organisation_id = k.organisation_id AND m.id = k.message_id
-        WHERE k.organisation_id = '${org.id}' AND m.erased_at IS NOT NULL AND k.response_body IS NOT NULL`))
-      const creditsMoved = Number(await scalar(ctx.url, `SELECT reserved + consumed - ${seeded} FROM credit_lots
-        WHERE organisation_id = '${org.id}' AND id = ${org.lot}`))
-      if (keysUnerased > 0 || creditsMoved !== 0) log(`erasure left ${keysUnerased} key answer(s) and moved ${creditsMoved} credit(s)`)
-      if (leftAfter === 0) log("retention erased every seeded message before the window ended: part of the window ran without it")
-      return { seeded, seedS, idle, erasing, erasedBefore, erasedInWindow, leftAfter, windowS: round(windowS, 1), erasedPerSec: round(erasedInWindow / windowS, 0), keysUnerased, creditsMoved }
+        WHERE k.organisation_id = '${org.id}' AND m.erased_at IS NOT NULL AND k.response_body IS NOT NULL`
+        )
+      )
+      const creditsMoved = Number(
+        await scalar(
+          ctx.url,
+          `SELECT reserved + consumed - ${seeded} FROM credit_lots
+        WHERE organisation_id = '${org.id}' AND id = ${org.lot}`
+        )
+      )
+      if (keysUnerased > 0 || creditsMoved !== 0)
+        log(`erasure left ${keysUnerased} key answer(s) and moved ${creditsMoved} credit(s)`)
+      if (leftAfter === 0)
+        log("retention erased every seeded message before the window ended: part of the window ran without it")
+      return {
+        seeded,
+        seedS,
+        idle,
+        erasing,
+        erasedBefore,
+        erasedInWindow,
+        leftAfter,
+        windowS: round(windowS, 1),
+        erasedPerSec: round(erasedInWindow / windowS, 0),
+        keysUnerased,
+        creditsMoved
+      }
     } finally {
       memory[retentionPhase] = sampler.stop()
     }

@@ -9,10 +9,19 @@ import { startSmsc } from "../smsc.ts"
 import { type DrainFacts, serviceDrain } from "./drain.ts"
 
 /** Drains through SMPP; the service's peak RSS goes to `memory` under the phase's name. */
-export const smppDrain = async (ctx: BenchContext, org: OrgWithLot, logDir: string, memory: Record<string, number>): Promise<DrainFacts> => {
+export const smppDrain = async (
+  ctx: BenchContext,
+  org: OrgWithLot,
+  logDir: string,
+  memory: Record<string, number>
+): Promise<DrainFacts> => {
   const smsc = await startSmsc(logDir)
   try {
-    const service = await startService({ databaseUrl: ctx.url, logDir, env: { SMS_PROVIDER: "smpp", SMS_SMPP_URL: smsc.url } })
+    const service = await startService({
+      databaseUrl: ctx.url,
+      logDir,
+      env: { SMS_PROVIDER: "smpp", SMS_SMPP_URL: smsc.url }
+    })
     const sampler = memorySampler(service.pid)
     try {
       return await serviceDrain({ ...ctx, service }, org)

@@ -46,11 +46,16 @@ export const subscribe = async (service: Service, apiKey: string): Promise<Webho
   const receiver = await startWebhookReceiver()
   const res = await fetch(`${service.base}/api/sms/v2/webhooks/`, {
     method: "POST",
-    headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json", "idempotency-key": `bench-endpoint-${Date.now()}` },
+    headers: {
+      authorization: `Bearer ${apiKey}`,
+      "content-type": "application/json",
+      "idempotency-key": `bench-endpoint-${Date.now()}`
+    },
     body: JSON.stringify({ url: receiver.url, description: "bench receiver" })
   })
   const body = (await res.json()) as { secret?: string }
-  if (res.status !== 201 || body.secret === undefined) throw new Error(`cannot create the bench endpoint: ${res.status} ${JSON.stringify(body)}`)
+  if (res.status !== 201 || body.secret === undefined)
+    throw new Error(`cannot create the bench endpoint: ${res.status} ${JSON.stringify(body)}`)
   receiver.secret = body.secret
   return receiver
 }
@@ -69,14 +74,24 @@ const caughtUp = async (url: string, org: OrgWithLot, receiver: WebhookReceiver,
   return events
 }
 
-export const webhookFlow = async (ctx: BenchContext, org: OrgWithLot, receiver: WebhookReceiver): Promise<WebhookFlowFacts> => {
+export const webhookFlow = async (
+  ctx: BenchContext,
+  org: OrgWithLot,
+  receiver: WebhookReceiver
+): Promise<WebhookFlowFacts> => {
   const { flowRate, flowDurationS } = ctx.settings
   const count = flowRate * flowDurationS
   const { due } = await seed(ctx.url, org, count, 3, Math.round(1_000_000 / flowRate))
   await sleep(Math.max(0, Date.parse(due) + flowDurationS * 1000 - Date.now()))
   const events = await caughtUp(ctx.url, org, receiver, ctx.settings.drainTimeoutS)
-  const dueAt = new Map((await query(ctx.url, `SELECT id, extract(epoch FROM due_at) * 1000 FROM messages WHERE organisation_id = '${org.id}'`))
-    .map(([id, ms]) => [id!, Number(ms)]))
+  const dueAt = new Map(
+    (
+      await query(
+        ctx.url,
+        `SELECT id, extract(epoch FROM due_at) * 1000 FROM messages WHERE organisation_id = '${org.id}'`
+      )
+    ).map(([id, ms]) => [id!, Number(ms)])
+  )
   const received = [...receiver.events.values()]
   const accepted = received.filter((e) => e.type === "message.accepted" && dueAt.has(e.data?.id))
   const dueToEvent = accepted.map((e) => e.receivedAt - dueAt.get(e.data.id)!)
@@ -90,12 +105,22 @@ export const webhookFlow = async (ctx: BenchContext, org: OrgWithLot, receiver: 
     eventsPerSec: round(received.length / spanS, 1),
     dueToEventP50Ms: round(percentile(dueToEvent, 0.5), 0),
     dueToEventP99Ms: round(percentile(dueToEvent, 0.99), 0),
-    changeToEventP99Ms: round(percentile(received.map((e) => e.receivedAt - e.occurredAt), 0.99), 0),
+    changeToEventP99Ms: round(
+      percentile(
+        received.map((e) => e.receivedAt - e.occurredAt),
+        0.99
+      ),
+      0
+    ),
     missing: events - received.length
   }
 }
 
-export const webhookDrain = async (ctx: BenchContext, org: OrgWithLot, receiver: WebhookReceiver): Promise<WebhookDrainFacts> => {
+export const webhookDrain = async (
+  ctx: BenchContext,
+  org: OrgWithLot,
+  receiver: WebhookReceiver
+): Promise<WebhookDrainFacts> => {
   const drain = await serviceDrain(ctx, org)
   const behind = (await eventCount(ctx.url, org)) - receiver.events.size
   const events = await caughtUp(ctx.url, org, receiver, ctx.settings.drainTimeoutS)

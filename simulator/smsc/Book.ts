@@ -69,7 +69,9 @@ export class Book {
 
   /** A message taken (every part), and the receipt it owes if any. */
   taken(message: KnownMessage, owed: Owed | undefined): void {
-    this.journal?.append(owed === undefined ? { kind: "taken", message: kept(message) } : { kind: "taken", message: kept(message), owed })
+    this.journal?.append(
+      owed === undefined ? { kind: "taken", message: kept(message) } : { kind: "taken", message: kept(message), owed }
+    )
     this.remember(message)
     if (owed !== undefined) this.owed.set(message.ids[0]!, { message, ...owed })
     this.compactIfLong()

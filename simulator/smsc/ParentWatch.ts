@@ -22,7 +22,9 @@ const processInfo = (pid: number): ProcessInfo | undefined => {
     return { name: stat.slice(stat.indexOf("(") + 1, close), ppid: Number(stat.slice(close + 2).split(" ")[1]) }
   } catch {
     try {
-      const [ppid, name] = execFileSync("ps", ["-o", "ppid=,comm=", "-p", String(pid)], { encoding: "utf8" }).trim().split(/\s+/)
+      const [ppid, name] = execFileSync("ps", ["-o", "ppid=,comm=", "-p", String(pid)], { encoding: "utf8" })
+        .trim()
+        .split(/\s+/)
       return { ppid: Number(ppid), name: (name ?? "").replace(/^.*\//, "") }
     } catch {
       return undefined

@@ -128,7 +128,8 @@ const keptMax = 200_000
 const e164 = (addr: string | undefined): string => `+${(addr ?? "").replace(/^\+/, "")}`
 
 /** `YYMMDDhhmm` in UTC, as receipts write their dates. */
-const receiptDate = (d: Date): string => d.toISOString().replace(/^\d\d(\d\d)-(\d\d)-(\d\d)T(\d\d):(\d\d).*$/, "$1$2$3$4$5")
+const receiptDate = (d: Date): string =>
+  d.toISOString().replace(/^\d\d(\d\d)-(\d\d)-(\d\d)T(\d\d):(\d\d).*$/, "$1$2$3$4$5")
 
 export class Smsc {
   private readonly options: SmscOptions
@@ -292,7 +293,14 @@ export class Smsc {
 
   private accept(session: smpp.Session): void {
     session.socket.setNoDelay(true)
-    const c: Connection = { session, bound: false, systemId: undefined, closed: false, outstanding: 0, deliveries: new Map() }
+    const c: Connection = {
+      session,
+      bound: false,
+      systemId: undefined,
+      closed: false,
+      outstanding: 0,
+      deliveries: new Map()
+    }
     this.connections.add(c)
     session.on("pdu", (pdu) => this.receive(c, pdu))
     session.on("error", () => session.destroy())
@@ -335,12 +343,12 @@ export class Smsc {
     const status = c.bound
       ? ESME_RALYBND
       : this.refuseBinds
-      ? ESME_RBINDFAIL
-      : pdu.system_id !== this.options.systemId
-      ? ESME_RINVSYSID
-      : pdu.password !== this.options.password
-      ? ESME_RINVPASWD
-      : ESME_ROK
+        ? ESME_RBINDFAIL
+        : pdu.system_id !== this.options.systemId
+          ? ESME_RINVSYSID
+          : pdu.password !== this.options.password
+            ? ESME_RINVPASWD
+            : ESME_ROK
     this.answer(c, pdu, status, { system_id: "SMSCSIM" })
     if (status !== ESME_ROK) {
       this.bindsRefused++
@@ -406,9 +414,10 @@ export class Smsc {
       registeredDelivery: pdu.registered_delivery ?? 0,
       dataCoding: pdu.data_coding ?? 0,
       text: typeof decoded.message === "string" ? decoded.message : decoded.message.toString("latin1"),
-      concatenation: concatenation !== undefined && concatenation.seq >= 1 && concatenation.seq <= concatenation.total
-        ? concatenation
-        : undefined
+      concatenation:
+        concatenation !== undefined && concatenation.seq >= 1 && concatenation.seq <= concatenation.total
+          ? concatenation
+          : undefined
     }
   }
 
@@ -423,21 +432,26 @@ export class Smsc {
       behaviour = { status: ESME_RTHROTTLED, answer: "now", receipt: "none" }
     }
     if (behaviour.answer === "never") return
-    const delayMs = behaviour.answer === "slow"
-      ? this.options.slowMs
-      : behaviour.answer === "late"
-      ? this.options.lateMs
-      : this.responseDelayMs
+    const delayMs =
+      behaviour.answer === "slow"
+        ? this.options.slowMs
+        : behaviour.answer === "late"
+          ? this.options.lateMs
+          : this.responseDelayMs
     const id = behaviour.status === ESME_ROK ? this.book.newId() : undefined
-    const owed: Owed | undefined = behaviour.receipt === "none" ? undefined : {
-      word: behaviour.receipt,
-      dueAt: Date.now() + (this.receiptBeforeResponse ? 0 : delayMs + this.options.receiptDelayMs)
-    }
+    const owed: Owed | undefined =
+      behaviour.receipt === "none"
+        ? undefined
+        : {
+            word: behaviour.receipt,
+            dueAt: Date.now() + (this.receiptBeforeResponse ? 0 : delayMs + this.options.receiptDelayMs)
+          }
     const message = id === undefined ? undefined : this.take(part, id, owed)
     const respond = (): void => {
       const receipt = message !== undefined && behaviour.receipt !== "none" ? behaviour.receipt : undefined
       if (receipt !== undefined && this.receiptBeforeResponse) this.sendReceipt(this.receiptJob(message!, receipt))
-      else if (receipt !== undefined) this.timeline.after(this.options.receiptDelayMs, () => this.sendReceipt(this.receiptJob(message!, receipt)))
+      else if (receipt !== undefined)
+        this.timeline.after(this.options.receiptDelayMs, () => this.sendReceipt(this.receiptJob(message!, receipt)))
       if (c.closed) return
       c.outstanding--
       this.answer(c, pdu, behaviour.status, { message_id: id === undefined ? "" : this.responseId(id) })
@@ -449,7 +463,8 @@ export class Smsc {
   /** Records a taken part under its id; the message once all its parts are taken (and the receipt it owes). */
   private take(part: ReceivedSubmit, id: number, owed: Owed | undefined): SmscMessage | undefined {
     const key = `${part.from}|${part.to}|${part.concatenation?.ref}`
-    const parts = part.concatenation === undefined ? [{ part, id }] : this.reassembly.add(key, part.concatenation, { part, id })
+    const parts =
+      part.concatenation === undefined ? [{ part, id }] : this.reassembly.add(key, part.concatenation, { part, id })
     if (parts === undefined) return undefined
     const { text: _text, concatenation: _c, esmClass: _e, ...first } = parts[0]!.part
     const message: SmscMessage = {

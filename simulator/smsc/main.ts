@@ -13,21 +13,25 @@ import { msgIdTypes } from "../../src/config/SmppSettings.ts"
 import { whenParentGone } from "./ParentWatch.ts"
 import { Smsc } from "./Smsc.ts"
 
-const settings = await Effect.runPromise(every({
-  host: text("SMS_SMSC_HOST", "127.0.0.1"),
-  port: integer("SMS_SMSC_PORT", 2775, 1, 65535),
-  systemId: text("SMS_SMSC_SYSTEM_ID", "sim"),
-  password: text("SMS_SMSC_PASSWORD", "sim"),
-  lateMs: integer("SMS_SMSC_LATE_MS", 12_000, 0, 600_000),
-  responseDelayMs: integer("SMS_SMSC_RESPONSE_DELAY_MS", 0, 0, 600_000),
-  receiptDelayMs: integer("SMS_SIMULATOR_RECEIPT_DELAY_MS", 2000, 0, 86_400_000),
-  slowMs: integer("SMS_SIMULATOR_SLOW_MS", 3000, 0, 600_000),
-  idFormat: oneOf("SMS_SMSC_MSG_ID_TYPE", "exact", msgIdTypes),
-  dataDir: text("SMS_SMSC_DATA_DIR", "./.data/smsc")
-}).pipe(Effect.tapError(printLines))).catch(() => process.exit(1))
+const settings = await Effect.runPromise(
+  every({
+    host: text("SMS_SMSC_HOST", "127.0.0.1"),
+    port: integer("SMS_SMSC_PORT", 2775, 1, 65535),
+    systemId: text("SMS_SMSC_SYSTEM_ID", "sim"),
+    password: text("SMS_SMSC_PASSWORD", "sim"),
+    lateMs: integer("SMS_SMSC_LATE_MS", 12_000, 0, 600_000),
+    responseDelayMs: integer("SMS_SMSC_RESPONSE_DELAY_MS", 0, 0, 600_000),
+    receiptDelayMs: integer("SMS_SIMULATOR_RECEIPT_DELAY_MS", 2000, 0, 86_400_000),
+    slowMs: integer("SMS_SIMULATOR_SLOW_MS", 3000, 0, 600_000),
+    idFormat: oneOf("SMS_SMSC_MSG_ID_TYPE", "exact", msgIdTypes),
+    dataDir: text("SMS_SMSC_DATA_DIR", "./.data/smsc")
+  }).pipe(Effect.tapError(printLines))
+).catch(() => process.exit(1))
 
 const log = (message: string, fields: Readonly<Record<string, string | number>> = {}): void => {
-  process.stdout.write(`${JSON.stringify({ message, level: "INFO", timestamp: new Date().toISOString(), ...fields })}\n`)
+  process.stdout.write(
+    `${JSON.stringify({ message, level: "INFO", timestamp: new Date().toISOString(), ...fields })}\n`
+  )
 }
 
 const { idFormat, responseDelayMs, ...options } = settings

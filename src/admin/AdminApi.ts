@@ -1,6 +1,14 @@
 /** The operator API (docs/operators.md#operator-api-and-cli) under /admin/v1: the contract only, no implementation. */
 import { Context, Schema } from "effect"
-import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "effect/http-api"
+import {
+  HttpApi,
+  HttpApiEndpoint,
+  HttpApiGroup,
+  HttpApiMiddleware,
+  HttpApiSchema,
+  HttpApiSecurity,
+  OpenApi
+} from "effect/http-api"
 import { Balance, Batch, Message, Webhook, WebhookDeliveries, WebhookList } from "../api/Schemas.ts"
 import { SchemaErrors } from "../api/Security.ts"
 import { retentionDaysMax } from "../config/Config.ts"
@@ -48,7 +56,16 @@ const RetentionDays = Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: r
 export const TimelineEntry = Schema.Struct({
   from_status: Schema.NullOr(MessageStatusSchema),
   to_status: MessageStatusSchema,
-  source: Schema.Literals(["admission", "provider", "receipt", "verification", "recovery", "dispatch", "erasure", "matched_receipt"]),
+  source: Schema.Literals([
+    "admission",
+    "provider",
+    "receipt",
+    "verification",
+    "recovery",
+    "dispatch",
+    "erasure",
+    "matched_receipt"
+  ]),
   at: Schema.String
 }).annotate({ identifier: "TimelineEntry" })
 
@@ -57,7 +74,9 @@ export const listPageMax = 100
 
 /** `?limit=` (1 to listPageMax, default listPageMax) and `?cursor=` (a previous page's next_cursor). */
 const PageQuery = {
-  limit: Schema.optionalKey(Schema.FiniteFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: listPageMax }))),
+  limit: Schema.optionalKey(
+    Schema.FiniteFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: listPageMax }))
+  ),
   cursor: Schema.optionalKey(Text)
 }
 
@@ -76,15 +95,20 @@ export const ApiKeySummary = Schema.Struct({
 }).annotate({ identifier: "ApiKeySummary" })
 
 /** A registered sender name and whether messages may use it. */
-export const SenderBody = Schema.Struct({ name: Schema.String, active: Schema.Boolean }).annotate({ identifier: "Sender" })
+export const SenderBody = Schema.Struct({ name: Schema.String, active: Schema.Boolean }).annotate({
+  identifier: "Sender"
+})
 
 /** A message with its timeline: every status change, oldest first. */
-export const MessageWithTimeline = Schema.Struct({ ...Message.fields, timeline: Schema.Array(TimelineEntry) })
-  .annotate({ identifier: "MessageWithTimeline" })
+export const MessageWithTimeline = Schema.Struct({ ...Message.fields, timeline: Schema.Array(TimelineEntry) }).annotate(
+  { identifier: "MessageWithTimeline" }
+)
 
 /** One page of an organisation's messages, newest first; `next_cursor` continues it (null on the last page). */
 export const MessagePage = Schema.Struct({
-  results: Schema.Array(Schema.Struct({ ...Message.fields, batch_id: Schema.NullOr(Schema.String), created_at: Schema.String })),
+  results: Schema.Array(
+    Schema.Struct({ ...Message.fields, batch_id: Schema.NullOr(Schema.String), created_at: Schema.String })
+  ),
   next_cursor: Schema.NullOr(Schema.String)
 }).annotate({ identifier: "MessagePage" })
 
@@ -128,7 +152,9 @@ export class AdminGroup extends HttpApiGroup.make("admin")
     }),
     HttpApiEndpoint.post("createApiKey", "/organizations/:org_id/api-keys", {
       params: OrgId,
-      payload: Schema.Struct({ permissions: Schema.Array(PermissionSchema).check(Schema.isMaxLength(Permissions.length)) }),
+      payload: Schema.Struct({
+        permissions: Schema.Array(PermissionSchema).check(Schema.isMaxLength(Permissions.length))
+      }),
       success: Schema.Struct({
         key_id: Schema.String,
         api_key: Schema.String,
@@ -200,8 +226,7 @@ export class AdminGroup extends HttpApiGroup.make("admin")
     })
   )
   .middleware(AdminAuth)
-  .prefix("/admin/v1")
-{}
+  .prefix("/admin/v1") {}
 
 /** An organisation's activity for the console: its messages (with their status) and batches (with their counts). */
 export class ActivityGroup extends HttpApiGroup.make("activity")
@@ -220,8 +245,7 @@ export class ActivityGroup extends HttpApiGroup.make("activity")
     }).annotate(OpenApi.Summary, "The organisation's batches with their live counts, newest first")
   )
   .middleware(AdminAuth)
-  .prefix("/admin/v1")
-{}
+  .prefix("/admin/v1") {}
 
 /** An organisation's status webhook endpoints (docs/decisions.md#webhooks): list them, turn one off or on. */
 export class WebhooksAdminGroup extends HttpApiGroup.make("webhooks")
@@ -245,8 +269,7 @@ export class WebhooksAdminGroup extends HttpApiGroup.make("webhooks")
     }).annotate(OpenApi.Summary, "An endpoint's delivery log, newest first, 100 per page (what the console shows)")
   )
   .middleware(AdminAuth)
-  .prefix("/admin/v1")
-{}
+  .prefix("/admin/v1") {}
 
 /** What the simulated provider (docs/decisions.md#the-provider-simulator) can be made to do on demand. */
 export class SimulatorGroup extends HttpApiGroup.make("simulator")
@@ -262,8 +285,7 @@ export class SimulatorGroup extends HttpApiGroup.make("simulator")
     )
   )
   .middleware(AdminAuth)
-  .prefix("/admin/v1")
-{}
+  .prefix("/admin/v1") {}
 
 const DateTime = TextWith({ format: "date-time" } as Schema.Annotations.Annotations)
 
@@ -287,8 +309,7 @@ export class ClockGroup extends HttpApiGroup.make("clock")
     )
   )
   .middleware(AdminAuth)
-  .prefix("/admin/v1")
-{}
+  .prefix("/admin/v1") {}
 
 export class AdminApi extends HttpApi.make("sms-admin")
   .add(AdminGroup)
@@ -298,5 +319,4 @@ export class AdminApi extends HttpApi.make("sms-admin")
   .add(ClockGroup)
   .middleware(SchemaErrors)
   .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })
-  .annotateMerge(OpenApi.annotations({ title: "SMS Service operator API", version: "1.0.0" }))
-{}
+  .annotateMerge(OpenApi.annotations({ title: "SMS Service operator API", version: "1.0.0" })) {}

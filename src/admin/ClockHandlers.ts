@@ -36,18 +36,25 @@ const targetOf = (payload: { readonly seconds?: number; readonly to?: string }, 
   return to.at.getTime() <= latestClock ? Effect.succeed(to.at) : Effect.fail(invalid("to", tooLate))
 }
 
-export const ClockHandlers = HttpApiBuilder.group(AdminApi, "clock", Effect.fn(function*(handlers) {
-  const clock = yield* ServiceClock
-  const work = yield* DueWork
-  return handlers
-    .handle("get", () => Effect.map(now, (at) => ({ now: at.toISOString(), mode: clock.mode })))
-    .handle("advance", ({ payload }) =>
-      Effect.gen(function*() {
-        if (clock.mode !== "test") {
-          return yield* ClockNotTest.withMessage("The clock can only be advanced when the service runs with SMS_CLOCK=test")
-        }
-        const to = yield* targetOf(payload, yield* now)
-        yield* work.advanceTo(to)
-        return { now: (yield* now).toISOString() }
-      }))
-}))
+export const ClockHandlers = HttpApiBuilder.group(
+  AdminApi,
+  "clock",
+  Effect.fn(function* (handlers) {
+    const clock = yield* ServiceClock
+    const work = yield* DueWork
+    return handlers
+      .handle("get", () => Effect.map(now, (at) => ({ now: at.toISOString(), mode: clock.mode })))
+      .handle("advance", ({ payload }) =>
+        Effect.gen(function* () {
+          if (clock.mode !== "test") {
+            return yield* ClockNotTest.withMessage(
+              "The clock can only be advanced when the service runs with SMS_CLOCK=test"
+            )
+          }
+          const to = yield* targetOf(payload, yield* now)
+          yield* work.advanceTo(to)
+          return { now: (yield* now).toISOString() }
+        })
+      )
+  })
+)

@@ -20,18 +20,24 @@ export const prometheusContentType = "text/plain; version=0.0.4; charset=utf-8"
 /** The route's contract: one GET, the operator token's middleware, text in Prometheus' format. */
 export class MetricsApi extends HttpApi.make("sms-metrics").add(
   HttpApiGroup.make("metrics")
-    .add(HttpApiEndpoint.get("scrape", "/metrics", {
-      success: Schema.String.pipe(HttpApiSchema.asText({ contentType: prometheusContentType })),
-      error: CommonErrors
-    }))
+    .add(
+      HttpApiEndpoint.get("scrape", "/metrics", {
+        success: Schema.String.pipe(HttpApiSchema.asText({ contentType: prometheusContentType })),
+        error: CommonErrors
+      })
+    )
     .middleware(AdminAuth)
 ) {}
 
-const MetricsHandlers = HttpApiBuilder.group(MetricsApi, "metrics", Effect.fn(function*(handlers) {
-  const gauges = yield* DatabaseGauges
-  yield* registerKnownSeries
-  return handlers.handle("scrape", () => gauges.refresh.pipe(Effect.andThen(PrometheusMetrics.format())))
-}))
+const MetricsHandlers = HttpApiBuilder.group(
+  MetricsApi,
+  "metrics",
+  Effect.fn(function* (handlers) {
+    const gauges = yield* DatabaseGauges
+    yield* registerKnownSeries
+    return handlers.handle("scrape", () => gauges.refresh.pipe(Effect.andThen(PrometheusMetrics.format())))
+  })
+)
 
 /** The /metrics route; needs the AdminToken, the AppConfig and a SqlClient. */
 export const metricsRouteLayer = HttpApiBuilder.layer(MetricsApi).pipe(

@@ -15,33 +15,40 @@ import { Organisations } from "../organisations/Organisations.ts"
 import { AdminApi } from "./AdminApi.ts"
 import { withTimeline } from "./Timeline.ts"
 
-export const SimulatorHandlers = HttpApiBuilder.group(AdminApi, "simulator", Effect.fn(function*(handlers) {
-  const organisations = yield* Organisations
-  const messages = yield* Messages
-  const store = yield* MessageStore
-  const receipts = yield* Receipts
-  // absent when SMS_PROVIDER=smpp: receipts then come from the SMSC only
-  const simulator = yield* Effect.serviceOption(SimulatorControl)
+export const SimulatorHandlers = HttpApiBuilder.group(
+  AdminApi,
+  "simulator",
+  Effect.fn(function* (handlers) {
+    const organisations = yield* Organisations
+    const messages = yield* Messages
+    const store = yield* MessageStore
+    const receipts = yield* Receipts
+    // absent when SMS_PROVIDER=smpp: receipts then come from the SMSC only
+    const simulator = yield* Effect.serviceOption(SimulatorControl)
 
-  return handlers.handle("sendReceipt", ({ params, payload }) =>
-    Effect.gen(function*() {
-      const org = yield* organisations.get(params.org_id)
-      const message = yield* messages.get(org.id, params.message_id)
-      if (message === undefined) return yield* NotFound.withMessage("No such message")
-      const notSimulated = (why: string) => ProviderNotSimulator.withMessage(why, { messageId: message.id })
-      if (Option.isNone(simulator)) {
-        return yield* notSimulated("The provider is not the simulator (SMS_PROVIDER=smpp): only the SMSC sends receipts")
-      }
-      if (message.status !== "accepted") {
-        return yield* MessageNotAccepted.withMessage(
-          `Only an accepted message can get a receipt; this one is ${message.status}`,
-          { messageId: message.id }
-        )
-      }
-      if (!(yield* simulator.value.sendReceipt(org.id, message.id, payload.outcome))) {
-        return yield* notSimulated("The simulator never received this message (it was sent through another provider)")
-      }
-      yield* receipts.applyDue
-      return yield* withTimeline(store, (yield* messages.get(org.id, message.id)) ?? message)
-    }))
-}))
+    return handlers.handle("sendReceipt", ({ params, payload }) =>
+      Effect.gen(function* () {
+        const org = yield* organisations.get(params.org_id)
+        const message = yield* messages.get(org.id, params.message_id)
+        if (message === undefined) return yield* NotFound.withMessage("No such message")
+        const notSimulated = (why: string) => ProviderNotSimulator.withMessage(why, { messageId: message.id })
+        if (Option.isNone(simulator)) {
+          return yield* notSimulated(
+            "The provider is not the simulator (SMS_PROVIDER=smpp): only the SMSC sends receipts"
+          )
+        }
+        if (message.status !== "accepted") {
+          return yield* MessageNotAccepted.withMessage(
+            `Only an accepted message can get a receipt; this one is ${message.status}`,
+            { messageId: message.id }
+          )
+        }
+        if (!(yield* simulator.value.sendReceipt(org.id, message.id, payload.outcome))) {
+          return yield* notSimulated("The simulator never received this message (it was sent through another provider)")
+        }
+        yield* receipts.applyDue
+        return yield* withTimeline(store, (yield* messages.get(org.id, message.id)) ?? message)
+      })
+    )
+  })
+)

@@ -6,7 +6,14 @@ import type { MessageStore } from "../messages/MessageStore.ts"
 
 /** The message's body with every status change, oldest first, read through `store`. */
 export const withTimeline = (store: MessageStore["Service"], message: MessageRow) =>
-  store.timeline(message.organisationId, message.id).pipe(Effect.map((timeline) => ({
-    ...messageOf(message),
-    timeline: timeline.map((t) => ({ from_status: t.fromStatus, to_status: t.toStatus, source: t.source, at: t.at.toISOString() }))
-  })))
+  store.timeline(message.organisationId, message.id).pipe(
+    Effect.map((timeline) => ({
+      ...messageOf(message),
+      timeline: timeline.map((t) => ({
+        from_status: t.fromStatus,
+        to_status: t.toStatus,
+        source: t.source,
+        at: t.at.toISOString()
+      }))
+    }))
+  )

@@ -9,24 +9,31 @@ import { Organisations } from "../organisations/Organisations.ts"
 import { Webhooks } from "../webhooks/Webhooks.ts"
 import { AdminApi } from "./AdminApi.ts"
 
-export const WebhookAdminHandlers = HttpApiBuilder.group(AdminApi, "webhooks", Effect.fn(function*(handlers) {
-  const organisations = yield* Organisations
-  const webhooks = yield* Webhooks
-  return handlers
-    .handle("list", ({ params }) =>
-      Effect.gen(function*() {
-        const org = yield* organisations.get(params.org_id)
-        return { data: (yield* webhooks.list(org.id)).map(webhookOf) }
-      }))
-    .handle("setEnabled", ({ params, payload }) =>
-      Effect.gen(function*() {
-        const org = yield* organisations.get(params.org_id)
-        return webhookOf(yield* webhooks.update(org.id, params.webhook_id, { enabled: payload.enabled }))
-      }))
-    .handle("deliveries", ({ params, query }) =>
-      Effect.gen(function*() {
-        const org = yield* organisations.get(params.org_id)
-        const page = yield* webhooks.deliveries(org.id, params.webhook_id, query.cursor)
-        return { data: page.rows.map(webhookDeliveryOf), next_cursor: page.nextCursor ?? null }
-      }))
-}))
+export const WebhookAdminHandlers = HttpApiBuilder.group(
+  AdminApi,
+  "webhooks",
+  Effect.fn(function* (handlers) {
+    const organisations = yield* Organisations
+    const webhooks = yield* Webhooks
+    return handlers
+      .handle("list", ({ params }) =>
+        Effect.gen(function* () {
+          const org = yield* organisations.get(params.org_id)
+          return { data: (yield* webhooks.list(org.id)).map(webhookOf) }
+        })
+      )
+      .handle("setEnabled", ({ params, payload }) =>
+        Effect.gen(function* () {
+          const org = yield* organisations.get(params.org_id)
+          return webhookOf(yield* webhooks.update(org.id, params.webhook_id, { enabled: payload.enabled }))
+        })
+      )
+      .handle("deliveries", ({ params, query }) =>
+        Effect.gen(function* () {
+          const org = yield* organisations.get(params.org_id)
+          const page = yield* webhooks.deliveries(org.id, params.webhook_id, query.cursor)
+          return { data: page.rows.map(webhookDeliveryOf), next_cursor: page.nextCursor ?? null }
+        })
+      )
+  })
+)

@@ -51,13 +51,13 @@ export class BalanceGroup extends HttpApiGroup.make("balance")
     HttpApiEndpoint.get("get", "/balance/", {
       success: Balance,
       error: [...CommonErrors, InsufficientPermissions]
-    }).annotate(OpenApi.Summary, "SMS credit balance (permission balance.read)")
+    })
+      .annotate(OpenApi.Summary, "SMS credit balance (permission balance.read)")
       .annotate(OpenApi.Description, operationDescriptions.balance)
   )
   .annotate(OpenApi.Description, tagDescriptions.balance)
   .middleware(ApiKeyAuth)
-  .prefix(apiPrefix)
-{}
+  .prefix(apiPrefix) {}
 
 export class ContactsGroup extends HttpApiGroup.make("contacts")
   .add(
@@ -65,18 +65,22 @@ export class ContactsGroup extends HttpApiGroup.make("contacts")
       payload: ContactWrite,
       success: [Contact.pipe(HttpApiSchema.status(201)), Contact],
       error: [...CommonErrors, InsufficientPermissions]
-    }).annotate(OpenApi.Summary, "Create (201) or update (200) the contact with this phone number (permission contacts.manage)")
+    })
+      .annotate(
+        OpenApi.Summary,
+        "Create (201) or update (200) the contact with this phone number (permission contacts.manage)"
+      )
       .annotate(OpenApi.Description, operationDescriptions.contact)
   )
   .annotate(OpenApi.Description, tagDescriptions.contacts)
   .middleware(ApiKeyAuth)
-  .prefix(apiPrefix)
-{}
+  .prefix(apiPrefix) {}
 
 /** Required; a missing or malformed key answers 400 invalid_idempotency_key (http/SchemaErrors.ts), never validation_error. */
 const IdempotencyKeyHeader = {
   "idempotency-key": Schema.String.check(Schema.isPattern(idempotencyKeyPattern)).annotate({
-    description: "1 to 128 visible ASCII characters naming this operation: retry with the same key, never a new one automatically"
+    description:
+      "1 to 128 visible ASCII characters naming this operation: retry with the same key, never a new one automatically"
   })
 }
 const withLocation = (status: 201 | 202) =>
@@ -105,19 +109,23 @@ export class MessagesGroup extends HttpApiGroup.make("messages")
         ProviderResultUnknown,
         DispatchUnavailable
       ]
-    }).annotate(OpenApi.Summary, "Send now (201, permission sms.send) or schedule with send_at (202, permission sms.schedule)")
+    })
+      .annotate(
+        OpenApi.Summary,
+        "Send now (201, permission sms.send) or schedule with send_at (202, permission sms.schedule)"
+      )
       .annotate(OpenApi.Description, operationDescriptions.createMessage),
     HttpApiEndpoint.get("get", "/messages/:message_id/", {
       params: { message_id: Uuid },
       success: Message,
       error: [...CommonErrors, InsufficientPermissions]
-    }).annotate(OpenApi.Summary, "Read a message and its delivery outcome (permission delivery.read)")
+    })
+      .annotate(OpenApi.Summary, "Read a message and its delivery outcome (permission delivery.read)")
       .annotate(OpenApi.Description, operationDescriptions.getMessage)
   )
   .annotate(OpenApi.Description, tagDescriptions.messages)
   .middleware(ApiKeyAuth)
-  .prefix(apiPrefix)
-{}
+  .prefix(apiPrefix) {}
 
 export class MessageBatchesGroup extends HttpApiGroup.make("message-batches")
   .add(
@@ -135,26 +143,28 @@ export class MessageBatchesGroup extends HttpApiGroup.make("message-batches")
         SenderNameUnavailable,
         InsufficientCredits
       ]
-    }).annotate(OpenApi.Summary, "Schedule one text to up to 1000 recipients, all or nothing (permission sms.schedule)")
+    })
+      .annotate(OpenApi.Summary, "Schedule one text to up to 1000 recipients, all or nothing (permission sms.schedule)")
       .annotate(OpenApi.Description, operationDescriptions.createBatch),
     HttpApiEndpoint.get("get", "/message-batches/:batch_id/", {
       params: { batch_id: Uuid },
       success: Batch,
       error: [...CommonErrors, InsufficientPermissions]
-    }).annotate(OpenApi.Summary, "A batch with its current per-status counts (permission delivery.read)")
+    })
+      .annotate(OpenApi.Summary, "A batch with its current per-status counts (permission delivery.read)")
       .annotate(OpenApi.Description, operationDescriptions.getBatch),
     HttpApiEndpoint.get("messages", "/message-batches/:batch_id/messages/", {
       params: { batch_id: Uuid },
       query: { cursor: Schema.optionalKey(Text) },
       success: BatchMessages,
       error: [...CommonErrors, InsufficientPermissions, InvalidCursor]
-    }).annotate(OpenApi.Summary, "The batch's messages in submitted order, 100 per page (permission delivery.read)")
+    })
+      .annotate(OpenApi.Summary, "The batch's messages in submitted order, 100 per page (permission delivery.read)")
       .annotate(OpenApi.Description, operationDescriptions.batchMessages)
   )
   .annotate(OpenApi.Description, tagDescriptions["message-batches"])
   .middleware(ApiKeyAuth)
-  .prefix(apiPrefix)
-{}
+  .prefix(apiPrefix) {}
 
 const WebhookId = { webhook_id: Uuid }
 const webhookErrors = [...CommonErrors, InsufficientPermissions] as const
@@ -167,7 +177,11 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
       payload: WebhookCreate,
       success: HttpApiSchema.WithHeaders(WebhookCreated.pipe(HttpApiSchema.status(201)), { location: Schema.String }),
       error: [...webhookErrors, ...IdempotencyErrors]
-    }).annotate(OpenApi.Summary, "Create a webhook endpoint; its secret is in this answer only (permission webhooks.manage)")
+    })
+      .annotate(
+        OpenApi.Summary,
+        "Create a webhook endpoint; its secret is in this answer only (permission webhooks.manage)"
+      )
       .annotate(OpenApi.Description, operationDescriptions.createWebhook),
     HttpApiEndpoint.get("list", "/webhooks/", { success: WebhookList, error: webhookErrors })
       .annotate(OpenApi.Summary, "The organisation's webhook endpoints, newest first (permission webhooks.manage)")
@@ -175,36 +189,57 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
     HttpApiEndpoint.get("get", "/webhooks/:webhook_id/", { params: WebhookId, success: Webhook, error: webhookErrors })
       .annotate(OpenApi.Summary, "A webhook endpoint (permission webhooks.manage)")
       .annotate(OpenApi.Description, operationDescriptions.getWebhook),
-    HttpApiEndpoint.patch("update", "/webhooks/:webhook_id/", { params: WebhookId, payload: WebhookUpdate, success: Webhook, error: webhookErrors })
+    HttpApiEndpoint.patch("update", "/webhooks/:webhook_id/", {
+      params: WebhookId,
+      payload: WebhookUpdate,
+      success: Webhook,
+      error: webhookErrors
+    })
       .annotate(OpenApi.Summary, "Change a webhook endpoint (permission webhooks.manage)")
       .annotate(OpenApi.Description, operationDescriptions.updateWebhook),
-    HttpApiEndpoint.delete("delete", "/webhooks/:webhook_id/", { params: WebhookId, success: HttpApiSchema.NoContent, error: webhookErrors })
+    HttpApiEndpoint.delete("delete", "/webhooks/:webhook_id/", {
+      params: WebhookId,
+      success: HttpApiSchema.NoContent,
+      error: webhookErrors
+    })
       .annotate(OpenApi.Summary, "Delete a webhook endpoint and its pending deliveries (permission webhooks.manage)")
       .annotate(OpenApi.Description, operationDescriptions.deleteWebhook),
-    HttpApiEndpoint.post("rotateSecret", "/webhooks/:webhook_id/secret/", { params: WebhookId, success: WebhookSecret, error: webhookErrors })
-      .annotate(OpenApi.Summary, "A new secret; the old one keeps signing beside it for 24 hours (permission webhooks.manage)")
+    HttpApiEndpoint.post("rotateSecret", "/webhooks/:webhook_id/secret/", {
+      params: WebhookId,
+      success: WebhookSecret,
+      error: webhookErrors
+    })
+      .annotate(
+        OpenApi.Summary,
+        "A new secret; the old one keeps signing beside it for 24 hours (permission webhooks.manage)"
+      )
       .annotate(OpenApi.Description, operationDescriptions.rotateWebhookSecret),
     HttpApiEndpoint.get("deliveries", "/webhooks/:webhook_id/deliveries/", {
       params: WebhookId,
       query: { cursor: Schema.optionalKey(Text) },
       success: WebhookDeliveries,
       error: [...webhookErrors, InvalidCursor]
-    }).annotate(OpenApi.Summary, "The endpoint's deliveries, newest first, 100 per page (permission webhooks.manage)")
+    })
+      .annotate(OpenApi.Summary, "The endpoint's deliveries, newest first, 100 per page (permission webhooks.manage)")
       .annotate(OpenApi.Description, operationDescriptions.webhookDeliveries),
     HttpApiEndpoint.post("retry", "/webhooks/:webhook_id/deliveries/:event_id/retry/", {
       params: { webhook_id: Uuid, event_id: Text },
       success: HttpApiSchema.Empty(202),
       error: webhookErrors
-    }).annotate(OpenApi.Summary, "Attempt a delivery again now, a failed one too (permission webhooks.manage)")
+    })
+      .annotate(OpenApi.Summary, "Attempt a delivery again now, a failed one too (permission webhooks.manage)")
       .annotate(OpenApi.Description, operationDescriptions.retryWebhookDelivery),
-    HttpApiEndpoint.post("test", "/webhooks/:webhook_id/test/", { params: WebhookId, success: HttpApiSchema.Empty(202), error: webhookErrors })
+    HttpApiEndpoint.post("test", "/webhooks/:webhook_id/test/", {
+      params: WebhookId,
+      success: HttpApiSchema.Empty(202),
+      error: webhookErrors
+    })
       .annotate(OpenApi.Summary, "Send a webhook.test event to the endpoint (permission webhooks.manage)")
       .annotate(OpenApi.Description, operationDescriptions.testWebhook)
   )
   .annotate(OpenApi.Description, tagDescriptions.webhooks)
   .middleware(ApiKeyAuth)
-  .prefix(apiPrefix)
-{}
+  .prefix(apiPrefix) {}
 
 export class Api extends HttpApi.make("sms")
   .add(BalanceGroup)
@@ -214,13 +249,13 @@ export class Api extends HttpApi.make("sms")
   .add(WebhooksGroup)
   .middleware(SchemaErrors)
   .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })
-  .annotateMerge(OpenApi.annotations({
-    title: "SMS Integration Service",
-    version: "2.0.2",
-    description: apiDescription,
-    // relative: the document describes the server that serves it
-    servers: [{ url: "/", description: "This service" }],
-    transform: withResponseHeaders
-  }))
-{}
-
+  .annotateMerge(
+    OpenApi.annotations({
+      title: "SMS Integration Service",
+      version: "2.0.2",
+      description: apiDescription,
+      // relative: the document describes the server that serves it
+      servers: [{ url: "/", description: "This service" }],
+      transform: withResponseHeaders
+    })
+  ) {}

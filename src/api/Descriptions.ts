@@ -155,5 +155,6 @@ export const tagDescriptions = {
   contacts: "Contacts of the key's organisation, identified by phone number.",
   messages: "Single SMS: send now, schedule, read the outcome.",
   "message-batches": "One text to many recipients at one scheduled time.",
-  webhooks: "Status webhooks: signed, retried, durable pushes of message and batch outcomes (permission webhooks.manage)."
+  webhooks:
+    "Status webhooks: signed, retried, durable pushes of message and batch outcomes (permission webhooks.manage)."
 } as const

@@ -11,10 +11,14 @@ interface HeaderObject {
 }
 
 type Responses = Record<string, { headers?: Record<string, HeaderObject> }>
-type Operation = { readonly parameters?: ReadonlyArray<{ readonly in: string; readonly name: string }>; readonly responses?: Responses }
+type Operation = {
+  readonly parameters?: ReadonlyArray<{ readonly in: string; readonly name: string }>
+  readonly responses?: Responses
+}
 
 const requestId: HeaderObject = {
-  description: "Correlation id of this request: the client's own X-Request-Id when it sent one of 1 to 64 visible ASCII characters, else one the service made. Quote it when reporting a problem.",
+  description:
+    "Correlation id of this request: the client's own X-Request-Id when it sent one of 1 to 64 visible ASCII characters, else one the service made. Quote it when reporting a problem.",
   required: true,
   schema: { type: "string" }
 }
@@ -24,7 +28,8 @@ const noSniff: HeaderObject = {
   schema: { type: "string", enum: ["nosniff"] }
 }
 const retryAfter: HeaderObject = {
-  description: "Seconds to wait before retrying; sent with service_unavailable (the database cannot be reached, or the service is starting).",
+  description:
+    "Seconds to wait before retrying; sent with service_unavailable (the database cannot be reached, or the service is starting).",
   schema: { type: "integer", minimum: 0 }
 }
 const allow: HeaderObject = {
@@ -33,7 +38,8 @@ const allow: HeaderObject = {
   schema: { type: "string" }
 }
 const replayed: HeaderObject = {
-  description: "`true` when this is the stored answer of an earlier identical request with the same Idempotency-Key: nothing was sent again.",
+  description:
+    "`true` when this is the stored answer of an earlier identical request with the same Idempotency-Key: nothing was sent again.",
   schema: { type: "string", enum: ["true"] }
 }
 const location: HeaderObject = {
@@ -45,7 +51,8 @@ const location: HeaderObject = {
 /** Statuses a creation stores and replays under its Idempotency-Key. */
 const replayableStatuses = new Set(["201", "202", "403", "502", "503"])
 
-const isCreation = (op: Operation) => (op.parameters ?? []).some((p) => p.in === "header" && p.name.toLowerCase() === "idempotency-key")
+const isCreation = (op: Operation) =>
+  (op.parameters ?? []).some((p) => p.in === "header" && p.name.toLowerCase() === "idempotency-key")
 
 /**
  * Adds X-Request-Id and X-Content-Type-Options to every response, Retry-After to 503, Allow to
@@ -57,7 +64,11 @@ export const withResponseHeaders = (spec: Record<string, unknown>): Record<strin
     for (const op of Object.values(item)) {
       const creation = isCreation(op)
       for (const [status, response] of Object.entries(op.responses ?? {})) {
-        const headers: Record<string, HeaderObject> = { ...response.headers, "x-request-id": requestId, "x-content-type-options": noSniff }
+        const headers: Record<string, HeaderObject> = {
+          ...response.headers,
+          "x-request-id": requestId,
+          "x-content-type-options": noSniff
+        }
         if (status === "503") headers["retry-after"] = retryAfter
         if (status === "405") headers.allow = allow
         if (headers.location !== undefined) headers.location = location

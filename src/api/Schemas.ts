@@ -33,9 +33,7 @@ export const Email = Text.check(
  * `bigint` (`Int64`); `Int64Wire` describes the same field on the wire for the OpenAPI document.
  */
 export const Int64 = Schema.BigInt.check(
-  Schema.makeFilter((n: bigint) =>
-    (n >= -(2n ** 63n) && n <= 2n ** 63n - 1n) || "must be a 64-bit signed integer"
-  )
+  Schema.makeFilter((n: bigint) => (n >= -(2n ** 63n) && n <= 2n ** 63n - 1n) || "must be a 64-bit signed integer")
 ).annotate({ message: "must be an integer (int64)" })
 const Int64Wire = Schema.Finite.check(
   Schema.makeFilter((n: number) => Number.isInteger(n) || "must be an integer", {
@@ -65,10 +63,14 @@ export const ContactWriteInput = Schema.Struct(contactFields(Int64))
 export type ContactWriteInput = typeof ContactWriteInput.Type
 
 /** Spec 2.9 as documented (the handler writes the body itself to keep int64 exact). */
-export const Contact = Schema.Struct({ id: Schema.Int, ...contactFields(Int64Wire) }).annotate({ identifier: "Contact" })
+export const Contact = Schema.Struct({ id: Schema.Int, ...contactFields(Int64Wire) }).annotate({
+  identifier: "Contact"
+})
 
-
-const SendAtField = TextWith({ format: "date-time", description: "Future RFC 3339 timestamp with explicit timezone" } as Schema.Annotations.Annotations)
+const SendAtField = TextWith({
+  format: "date-time",
+  description: "Future RFC 3339 timestamp with explicit timezone"
+} as Schema.Annotations.Annotations)
 const SenderNameField = Text.annotate({ description: "1 to 11 ASCII letters, digits or internal spaces" })
 
 /** Spec 2.3. Text segments, sender name syntax and the schedule are checked after decoding (domain/MessageRules.ts). */
@@ -169,7 +171,9 @@ const webhookFields = {
 export const Webhook = Schema.Struct(webhookFields).annotate({ identifier: "Webhook" })
 
 /** The answer of a creation: the only one that shows the secret. */
-export const WebhookCreated = Schema.Struct({ ...webhookFields, secret: Schema.String }).annotate({ identifier: "WebhookCreated" })
+export const WebhookCreated = Schema.Struct({ ...webhookFields, secret: Schema.String }).annotate({
+  identifier: "WebhookCreated"
+})
 
 export const WebhookList = Schema.Struct({ data: Schema.Array(Webhook) }).annotate({ identifier: "WebhookList" })
 

@@ -2,14 +2,24 @@
 import { Context } from "effect"
 import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "effect/http-api"
 import type { Permission } from "../domain/Permissions.ts"
-import { InternalError, InvalidApiKey, InvalidOrganisationHeader, ParseError, ServiceUnavailable, ValidationError } from "../domain/Errors.ts"
+import {
+  InternalError,
+  InvalidApiKey,
+  InvalidOrganisationHeader,
+  ParseError,
+  ServiceUnavailable,
+  ValidationError
+} from "../domain/Errors.ts"
 
 /** The API key of the current request: its organisation scopes every query. */
-export class CurrentKey extends Context.Service<CurrentKey, {
-  readonly organisationId: string
-  readonly keyId: string
-  readonly permissions: ReadonlySet<Permission>
-}>()("sms/CurrentKey") {}
+export class CurrentKey extends Context.Service<
+  CurrentKey,
+  {
+    readonly organisationId: string
+    readonly keyId: string
+    readonly permissions: ReadonlySet<Permission>
+  }
+>()("sms/CurrentKey") {}
 
 /**
  * HTTP bearer authentication with an organisation API key. The scheme is written `bearer`, as
@@ -18,7 +28,10 @@ export class CurrentKey extends Context.Service<CurrentKey, {
  */
 const bearerApiKey = HttpApiSecurity.http({ scheme: "bearer" }).pipe(
   HttpApiSecurity.annotate(OpenApi.Format, "svc_sms_<key_id>.<secret>"),
-  HttpApiSecurity.annotate(OpenApi.Description, "An organisation API key: `Authorization: Bearer svc_sms_<key_id>.<secret>`")
+  HttpApiSecurity.annotate(
+    OpenApi.Description,
+    "An organisation API key: `Authorization: Bearer svc_sms_<key_id>.<secret>`"
+  )
 )
 
 /** `Authorization: Bearer svc_sms_<key_id>.<secret>`; rejects `X-Organization`; 503 while the keys cannot be read. */

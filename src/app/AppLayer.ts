@@ -79,7 +79,9 @@ const Base = Layer.mergeAll(
   WebhookStore.layer,
   creationAnswersLayer
 ).pipe(
-  Layer.provideMerge(Layer.mergeAll(Ids.layer, ServiceSecret.layer.pipe(Layer.provideMerge(SecretStore.layer)), Transactions.layer))
+  Layer.provideMerge(
+    Layer.mergeAll(Ids.layer, ServiceSecret.layer.pipe(Layer.provideMerge(SecretStore.layer)), Transactions.layer)
+  )
 )
 
 /** Every service, with `provider` between the inbox it reports to and the services that submit through it. */
@@ -116,12 +118,14 @@ const coreWith = <ED, EP, RP>(parts: Pick<AppParts<ED, EP, RP>, "database" | "pr
   )
 
 /** Every service and background worker over `parts`, without routes: what a test of the services runs on. */
-export const serviceLayer = <ED, EP, RP extends ProviderInbox | SqlClient.SqlClient | AppConfig>(parts: AppParts<ED, EP, RP>) =>
-  coreWith(parts).pipe(Layer.provideMerge(parts.clock), Layer.provideMerge(layerConfig(parts.config)))
+export const serviceLayer = <ED, EP, RP extends ProviderInbox | SqlClient.SqlClient | AppConfig>(
+  parts: AppParts<ED, EP, RP>
+) => coreWith(parts).pipe(Layer.provideMerge(parts.clock), Layer.provideMerge(layerConfig(parts.config)))
 
 /** The service over `parts`, without a listening server: every route and the edge over `serviceLayer`. */
-export const appLayer = <ED, EP, RP extends ProviderInbox | SqlClient.SqlClient | AppConfig>(parts: AppParts<ED, EP, RP>) =>
-  httpAppLayer.pipe(Layer.provideMerge(serviceLayer(parts)))
+export const appLayer = <ED, EP, RP extends ProviderInbox | SqlClient.SqlClient | AppConfig>(
+  parts: AppParts<ED, EP, RP>
+) => httpAppLayer.pipe(Layer.provideMerge(serviceLayer(parts)))
 
 /** The service as `npm start` runs it, from its configuration. */
 export const mainLayer = (config: AppConfigShape) =>

@@ -51,7 +51,11 @@ export const declaredRoutes: ReadonlyArray<readonly [method: string, path: strin
 export const routes = routeTable(declaredRoutes)
 
 /** Paths that answer a page, a file or text rather than JSON, whatever the request's Accept. */
-const pagePaths = new Set([docsPagePath, ...consolePaths.map(([, path]) => path), ...metricsPaths.map(([, path]) => path)])
+const pagePaths = new Set([
+  docsPagePath,
+  ...consolePaths.map(([, path]) => path),
+  ...metricsPaths.map(([, path]) => path)
+])
 
 /** Every route and the edge middleware; needs the services of AppLayer.ts (servicesWith), the AdminToken and a SqlClient. */
 export const httpAppLayer = Layer.mergeAll(

@@ -8,7 +8,10 @@ import { Context } from "effect"
 import type { Answer } from "../idempotency/Answer.ts"
 import type { BatchView } from "./Batch.ts"
 
-export class BatchAnswers extends Context.Service<BatchAnswers, {
-  /** The answer of the creation of `batch` (its counts as admitted: every member scheduled). */
-  readonly answer: (batch: BatchView) => Answer
-}>()("sms/BatchAnswers") {}
+export class BatchAnswers extends Context.Service<
+  BatchAnswers,
+  {
+    /** The answer of the creation of `batch` (its counts as admitted: every member scheduled). */
+    readonly answer: (batch: BatchView) => Answer
+  }
+>()("sms/BatchAnswers") {}

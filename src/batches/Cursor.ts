@@ -18,9 +18,11 @@ export const decodeCursor = (secret: ServiceSecret["Service"], batchId: string, 
   const [encoded, signature, ...rest] = cursor.split(".")
   if (
     // Stryker disable next-line ConditionalExpression,LogicalOperator: equivalent, split gives a first part always, and a missing signature fails the comparison below
-    encoded === undefined || signature === undefined ||
+    encoded === undefined ||
+    signature === undefined ||
     rest.length > 0
-  ) return undefined
+  )
+    return undefined
   const payload = Buffer.from(encoded, "base64url").toString("utf8")
   // base64url decoding ignores stray bits of the last character: accept only the canonical encoding
   // Stryker disable next-line StringLiteral: equivalent, UTF-8 is the default encoding of a string

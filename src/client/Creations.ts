@@ -17,7 +17,10 @@ export interface Created<A> {
   readonly replayed: boolean
 }
 
-const created = <A>([value, response]: readonly [HttpApiSchema.withHeaders<A, { readonly location: string }>, HttpClientResponse.HttpClientResponse]): Created<A> => ({
+const created = <A>([value, response]: readonly [
+  HttpApiSchema.withHeaders<A, { readonly location: string }>,
+  HttpClientResponse.HttpClientResponse
+]): Created<A> => ({
   body: value.body,
   status: response.status,
   location: value.headers.location,
@@ -29,12 +32,14 @@ const created = <A>([value, response]: readonly [HttpApiSchema.withHeaders<A, { 
  * lost answer with the same key and body: never a new key, which would be a new message.
  */
 export const sendMessage = (client: SmsClient, idempotencyKey: string, message: MessageCreate) =>
-  client.messages.create({ headers: { "idempotency-key": idempotencyKey }, payload: message, responseMode: "decoded-and-response" })
+  client.messages
+    .create({ headers: { "idempotency-key": idempotencyKey }, payload: message, responseMode: "decoded-and-response" })
     .pipe(Effect.map(created))
 
 /** Schedules one text to up to 1000 recipients (202), all or nothing, under `idempotencyKey`. */
 export const createBatch = (client: SmsClient, idempotencyKey: string, batch: BatchCreate) =>
-  client["message-batches"].create({ headers: { "idempotency-key": idempotencyKey }, payload: batch, responseMode: "decoded-and-response" })
+  client["message-batches"]
+    .create({ headers: { "idempotency-key": idempotencyKey }, payload: batch, responseMode: "decoded-and-response" })
     .pipe(Effect.map(created))
 
 /**
@@ -42,5 +47,6 @@ export const createBatch = (client: SmsClient, idempotencyKey: string, batch: Ba
  * `secret`, to verify the events' signatures, is in this answer only (and its replays).
  */
 export const createWebhook = (client: SmsClient, idempotencyKey: string, endpoint: WebhookCreate) =>
-  client.webhooks.create({ headers: { "idempotency-key": idempotencyKey }, payload: endpoint, responseMode: "decoded-and-response" })
+  client.webhooks
+    .create({ headers: { "idempotency-key": idempotencyKey }, payload: endpoint, responseMode: "decoded-and-response" })
     .pipe(Effect.map(created))

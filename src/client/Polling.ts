@@ -20,13 +20,15 @@ export interface WaitOptions {
  * MessageNotFinal once `timeout` has passed. Time comes from Effect's Clock.
  */
 export const waitForFinalStatus = (client: SmsClient, messageId: string, options: WaitOptions = {}) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const interval = Duration.fromInputUnsafe(options.interval ?? "2 seconds")
-    const deadline = (yield* Clock.currentTimeMillis) + Duration.toMillis(Duration.fromInputUnsafe(options.timeout ?? "5 minutes"))
+    const deadline =
+      (yield* Clock.currentTimeMillis) + Duration.toMillis(Duration.fromInputUnsafe(options.timeout ?? "5 minutes"))
     for (;;) {
       const message = yield* client.messages.get({ params: { message_id: messageId } })
       if (isFinal(message.status)) return message
-      if ((yield* Clock.currentTimeMillis) + Duration.toMillis(interval) > deadline) return yield* new MessageNotFinal({ last: message })
+      if ((yield* Clock.currentTimeMillis) + Duration.toMillis(interval) > deadline)
+        return yield* new MessageNotFinal({ last: message })
       yield* Effect.sleep(interval)
     }
   })

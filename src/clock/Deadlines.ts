@@ -26,7 +26,7 @@ export interface Deadlines {
 
 /** The calls of one bound (`durationMs`), swept by a fiber of the current scope. */
 export const makeDeadlines = (durationMs: number): Effect.Effect<Deadlines, never, Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const running: Array<Running> = []
     let head = 0
     const started = yield* Queue.sliding<true>(1)
@@ -39,7 +39,7 @@ export const makeDeadlines = (durationMs: number): Effect.Effect<Deadlines, neve
       }
     }
 
-    const sweep = Effect.gen(function*() {
+    const sweep = Effect.gen(function* () {
       skipEnded()
       const first = running[head]
       if (first === undefined) return yield* Effect.asVoid(Queue.take(started))
@@ -53,7 +53,7 @@ export const makeDeadlines = (durationMs: number): Effect.Effect<Deadlines, neve
 
     return {
       bounded: <A, E, R>(effect: Effect.Effect<A, E, R>, orElse: () => A) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           // started at once, as a race starts its sides: no hop through the scheduler
           const fiber = yield* Effect.forkChild(effect, { startImmediately: true })
           const call: Running = { deadline: (yield* Clock.currentTimeMillis) + durationMs, fiber, timedOut: false }

@@ -10,11 +10,14 @@ import { Clock, Context, type Duration, Effect, Layer } from "effect"
 
 export type ClockMode = "system" | "test"
 
-export class ServiceClock extends Context.Service<ServiceClock, {
-  readonly mode: ClockMode
-  /** Test mode: moves the clock forward to `ms` (an earlier or non-finite `ms` changes nothing). A no-op for the system clock. */
-  readonly set: (ms: number) => Effect.Effect<void>
-}>()("sms/ServiceClock") {}
+export class ServiceClock extends Context.Service<
+  ServiceClock,
+  {
+    readonly mode: ClockMode
+    /** Test mode: moves the clock forward to `ms` (an earlier or non-finite `ms` changes nothing). A no-op for the system clock. */
+    readonly set: (ms: number) => Effect.Effect<void>
+  }
+>()("sms/ServiceClock") {}
 
 const nanosPerMilli = 1_000_000n
 
@@ -47,10 +50,16 @@ export const clockLayer = (mode: ClockMode): Layer.Layer<ServiceClock> => {
   if (mode === "system") return Layer.succeed(ServiceClock, ServiceClock.of({ mode, set: () => Effect.void }))
   const clock = new ManualClock(Date.now())
   return Layer.merge(
-    Layer.succeed(ServiceClock, ServiceClock.of({ mode, set: (ms) =>
-      Effect.sync(() => {
-        if (Number.isFinite(ms)) clock.ms = Math.max(clock.ms, ms)
-      }) })),
+    Layer.succeed(
+      ServiceClock,
+      ServiceClock.of({
+        mode,
+        set: (ms) =>
+          Effect.sync(() => {
+            if (Number.isFinite(ms)) clock.ms = Math.max(clock.ms, ms)
+          })
+      })
+    ),
     Layer.succeed(Clock.Clock, clock)
   )
 }

@@ -50,36 +50,60 @@ export class AppConfig extends Context.Service<AppConfig, AppConfigShape>()("sms
 const secret = <A>(name: string, parse: (raw: string) => A | undefined, why: string): Field<A | undefined> =>
   variable<A | undefined>(name, undefined, parse, () => why)
 
-const databaseUrl = secret("DATABASE_URL", (raw) => (/^postgres(ql)?:\/\/\S+$/.test(raw) ? Redacted.make(raw) : undefined),
-  "must be a postgres:// or postgresql:// connection string")
+const databaseUrl = secret(
+  "DATABASE_URL",
+  (raw) => (/^postgres(ql)?:\/\/\S+$/.test(raw) ? Redacted.make(raw) : undefined),
+  "must be a postgres:// or postgresql:// connection string"
+)
 
-const adminToken = secret("SMS_ADMIN_TOKEN", (raw) => (raw.length >= 16 && /^[!-~]+$/.test(raw) ? Redacted.make(raw) : undefined),
-  "must be at least 16 visible ASCII characters")
+const adminToken = secret(
+  "SMS_ADMIN_TOKEN",
+  (raw) => (raw.length >= 16 && /^[!-~]+$/.test(raw) ? Redacted.make(raw) : undefined),
+  "must be at least 16 visible ASCII characters"
+)
 
-const otlpEndpoint = secret("OTEL_EXPORTER_OTLP_ENDPOINT", (raw) => {
-  const url = URL.canParse(raw) ? new URL(raw) : undefined
-  return url !== undefined && (url.protocol === "http:" || url.protocol === "https:") && url.search === "" && url.hash === ""
-    ? raw.replace(/\/+$/, "")
-    : undefined
-}, "must be an http:// or https:// base URL without query (traces go to <endpoint>/v1/traces)")
+const otlpEndpoint = secret(
+  "OTEL_EXPORTER_OTLP_ENDPOINT",
+  (raw) => {
+    const url = URL.canParse(raw) ? new URL(raw) : undefined
+    return url !== undefined &&
+      (url.protocol === "http:" || url.protocol === "https:") &&
+      url.search === "" &&
+      url.hash === ""
+      ? raw.replace(/\/+$/, "")
+      : undefined
+  },
+  "must be an http:// or https:// base URL without query (traces go to <endpoint>/v1/traces)"
+)
 
-const serviceName = variable("OTEL_SERVICE_NAME", "sms-service", (raw) => (raw.length <= 255 && /^[\x20-\x7e]+$/.test(raw) ? raw : undefined),
-  () => "must be at most 255 printable ASCII characters")
+const serviceName = variable(
+  "OTEL_SERVICE_NAME",
+  "sms-service",
+  (raw) => (raw.length <= 255 && /^[\x20-\x7e]+$/.test(raw) ? raw : undefined),
+  () => "must be at most 255 printable ASCII characters"
+)
 
 /** Days from 1 to a hundred years; unset keeps messages for ever. */
 export const retentionDaysMax = 36_500
-const retentionDays = variable<number | undefined>("SMS_RETENTION_DAYS", undefined, (raw) => {
-  const n = /^\d+$/.test(raw) ? Number(raw) : Number.NaN
-  return Number.isSafeInteger(n) && n >= 1 && n <= retentionDaysMax ? n : undefined
-}, (raw) => `must be an integer from 1 to ${retentionDaysMax} days, or unset to keep messages for ever (got "${raw}")`)
+const retentionDays = variable<number | undefined>(
+  "SMS_RETENTION_DAYS",
+  undefined,
+  (raw) => {
+    const n = /^\d+$/.test(raw) ? Number(raw) : Number.NaN
+    return Number.isSafeInteger(n) && n >= 1 && n <= retentionDaysMax ? n : undefined
+  },
+  (raw) => `must be an integer from 1 to ${retentionDaysMax} days, or unset to keep messages for ever (got "${raw}")`
+)
 
 /**
  * Reads the configuration through the current ConfigProvider (the SMPP routing file through
  * `readText`); fails with one line per bad variable, in the order of the README's table, then
  * the SMPP lines, then the combinations refused.
  */
-export const decodeConfig = (readText: ReadText = (path) => readFileSync(path, "utf8")): Effect.Effect<AppConfigShape, InvalidConfig> =>
-  Effect.gen(function*() {
+export const decodeConfig = (
+  readText: ReadText = (path) => readFileSync(path, "utf8")
+): Effect.Effect<AppConfigShape, InvalidConfig> =>
+  Effect.gen(function* () {
     // read once, used by the fields that depend on them
     const provider = yield* Effect.result(oneOf("SMS_PROVIDER", "simulator", ["simulator", "smpp"]))
     const clock = yield* Effect.result(oneOf("SMS_CLOCK", "system", ["system", "test"]))
@@ -101,13 +125,20 @@ export const decodeConfig = (readText: ReadText = (path) => readFileSync(path, "
       metricsRecountIntervalMs: integer("SMS_METRICS_RECOUNT_INTERVAL_MS", 300_000, 0, 86_400_000),
       retentionDays,
       // a simulator is a local test bed: its receivers are local too
-      webhookAllowPrivate: boolean("SMS_WEBHOOK_ALLOW_PRIVATE", !Result.isSuccess(provider) || provider.success === "simulator"),
+      webhookAllowPrivate: boolean(
+        "SMS_WEBHOOK_ALLOW_PRIVATE",
+        !Result.isSuccess(provider) || provider.success === "simulator"
+      ),
       // without a valid provider there is nothing to decide
       smpp: Result.isSuccess(provider) ? decodeSmppSettings(provider.success, readText) : Effect.undefined,
       // the test clock drives the simulator's time; a real provider keeps its own
-      combination: Result.isSuccess(provider) && provider.success !== "simulator" && Result.isSuccess(clock) && clock.success === "test"
-        ? refuse("SMS_CLOCK=test works only with SMS_PROVIDER=simulator")
-        : Effect.void
+      combination:
+        Result.isSuccess(provider) &&
+        provider.success !== "simulator" &&
+        Result.isSuccess(clock) &&
+        clock.success === "test"
+          ? refuse("SMS_CLOCK=test works only with SMS_PROVIDER=simulator")
+          : Effect.void
     })
     return config
   })

@@ -6,7 +6,14 @@
 import { Effect, Result, Schema, SchemaIssue, SchemaParser } from "effect"
 import { every, type Field, integer, InvalidConfig, oneOf, present, refuse } from "./EnvFields.ts"
 import { parseSmppUrl } from "./SmppUrl.ts"
-import { defaultTiming, maxBinds, msgIdTypes, type RouteSettings, singleRouteName, type SmppSettings } from "./SmppSettings.ts"
+import {
+  defaultTiming,
+  maxBinds,
+  msgIdTypes,
+  type RouteSettings,
+  singleRouteName,
+  type SmppSettings
+} from "./SmppSettings.ts"
 
 /** Reads a file's text (the routing file): the disk in a process, a function in tests. */
 export type ReadText = (path: string) => string
@@ -19,7 +26,7 @@ const RouteEntry = Schema.Struct({
   ),
   smpp_url: Schema.String,
   prefixes: Schema.Array(
-    Schema.String.check(Schema.isPattern(/^(\*|\+[0-9]{1,15})$/, { message: "must be \"*\" or \"+\" followed by digits" }))
+    Schema.String.check(Schema.isPattern(/^(\*|\+[0-9]{1,15})$/, { message: 'must be "*" or "+" followed by digits' }))
   ).check(Schema.isMinLength(1, { message: "must list at least one prefix" })),
   window: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1000 }))),
   mps: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 100_000 }))),
@@ -37,23 +44,27 @@ const friendly = (message: string): string =>
   message === "Missing key"
     ? "is required"
     : message === "Expected no excess property"
-    ? "is not a known field"
-    : message.replace(/^Expected/, "expected")
+      ? "is not a known field"
+      : message.replace(/^Expected/, "expected")
 
 /** `entry 2 (orange) prefixes.0`: where in the file a problem is, entries counted from 1. */
 const where = (input: unknown, path: ReadonlyArray<PropertyKey>): string => {
   if (path.length === 0) return "the file"
   const [index, ...rest] = path
   const entry = Array.isArray(input) && typeof index === "number" ? (input[index] as unknown) : undefined
-  const name = typeof entry === "object" && entry !== null && typeof (entry as { name?: unknown }).name === "string"
-    ? ` (${(entry as { name: string }).name})`
-    : ""
+  const name =
+    typeof entry === "object" && entry !== null && typeof (entry as { name?: unknown }).name === "string"
+      ? ` (${(entry as { name: string }).name})`
+      : ""
   const label = typeof index === "number" ? `entry ${index + 1}${name}` : String(index)
   return rest.length === 0 ? label : `${label} ${rest.map(String).join(".")}`
 }
 
 /** The routes of a routing file's JSON text, or one line per problem (without the variable's name). */
-export const decodeRoutes = (json: string, defaults: RouteDefaults): Result.Result<ReadonlyArray<RouteSettings>, ReadonlyArray<string>> => {
+export const decodeRoutes = (
+  json: string,
+  defaults: RouteDefaults
+): Result.Result<ReadonlyArray<RouteSettings>, ReadonlyArray<string>> => {
   let input: unknown
   try {
     input = JSON.parse(json)
@@ -64,16 +75,23 @@ export const decodeRoutes = (json: string, defaults: RouteDefaults): Result.Resu
   }
   const decoded = decodeRoutesFile(input)
   if (Result.isFailure(decoded)) {
-    return Result.fail(formatIssue(decoded.failure).issues.map((i) =>
-      `${where(input, (i.path ?? []).map((p) => (typeof p === "object" && p !== null ? p.key : p)))}: ${friendly(i.message)}`
-    ))
+    return Result.fail(
+      formatIssue(decoded.failure).issues.map(
+        (i) =>
+          `${where(
+            input,
+            (i.path ?? []).map((p) => (typeof p === "object" && p !== null ? p.key : p))
+          )}: ${friendly(i.message)}`
+      )
+    )
   }
   const errors: Array<string> = []
   const routes: Array<RouteSettings> = []
   const servedBy = new Map<string, string>()
   decoded.success.forEach((entry: RouteEntry, i) => {
     const label = `entry ${i + 1} (${entry.name})`
-    if (decoded.success.slice(0, i).some((other) => other.name === entry.name)) errors.push(`${label} name: already used by another entry`)
+    if (decoded.success.slice(0, i).some((other) => other.name === entry.name))
+      errors.push(`${label} name: already used by another entry`)
     for (const prefix of entry.prefixes) {
       const other = servedBy.get(prefix)
       if (other !== undefined) errors.push(`${label} prefixes: ${prefix} is already served by ${other}`)
@@ -101,17 +119,22 @@ export const decodeRoutes = (json: string, defaults: RouteDefaults): Result.Resu
  * with smpp; none with the simulator, as a deployment that names a real SMSC but forgot
  * SMS_PROVIDER=smpp would otherwise answer "delivered" for messages never sent.
  */
-const source = (provider: "simulator" | "smpp"): Field<{ readonly url: string } | { readonly file: string } | undefined> =>
-  Effect.gen(function*() {
+const source = (
+  provider: "simulator" | "smpp"
+): Field<{ readonly url: string } | { readonly file: string } | undefined> =>
+  Effect.gen(function* () {
     const url = yield* present("SMS_SMPP_URL")
     const file = yield* present("SMS_PROVIDERS_FILE")
     if (provider === "simulator") {
       const named = url !== undefined ? "SMS_SMPP_URL" : file !== undefined ? "SMS_PROVIDERS_FILE" : undefined
       return named === undefined
         ? undefined
-        : yield* refuse(`${named} is set but SMS_PROVIDER is simulator: set SMS_PROVIDER=smpp to send through SMPP, or unset ${named}`)
+        : yield* refuse(
+            `${named} is set but SMS_PROVIDER is simulator: set SMS_PROVIDER=smpp to send through SMPP, or unset ${named}`
+          )
     }
-    if (url !== undefined && file !== undefined) return yield* refuse("SMS_SMPP_URL and SMS_PROVIDERS_FILE exclude each other: set only one")
+    if (url !== undefined && file !== undefined)
+      return yield* refuse("SMS_SMPP_URL and SMS_PROVIDERS_FILE exclude each other: set only one")
     if (url !== undefined) return { url }
     if (file !== undefined) return { file }
     return yield* refuse("SMS_PROVIDER=smpp needs SMS_SMPP_URL (one SMSC) or SMS_PROVIDERS_FILE (several)")
@@ -131,21 +154,29 @@ const fileRoutes = (file: string, defaults: RouteDefaults, readText: ReadText): 
       const code = typeof e === "object" && e !== null && "code" in e ? String(e.code) : String(e)
       return new InvalidConfig({ lines: [`SMS_PROVIDERS_FILE cannot be read (${file}): ${code}`] })
     }
-  }).pipe(Effect.flatMap((json) =>
-    Result.match(decodeRoutes(json, defaults), {
-      onSuccess: Effect.succeed,
-      onFailure: (lines) => refuse(...lines.map((line) => `SMS_PROVIDERS_FILE (${file}): ${line}`))
-    })
-  ))
+  }).pipe(
+    Effect.flatMap((json) =>
+      Result.match(decodeRoutes(json, defaults), {
+        onSuccess: Effect.succeed,
+        onFailure: (lines) => refuse(...lines.map((line) => `SMS_PROVIDERS_FILE (${file}): ${line}`))
+      })
+    )
+  )
 
 /**
  * The SMPP settings when `provider` is smpp (undefined for the simulator), read through the
  * current ConfigProvider. The tuning variables are checked whatever the provider and only used
  * with smpp.
  */
-export const decodeSmppSettings = (provider: "simulator" | "smpp", readText: ReadText): Field<SmppSettings | undefined> =>
-  Effect.gen(function*() {
-    const { tuning: { responseTimeoutMs, ...defaults }, smscs } = yield* every({
+export const decodeSmppSettings = (
+  provider: "simulator" | "smpp",
+  readText: ReadText
+): Field<SmppSettings | undefined> =>
+  Effect.gen(function* () {
+    const {
+      tuning: { responseTimeoutMs, ...defaults },
+      smscs
+    } = yield* every({
       tuning: every({
         responseTimeoutMs: integer("SMS_SMPP_RESPONSE_TIMEOUT_MS", 10_000, 100, 600_000),
         window: integer("SMS_SMPP_WINDOW", 10, 1, 1000),
@@ -156,6 +187,6 @@ export const decodeSmppSettings = (provider: "simulator" | "smpp", readText: Rea
       smscs: source(provider)
     })
     if (smscs === undefined) return undefined
-    const routes = yield* ("url" in smscs ? singleRoute(smscs.url, defaults) : fileRoutes(smscs.file, defaults, readText))
+    const routes = yield* "url" in smscs ? singleRoute(smscs.url, defaults) : fileRoutes(smscs.file, defaults, readText)
     return { routes, responseTimeoutMs, timing: defaultTiming }
   })

@@ -5,7 +5,9 @@ import type { SmscEndpoint } from "./SmppSettings.ts"
 const defaultPort = 2775
 
 /** The endpoint a URL names, or why it cannot be one (never echoing the URL, which holds a password). */
-export const parseSmppUrl = (raw: string): { readonly ok: true; readonly endpoint: SmscEndpoint } | { readonly ok: false; readonly why: string } => {
+export const parseSmppUrl = (
+  raw: string
+): { readonly ok: true; readonly endpoint: SmscEndpoint } | { readonly ok: false; readonly why: string } => {
   const shape = "must be smpp://<system_id>:<password>@<host>:<port>"
   let url: URL
   try {

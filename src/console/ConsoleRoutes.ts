@@ -39,11 +39,7 @@ const vendor = (name: string, specifier: string): Asset & { readonly specifier: 
   specifier
 })
 
-const libraries = [
-  vendor("preact.mjs", "preact"),
-  vendor("preact-hooks.mjs", "preact/hooks"),
-  vendor("htm.mjs", "htm")
-]
+const libraries = [vendor("preact.mjs", "preact"), vendor("preact-hooks.mjs", "preact/hooks"), vendor("htm.mjs", "htm")]
 
 /** The allow-list: every file the console serves besides its page. */
 const assets: ReadonlyArray<Asset> = [
@@ -115,7 +111,8 @@ const serve = (body: Uint8Array, contentType: string) => {
   return Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
     request.headers["if-none-match"] === etag
       ? HttpServerResponse.empty({ status: 304, headers })
-      : HttpServerResponse.uint8Array(body, { contentType, headers }))
+      : HttpServerResponse.uint8Array(body, { contentType, headers })
+  )
 }
 
 /**
@@ -123,12 +120,15 @@ const serve = (body: Uint8Array, contentType: string) => {
  * The files are read synchronously: the routes are then served in the same turn as the rest, so
  * no request meets a half-started service after the start-up banner.
  */
-export const ConsoleRoutes = Layer.unwrap(Effect.gen(function*() {
-  const files = yield* Effect.forEach(assets, (asset) =>
-    Effect.try({
-      try: () => readFileSync(asset.file),
-      catch: (cause) => new Error(`the console cannot read ${asset.file}`, { cause })
-    }).pipe(Effect.map((body) => HttpRouter.route("GET", asset.path, serve(body, asset.contentType)))))
-  const html = new TextEncoder().encode(page)
-  return HttpRouter.addAll([HttpRouter.route("GET", pagePath, serve(html, "text/html; charset=utf-8")), ...files])
-}))
+export const ConsoleRoutes = Layer.unwrap(
+  Effect.gen(function* () {
+    const files = yield* Effect.forEach(assets, (asset) =>
+      Effect.try({
+        try: () => readFileSync(asset.file),
+        catch: (cause) => new Error(`the console cannot read ${asset.file}`, { cause })
+      }).pipe(Effect.map((body) => HttpRouter.route("GET", asset.path, serve(body, asset.contentType))))
+    )
+    const html = new TextEncoder().encode(page)
+    return HttpRouter.addAll([HttpRouter.route("GET", pagePath, serve(html, "text/html; charset=utf-8")), ...files])
+  })
+)

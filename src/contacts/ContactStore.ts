@@ -12,8 +12,16 @@ import type { ContactInput, ContactRecord } from "./Contact.ts"
 
 /** The optional fields, in response order; only those present in a request change on update. */
 const optionalFields = [
-  "first_name", "company", "position", "address", "birthday",
-  "home_email", "office_email", "list_name", "source", "status"
+  "first_name",
+  "company",
+  "position",
+  "address",
+  "birthday",
+  "home_email",
+  "office_email",
+  "list_name",
+  "source",
+  "status"
 ] as const
 
 interface ContactRow {
@@ -48,22 +56,27 @@ const toRecord = (row: ContactRow): ContactRecord => ({
   ...(row.status === null ? {} : { status: BigInt(row.status) })
 })
 
-export class ContactStore extends Context.Service<ContactStore, {
-  /** Creates the contact (created = true) or updates the fields present in `input`; `null` clears a field. */
-  readonly upsert: (organisationId: string, input: ContactInput) => Effect.Effect<
-    { readonly contact: ContactRecord; readonly created: boolean },
-    DatabaseUnavailable
-  >
-}>()("sms/ContactStore") {
-  static readonly layer = Layer.effect(ContactStore, Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    return ContactStore.of({
-      upsert: Effect.fn("ContactStore.upsert")(function*(organisationId, input) {
-        const at = yield* now
-        const present = optionalFields.filter((f) => f in input)
-        const value = <K extends typeof optionalFields[number]>(k: K) => input[k] ?? null
-        const status = value("status")
-        const [row] = yield* fromDatabase(sql<ContactRow>`
+export class ContactStore extends Context.Service<
+  ContactStore,
+  {
+    /** Creates the contact (created = true) or updates the fields present in `input`; `null` clears a field. */
+    readonly upsert: (
+      organisationId: string,
+      input: ContactInput
+    ) => Effect.Effect<{ readonly contact: ContactRecord; readonly created: boolean }, DatabaseUnavailable>
+  }
+>()("sms/ContactStore") {
+  static readonly layer = Layer.effect(
+    ContactStore,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      return ContactStore.of({
+        upsert: Effect.fn("ContactStore.upsert")(function* (organisationId, input) {
+          const at = yield* now
+          const present = optionalFields.filter((f) => f in input)
+          const value = <K extends (typeof optionalFields)[number]>(k: K) => input[k] ?? null
+          const status = value("status")
+          const [row] = yield* fromDatabase(sql<ContactRow>`
           INSERT INTO contacts AS c (organisation_id, phone_number, first_name, company, position, address,
             birthday, home_email, office_email, list_name, source, status, created_at, updated_at)
           VALUES (${organisationId}, ${input.phone_number}, ${value("first_name")}, ${value("company")},
@@ -84,8 +97,9 @@ export class ContactStore extends Context.Service<ContactStore, {
             updated_at = EXCLUDED.updated_at
           RETURNING id::text, (xmax = 0) AS inserted, phone_number, first_name, company, position, address,
             birthday::text, home_email, office_email, list_name, source, status::text`)
-        return { contact: toRecord(row!), created: row!.inserted }
+          return { contact: toRecord(row!), created: row!.inserted }
+        })
       })
     })
-  }))
+  )
 }

@@ -19,7 +19,8 @@ const codeOf = (error: unknown): string =>
     ? (error as { code: string }).code
     : String(error)
 
-const refuse = (dataDir: string, why: string) => new StartupError({ line: `SMS_DATA_DIR ${dataDir} cannot be used: ${why}` })
+const refuse = (dataDir: string, why: string) =>
+  new StartupError({ line: `SMS_DATA_DIR ${dataDir} cannot be used: ${why}` })
 
 /**
  * Creates `dir` and its missing parents one level at a time. Not `mkdirSync(..., { recursive: true })`:
@@ -90,7 +91,7 @@ const tryCreate = (lock: string): boolean => {
  * Prepares `dataDir` and locks it for this process; returns the release. Throws StartupError
  * when the directory cannot be created or written, or another live process holds it.
  */
-export const lockDataDir = (dataDir: string): () => void => {
+export const lockDataDir = (dataDir: string): (() => void) => {
   const dir = resolve(dataDir)
   const lock = join(dir, lockFileName)
   try {

@@ -51,24 +51,31 @@ const names = {
  * empty partitions the planner prices as pages it would read) spent 0.5 to 1.5 s compiling what
  * then ran in 5 ms.
  */
-const pool = { maxConnections: 10, multiplex: true, multiplexConcurrency: 4, startupParameters: { jit: "off" } } as const
+const pool = {
+  maxConnections: 10,
+  multiplex: true,
+  multiplexConcurrency: 4,
+  startupParameters: { jit: "off" }
+} as const
 
 /** A client for the configured database, as it is: no migration applied. */
-export const DatabaseClient = Layer.unwrap(Effect.gen(function*() {
-  const config = yield* AppConfig
-  if (config.databaseUrl !== undefined) {
-    return PgClient.layer({ url: config.databaseUrl, ...pool, ...names })
-  }
-  const server = yield* embeddedServer(config.dataDir)
-  return PgClient.layer({
-    host: server.host,
-    port: server.port,
-    username: "postgres",
-    database: "postgres",
-    maxConnections: 1,
-    ...names
+export const DatabaseClient = Layer.unwrap(
+  Effect.gen(function* () {
+    const config = yield* AppConfig
+    if (config.databaseUrl !== undefined) {
+      return PgClient.layer({ url: config.databaseUrl, ...pool, ...names })
+    }
+    const server = yield* embeddedServer(config.dataDir)
+    return PgClient.layer({
+      host: server.host,
+      port: server.port,
+      username: "postgres",
+      database: "postgres",
+      maxConnections: 1,
+      ...names
+    })
   })
-}))
+)
 
 /** A client for the configured database, with migrations applied. */
 export const databaseLayer = DatabaseClient.pipe(Layer.tap((context) => migrate.pipe(Effect.provideContext(context))))

@@ -19,14 +19,16 @@ export class DatabaseUnavailable extends ServiceUnavailable {
 }
 
 /** Whether `failure` is a database outage or conflict that running the same work again may get past. */
-export const isDatabaseUnavailable = (failure: unknown): failure is DatabaseUnavailable => failure instanceof DatabaseUnavailable
+export const isDatabaseUnavailable = (failure: unknown): failure is DatabaseUnavailable =>
+  failure instanceof DatabaseUnavailable
 
 /**
  * Whether a failure that escaped the typed ones (a defect) still means the database is out: a
  * DatabaseUnavailable, or a connection failure raised outside a store (while a connection or a
  * transaction was being opened). The edge answers it 503 rather than 500.
  */
-export const isDatabaseOutage = (failure: unknown): boolean => isDatabaseUnavailable(failure) || isConnectionFailure(failure)
+export const isDatabaseOutage = (failure: unknown): boolean =>
+  isDatabaseUnavailable(failure) || isConnectionFailure(failure)
 
 /** What a store's statements return: `A`, or a database outage (and the failures `E` of its own). */
 export type Fails<A, E = never> = Effect.Effect<A, E | DatabaseUnavailable>

@@ -24,11 +24,14 @@ const firstLine = (cause: unknown): string => String(cause instanceof Error ? ca
  */
 export const embeddedServer = (dataDir: string) =>
   Effect.acquireRelease(
-    Effect.gen(function*() {
-      const unlock = dataDir === memory ? () => {} : yield* Effect.try({
-        try: () => lockDataDir(dataDir),
-        catch: (cause) => cause instanceof StartupError ? cause : new StartupError({ line: firstLine(cause) })
-      })
+    Effect.gen(function* () {
+      const unlock =
+        dataDir === memory
+          ? () => {}
+          : yield* Effect.try({
+              try: () => lockDataDir(dataDir),
+              catch: (cause) => (cause instanceof StartupError ? cause : new StartupError({ line: firstLine(cause) }))
+            })
       return yield* Effect.tryPromise({
         try: async () => {
           const db = await PGlite.create(dataDir === memory ? undefined : dataDir)
@@ -39,7 +42,9 @@ export const embeddedServer = (dataDir: string) =>
         },
         catch: (cause) => {
           unlock()
-          return new StartupError({ line: `SMS_DATA_DIR ${dataDir} cannot be used: the embedded database did not open (${firstLine(cause)})` })
+          return new StartupError({
+            line: `SMS_DATA_DIR ${dataDir} cannot be used: the embedded database did not open (${firstLine(cause)})`
+          })
         }
       })
     }),

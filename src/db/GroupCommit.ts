@@ -51,7 +51,7 @@ const isSetWide = (failure: unknown): boolean => isDatabaseUnavailable(failure) 
 export const makeGroupCommit = <A, B, E, R>(
   options: GroupCommitOptions<A, B, E, R>
 ): Effect.Effect<(item: A) => Effect.Effect<B, E>, never, Scope.Scope | R> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const queue = yield* Queue.unbounded<Entry<A, B, E>>()
     const retryWhile = options.retryWhile
     const outage = makeOutageLog()
@@ -59,22 +59,28 @@ export const makeGroupCommit = <A, B, E, R>(
       (retryWhile === undefined
         ? options.runSet(items)
         : options.runSet(items).pipe(
-          Effect.tapError((e) => (retryWhile(e) ? outage.failed(`${options.name}: set failed, running it again`, e) : Effect.void)),
-          Effect.retry({ while: retryWhile, schedule: retrySchedule })
-        )).pipe(Effect.tap(() => outage.succeeded(`${options.name}: sets commit again`)))
+            Effect.tapError((e) =>
+              retryWhile(e) ? outage.failed(`${options.name}: set failed, running it again`, e) : Effect.void
+            ),
+            Effect.retry({ while: retryWhile, schedule: retrySchedule })
+          )
+      ).pipe(Effect.tap(() => outage.succeeded(`${options.name}: sets commit again`)))
 
     const settle = (entries: ReadonlyArray<Entry<A, B, E>>, exit: Exit.Exit<ReadonlyArray<B>, E>) => {
       if (Exit.isSuccess(exit)) {
-        for (const [i, [, deferred]] of entries.entries()) Deferred.doneUnsafe<B, E>(deferred, Exit.succeed(exit.value[i] as B))
-      }
-      else for (const [, deferred] of entries) Deferred.doneUnsafe<B, E>(deferred, Exit.failCause(exit.cause))
+        for (const [i, [, deferred]] of entries.entries())
+          Deferred.doneUnsafe<B, E>(deferred, Exit.succeed(exit.value[i] as B))
+      } else for (const [, deferred] of entries) Deferred.doneUnsafe<B, E>(deferred, Exit.failCause(exit.cause))
     }
 
     // the wait for items can be interrupted (shutdown); a set, once taken, is run to its end
     const runTaken = (batch: Arr.NonEmptyReadonlyArray<Entry<A, B, E>>) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const exit = yield* Effect.exit(runOnce(batch.map(([item]) => item) as unknown as Arr.NonEmptyReadonlyArray<A>))
-        const isolate = Exit.isFailure(exit) && batch.length > 1 && !Cause.hasInterruptsOnly(exit.cause) &&
+        const isolate =
+          Exit.isFailure(exit) &&
+          batch.length > 1 &&
+          !Cause.hasInterruptsOnly(exit.cause) &&
           !isSetWide(Cause.squash(exit.cause))
         if (!isolate) return settle(batch, exit)
         yield* Effect.logWarning(`${options.name}: a set failed; running its items one by one`, exit.cause)
@@ -88,5 +94,6 @@ export const makeGroupCommit = <A, B, E, R>(
     yield* Effect.forkScoped(worker)
     return (item: A) =>
       Effect.flatMap(Deferred.make<B, E>(), (deferred) =>
-        Queue.offer(queue, [item, deferred] as const).pipe(Effect.andThen(Deferred.await(deferred))))
+        Queue.offer(queue, [item, deferred] as const).pipe(Effect.andThen(Deferred.await(deferred)))
+      )
   })

@@ -20,21 +20,25 @@ const legacyTable = "schema_migrations"
 const run = Migrator.make({})
 
 /** Every numbered migration as the Migrator loads it (`<version>_<name>`): its statements, then its log line. */
-const loader = Migrator.fromRecord(Object.fromEntries(migrations.map((m) => [
-  `${m.version}_${m.name}`,
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    for (const statement of m.statements) yield* sql.unsafe(statement)
-    yield* Effect.logInfo("migration applied").pipe(Effect.annotateLogs({ version: m.version, name: m.name }))
-  })
-])))
+const loader = Migrator.fromRecord(
+  Object.fromEntries(
+    migrations.map((m) => [
+      `${m.version}_${m.name}`,
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        for (const statement of m.statements) yield* sql.unsafe(statement)
+        yield* Effect.logInfo("migration applied").pipe(Effect.annotateLogs({ version: m.version, name: m.name }))
+      })
+    ])
+  )
+)
 
 /**
  * The versions the previous migrator applied count as applied: copied once, as the Migrator's
  * table is created (a run with nothing to apply creates it as the Migrator wants it).
  * `schema_migrations` is left as it is, for a previous release started against the database.
  */
-const adoptLegacyVersions = Effect.gen(function*() {
+const adoptLegacyVersions = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const [found] = yield* sql<{ readonly legacy: boolean; readonly current: boolean }>`
     SELECT to_regclass(${legacyTable}) IS NOT NULL AS legacy, to_regclass(${table}) IS NOT NULL AS current`
@@ -45,9 +49,9 @@ const adoptLegacyVersions = Effect.gen(function*() {
 })
 
 /** Brings the schema up to the latest migration; a no-op when it already is. */
-export const migrate = Effect.gen(function*() {
+export const migrate = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
-  yield* Effect.gen(function*() {
+  yield* Effect.gen(function* () {
     yield* sql`SELECT pg_advisory_xact_lock(${lockKey})`
     yield* adoptLegacyVersions
     yield* run({ loader, table })

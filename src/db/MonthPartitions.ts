@@ -34,7 +34,9 @@ export const withinLockWait = <A>(
   sql`SELECT set_config('lock_timeout', ${`${partitionLockMs}ms`}, true)`.pipe(
     Effect.andThen(effect),
     inTransaction(sql),
-    Effect.catchTag("SqlError", (e) => e.reason._tag === "LockTimeoutError" ? Effect.succeed(timedOut) : Effect.fail(e))
+    Effect.catchTag("SqlError", (e) =>
+      e.reason._tag === "LockTimeoutError" ? Effect.succeed(timedOut) : Effect.fail(e)
+    )
   )
 
 /** `statement` (making partitions) run `withinLockWait`: true when it ran, false when a lock was not had in time. */
@@ -51,14 +53,23 @@ export const monthOf = (at: Date) => `${at.getUTCFullYear()}${String(at.getUTCMo
  * month's partition is made, what belongs to it goes to the default partition, and moves into it
  * when it is made.
  */
-export const makeMonthlyPreparation = (name: string, prepare: (at: Date) => Effect.Effect<boolean, DatabaseUnavailable>) =>
-  Effect.map(Ref.make<string | undefined>(undefined), (preparedFor) => (at: Date) =>
-    Effect.gen(function*() {
-      // Stryker disable next-line ConditionalExpression: equivalent, making partitions that exist does nothing (the statement is saved)
-      if ((yield* Ref.get(preparedFor)) === monthOf(at)) return
-      if (yield* prepare(at)) yield* Ref.set(preparedFor, monthOf(at))
-      else yield* Effect.logInfo(`${name}: the partitions ahead not made, a lock was not had within ${partitionLockMs} ms; tried again at the next round`)
-    }))
+export const makeMonthlyPreparation = (
+  name: string,
+  prepare: (at: Date) => Effect.Effect<boolean, DatabaseUnavailable>
+) =>
+  Effect.map(
+    Ref.make<string | undefined>(undefined),
+    (preparedFor) => (at: Date) =>
+      Effect.gen(function* () {
+        // Stryker disable next-line ConditionalExpression: equivalent, making partitions that exist does nothing (the statement is saved)
+        if ((yield* Ref.get(preparedFor)) === monthOf(at)) return
+        if (yield* prepare(at)) yield* Ref.set(preparedFor, monthOf(at))
+        else
+          yield* Effect.logInfo(
+            `${name}: the partitions ahead not made, a lock was not had within ${partitionLockMs} ms; tried again at the next round`
+          )
+      })
+  )
 
 /**
  * Drops `partition` of `parent` in a transaction of its own that first locks `parent` whole
@@ -75,7 +86,7 @@ export const dropPartitionLocked = (
 ): Effect.Effect<boolean, SqlError.SqlError> =>
   withinLockWait(
     sql,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* sql`LOCK TABLE ${sql(parent)} IN ACCESS EXCLUSIVE MODE`
       if (!(yield* stillDroppable)) return false
       yield* beforeDrop

@@ -25,8 +25,15 @@ const unavailableStates = new Set([
 
 /** Node socket and resolver errors on the way to the server. */
 const unreachableErrnos = new Set([
-  "ECONNREFUSED", "ECONNRESET", "ECONNABORTED", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH",
-  "ENOTFOUND", "EAI_AGAIN"
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ECONNABORTED",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN"
 ])
 
 const isUnavailableCode = (code: string): boolean =>

@@ -11,8 +11,12 @@ import { DatabaseUnavailable } from "./DatabaseUnavailable.ts"
 import { isTransient } from "./SqlErrors.ts"
 
 /** `effect` with its SqlError decided: DatabaseUnavailable when transient, a defect otherwise. */
-export const fromDatabase = <A, R>(effect: Effect.Effect<A, SqlError.SqlError, R>): Effect.Effect<A, DatabaseUnavailable, R> =>
-  Effect.catchTag(effect, "SqlError", (error) => (isTransient(error) ? Effect.fail(new DatabaseUnavailable(error)) : Effect.die(error)))
+export const fromDatabase = <A, R>(
+  effect: Effect.Effect<A, SqlError.SqlError, R>
+): Effect.Effect<A, DatabaseUnavailable, R> =>
+  Effect.catchTag(effect, "SqlError", (error) =>
+    isTransient(error) ? Effect.fail(new DatabaseUnavailable(error)) : Effect.die(error)
+  )
 
 /**
  * Runs `statement` unprepared, so that each run is planned for the tables as they are. For the
@@ -22,4 +26,5 @@ export const fromDatabase = <A, R>(effect: Effect.Effect<A, SqlError.SqlError, R
  * ANALYZE came to invalidate it. Planning costs a little CPU at each run, so the statements of
  * every request (admission above all) stay prepared.
  */
-export const replanned = <A>(statement: Statement.Statement<A>): Effect.Effect<ReadonlyArray<A>, SqlError.SqlError> => statement.unprepared
+export const replanned = <A>(statement: Statement.Statement<A>): Effect.Effect<ReadonlyArray<A>, SqlError.SqlError> =>
+  statement.unprepared

@@ -15,15 +15,20 @@ export interface TableSize {
   readonly bytes: number
 }
 
-export class TableSizes extends Context.Service<TableSizes, {
-  /** Every table of the schema with its estimated rows and its bytes, by name. */
-  readonly all: Effect.Effect<ReadonlyArray<TableSize>, DatabaseUnavailable>
-}>()("sms/TableSizes") {
-  static readonly layer = Layer.effect(TableSizes, Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    return TableSizes.of({
-      // reltuples is -1 for a table never vacuumed nor analyzed: counted as 0
-      all: fromDatabase(sql<TableSize>`SELECT coalesce(p.relname, c.relname)::text AS table,
+export class TableSizes extends Context.Service<
+  TableSizes,
+  {
+    /** Every table of the schema with its estimated rows and its bytes, by name. */
+    readonly all: Effect.Effect<ReadonlyArray<TableSize>, DatabaseUnavailable>
+  }
+>()("sms/TableSizes") {
+  static readonly layer = Layer.effect(
+    TableSizes,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      return TableSizes.of({
+        // reltuples is -1 for a table never vacuumed nor analyzed: counted as 0
+        all: fromDatabase(sql<TableSize>`SELECT coalesce(p.relname, c.relname)::text AS table,
           sum(greatest(c.reltuples, 0))::float8 AS rows, sum(pg_total_relation_size(c.oid))::float8 AS bytes
         FROM pg_class AS c
         JOIN pg_namespace AS n ON n.oid = c.relnamespace
@@ -31,6 +36,7 @@ export class TableSizes extends Context.Service<TableSizes, {
         LEFT JOIN pg_class AS p ON p.oid = i.inhparent
         WHERE n.nspname = current_schema() AND c.relkind = 'r'
         GROUP BY 1 ORDER BY 1`)
+      })
     })
-  }))
+  )
 }

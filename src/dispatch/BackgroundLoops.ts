@@ -54,11 +54,15 @@ const sleepMs = (ms: number) => (ms > 0 ? Effect.sleep(Duration.millis(ms)) : Ef
 
 /** How long to sleep until `next` (bounded by the poll interval), from the clock's now. */
 const untilMs = (next: Date | undefined, minMs = 0) =>
-  Effect.map(now, (at) => next === undefined ? pollIntervalMs : Math.max(minMs, Math.min(pollIntervalMs, next.getTime() - at.getTime())))
+  Effect.map(now, (at) =>
+    next === undefined ? pollIntervalMs : Math.max(minMs, Math.min(pollIntervalMs, next.getTime() - at.getTime()))
+  )
 
 /** Logs a failure of `name`: an outage through `outage` (once), a fault of ours at ERROR. */
 const logFailure = (name: string, outage: OutageLog) => (cause: Cause.Cause<unknown>) =>
-  isDatabaseUnavailable(Cause.squash(cause)) ? outage.failed(`${name} failed; retrying`, cause) : Effect.logError(`${name} failed; retrying`, cause)
+  isDatabaseUnavailable(Cause.squash(cause))
+    ? outage.failed(`${name} failed; retrying`, cause)
+    : Effect.logError(`${name} failed; retrying`, cause)
 
 /** Runs `loop` for ever, through its failures; `outage` logs the transient ones (its success is told by the loop or here). */
 const resilient = (name: string, loop: Effect.Effect<void, unknown>, outage: OutageLog = makeOutageLog()) =>
@@ -68,92 +72,107 @@ const resilient = (name: string, loop: Effect.Effect<void, unknown>, outage: Out
     Effect.forever
   )
 
-export const backgroundLoopsLayer = Layer.effectDiscard(Effect.gen(function*() {
-  const config = yield* AppConfig
-  const provider = yield* Provider
-  const steps = yield* WorkSteps
-  const queue = yield* MessageQueueStore
-  const receipts = yield* Receipts
-  const { workerId } = yield* ProcessLease
-  const erasure = yield* Erasure
-  const compaction = yield* Compaction
-  const partitions = yield* JournalPartitions
-  const messagePartitions = yield* MessagePartitions
-  const deliveries = yield* Deliveries
-  if (config.clock === "test") return
+export const backgroundLoopsLayer = Layer.effectDiscard(
+  Effect.gen(function* () {
+    const config = yield* AppConfig
+    const provider = yield* Provider
+    const steps = yield* WorkSteps
+    const queue = yield* MessageQueueStore
+    const receipts = yield* Receipts
+    const { workerId } = yield* ProcessLease
+    const erasure = yield* Erasure
+    const compaction = yield* Compaction
+    const partitions = yield* JournalPartitions
+    const messagePartitions = yield* MessagePartitions
+    const deliveries = yield* Deliveries
+    if (config.clock === "test") return
 
-  // webhook deliveries go out whether or not this process dispatches messages
-  yield* Effect.forkScoped(resilient("webhook deliveries", deliveries.loop))
+    // webhook deliveries go out whether or not this process dispatches messages
+    yield* Effect.forkScoped(resilient("webhook deliveries", deliveries.loop))
 
-  const receiptLoop = Effect.gen(function*() {
-    if ((yield* steps.applyReceipts) >= receiptSetSizeMax) return
-    yield* receipts.awaitWake(yield* untilMs(yield* receipts.nextDue))
-  })
-  yield* Effect.forkScoped(resilient("receipt applier", receiptLoop))
-  // any process may erase: sets skip the messages another one holds
-  const retention = Effect.gen(function*() {
-    const [took, [erased, compacted]] = yield* Effect.timed(Effect.all([erasure.eraseExpired, compaction.compactOnce]))
-    let busyMs = Duration.toMillis(took)
-    let more = erased >= retentionSetMax || compacted >= compactionSetMax
-    // once erasure has caught up, the monthly partitions: those ahead made, a past month of erased
-    // messages packed set after set, the emptied partitions of messages and of the ledger journal dropped
-    if (!more) {
-      const [tookUpkeep, done] = yield* Effect.timed(Effect.zipWith(messagePartitions.upkeep, partitions.upkeep, (a, b) => a + b))
-      busyMs += Duration.toMillis(tookUpkeep)
-      more = done > 0
-    }
-    yield* sleepMs(more ? Math.max(retentionPauseMs, busyMs * retentionPauseRatio) : retentionIntervalMs)
-  })
-  yield* Effect.forkScoped(resilient("retention", retention))
-  if (!config.schedulerEnabled) return
+    const receiptLoop = Effect.gen(function* () {
+      if ((yield* steps.applyReceipts) >= receiptSetSizeMax) return
+      yield* receipts.awaitWake(yield* untilMs(yield* receipts.nextDue))
+    })
+    yield* Effect.forkScoped(resilient("receipt applier", receiptLoop))
+    // any process may erase: sets skip the messages another one holds
+    const retention = Effect.gen(function* () {
+      const [took, [erased, compacted]] = yield* Effect.timed(
+        Effect.all([erasure.eraseExpired, compaction.compactOnce])
+      )
+      let busyMs = Duration.toMillis(took)
+      let more = erased >= retentionSetMax || compacted >= compactionSetMax
+      // once erasure has caught up, the monthly partitions: those ahead made, a past month of erased
+      // messages packed set after set, the emptied partitions of messages and of the ledger journal dropped
+      if (!more) {
+        const [tookUpkeep, done] = yield* Effect.timed(
+          Effect.zipWith(messagePartitions.upkeep, partitions.upkeep, (a, b) => a + b)
+        )
+        busyMs += Duration.toMillis(tookUpkeep)
+        more = done > 0
+      }
+      yield* sleepMs(more ? Math.max(retentionPauseMs, busyMs * retentionPauseRatio) : retentionIntervalMs)
+    })
+    yield* Effect.forkScoped(resilient("retention", retention))
+    if (!config.schedulerEnabled) return
 
-  // up to `window` messages in flight, each dispatched in a fiber of its own: once a quarter of the
-  // window is free, the dispatcher claims as many due messages as are free (the others still in
-  // flight, so the provider is never idle for a round trip); a claim and the forks of what it took
-  // are one uninterruptible step, as a claim may start them (WorkSteps.claimDue)
-  const dispatcherOutage = makeOutageLog()
-  const slots = { free: steps.window }
-  const slotFreed = yield* Queue.sliding<true>(1)
-  const refillAt = Math.ceil(steps.window / 4)
-  const dispatchOne = (message: ClaimedMessage) =>
-    steps.dispatch(message).pipe(
-      Effect.catchCause(logFailure("dispatcher", dispatcherOutage)),
-      Effect.ensuring(Effect.sync(() => slots.free++).pipe(Effect.andThen(Queue.offer(slotFreed, true))))
+    // up to `window` messages in flight, each dispatched in a fiber of its own: once a quarter of the
+    // window is free, the dispatcher claims as many due messages as are free (the others still in
+    // flight, so the provider is never idle for a round trip); a claim and the forks of what it took
+    // are one uninterruptible step, as a claim may start them (WorkSteps.claimDue)
+    const dispatcherOutage = makeOutageLog()
+    const slots = { free: steps.window }
+    const slotFreed = yield* Queue.sliding<true>(1)
+    const refillAt = Math.ceil(steps.window / 4)
+    const dispatchOne = (message: ClaimedMessage) =>
+      steps
+        .dispatch(message)
+        .pipe(
+          Effect.catchCause(logFailure("dispatcher", dispatcherOutage)),
+          Effect.ensuring(Effect.sync(() => slots.free++).pipe(Effect.andThen(Queue.offer(slotFreed, true))))
+        )
+    yield* Effect.addFinalizer(() =>
+      queue
+        .releaseClaims(workerId)
+        .pipe(Effect.catchCause((cause) => Effect.logWarning("claims not given back", cause)))
     )
-  yield* Effect.addFinalizer(() =>
-    queue.releaseClaims(workerId).pipe(Effect.catchCause((cause) => Effect.logWarning("claims not given back", cause)))
-  )
-  // made after the finalizer above, so closed before it: messages started are finished, then the claims left are given back
-  const inFlight = yield* FiberSet.make<void, never>()
-  const dispatcher = Effect.gen(function*() {
-    while (slots.free < refillAt) yield* Queue.take(slotFreed)
-    const claimed = yield* Effect.gen(function*() {
-      const messages = yield* steps.claimDue(slots.free)
-      slots.free -= messages.length
-      for (const message of messages) yield* FiberSet.run(inFlight, dispatchOne(message))
-      return messages.length
-    }).pipe(Effect.uninterruptible)
-    yield* dispatcherOutage.succeeded("dispatcher works again")
-    if (claimed > 0) return
-    // until a message may be claimed: one due and not claimed (held by a statement's lock, or
-    // of a route another process binds) is looked at again shortly; due ones all claimed by
-    // others are waited out until their claims run out (a dead process's, `claimLeaseMs`)
-    yield* sleepMs(yield* untilMs(yield* queue.nextClaimable(yield* now), provider.sendable()._tag === "All" ? busyRetryMs : standbyRetryMs))
-  })
-  const verifier = Effect.gen(function*() {
-    if ((yield* steps.verifyDue) < verifyRoundMax) yield* sleepMs(yield* untilMs(yield* queue.nextVerification(null)))
-  })
-  const recovery = Effect.gen(function*() {
-    yield* steps.recoverAbandoned
-    yield* sleepMs(recoveryIntervalMs)
-  })
-  const receiptCleanup = Effect.gen(function*() {
-    yield* steps.dropUnmatchedReceipts
-    yield* sleepMs(receiptCleanupIntervalMs)
-  })
+    // made after the finalizer above, so closed before it: messages started are finished, then the claims left are given back
+    const inFlight = yield* FiberSet.make<void, never>()
+    const dispatcher = Effect.gen(function* () {
+      while (slots.free < refillAt) yield* Queue.take(slotFreed)
+      const claimed = yield* Effect.gen(function* () {
+        const messages = yield* steps.claimDue(slots.free)
+        slots.free -= messages.length
+        for (const message of messages) yield* FiberSet.run(inFlight, dispatchOne(message))
+        return messages.length
+      }).pipe(Effect.uninterruptible)
+      yield* dispatcherOutage.succeeded("dispatcher works again")
+      if (claimed > 0) return
+      // until a message may be claimed: one due and not claimed (held by a statement's lock, or
+      // of a route another process binds) is looked at again shortly; due ones all claimed by
+      // others are waited out until their claims run out (a dead process's, `claimLeaseMs`)
+      yield* sleepMs(
+        yield* untilMs(
+          yield* queue.nextClaimable(yield* now),
+          provider.sendable()._tag === "All" ? busyRetryMs : standbyRetryMs
+        )
+      )
+    })
+    const verifier = Effect.gen(function* () {
+      if ((yield* steps.verifyDue) < verifyRoundMax) yield* sleepMs(yield* untilMs(yield* queue.nextVerification(null)))
+    })
+    const recovery = Effect.gen(function* () {
+      yield* steps.recoverAbandoned
+      yield* sleepMs(recoveryIntervalMs)
+    })
+    const receiptCleanup = Effect.gen(function* () {
+      yield* steps.dropUnmatchedReceipts
+      yield* sleepMs(receiptCleanupIntervalMs)
+    })
 
-  yield* Effect.forkScoped(resilient("dispatcher", dispatcher, dispatcherOutage))
-  yield* Effect.forkScoped(resilient("verifier", verifier))
-  yield* Effect.forkScoped(resilient("recovery", recovery))
-  yield* Effect.forkScoped(resilient("receipt cleanup", receiptCleanup))
-}))
+    yield* Effect.forkScoped(resilient("dispatcher", dispatcher, dispatcherOutage))
+    yield* Effect.forkScoped(resilient("verifier", verifier))
+    yield* Effect.forkScoped(resilient("recovery", recovery))
+    yield* Effect.forkScoped(resilient("receipt cleanup", receiptCleanup))
+  })
+)

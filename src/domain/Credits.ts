@@ -31,7 +31,8 @@ export const allocate = (
         // Stryker disable next-line ConditionalExpression,EqualityOperator: free[lots.length] is undefined, never 0: the loop stops at the end without the bound
         lot < lots.length &&
         free[lot]! === 0
-      ) lot++
+      )
+        lot++
       if (lot === lots.length) return undefined
       const take = Math.min(left, free[lot]!)
       free[lot] = free[lot]! - take

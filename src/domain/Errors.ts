@@ -36,7 +36,8 @@ type ErrorFields<Code extends string> = ReturnType<typeof errorFields<Schema.Lit
 
 /** An instance of one error code's class: the spec's error body, yieldable in `Effect.gen`. */
 export interface ApiErrorOf<Tag extends string, Code extends string>
-  extends Cause.YieldableError, Schema.Struct.Type<ErrorFields<Code>> {
+  extends Cause.YieldableError,
+    Schema.Struct.Type<ErrorFields<Code>> {
   readonly _tag: Tag
 }
 
@@ -45,25 +46,45 @@ export interface ApiErrorOf<Tag extends string, Code extends string>
  * schema, its code and HTTP status, and `withMessage`.
  */
 export interface ApiErrorClass<Tag extends string, Code extends string>
-  extends Schema.Class<ApiErrorOf<Tag, Code>, Schema.Struct<ErrorFields<Code>>, Cause.YieldableError & { readonly _tag: Tag }> {
+  extends Schema.Class<
+    ApiErrorOf<Tag, Code>,
+    Schema.Struct<ErrorFields<Code>>,
+    Cause.YieldableError & { readonly _tag: Tag }
+  > {
   readonly code: Code
   readonly status: number
   /** Builds the error from a message and optional details or message id. */
-  withMessage<T>(this: new(props: Schema.Struct.Type<ErrorFields<Code>>) => T, message: string, extras?: ErrorExtras): T
+  withMessage<T>(
+    this: new (
+      props: Schema.Struct.Type<ErrorFields<Code>>
+    ) => T,
+    message: string,
+    extras?: ErrorExtras
+  ): T
 }
 
 /**
  * Builds the class for one error code. `Schema.Error` (not `TaggedError`) keeps `_tag` off the
  * wire; the getter keeps `Effect.catchTag` working.
  */
-const ApiError = <const Tag extends string, const Code extends string>(tag: Tag, code: Code, status: number): ApiErrorClass<Tag, Code> => {
+const ApiError = <const Tag extends string, const Code extends string>(
+  tag: Tag,
+  code: Code,
+  status: number
+): ApiErrorClass<Tag, Code> => {
   class Base extends Schema.Error<Base>(tag)(errorFields(Schema.Literal(code)), { httpApiStatus: status }) {
     static readonly code: Code = code
     static readonly status: number = status
     get _tag(): Tag {
       return tag
     }
-    static withMessage<T>(this: new(props: ConstructorParameters<typeof Base>[0]) => T, message: string, extras: ErrorExtras = {}): T {
+    static withMessage<T>(
+      this: new (
+        props: ConstructorParameters<typeof Base>[0]
+      ) => T,
+      message: string,
+      extras: ErrorExtras = {}
+    ): T {
       return new this({
         error: { code, message, ...(extras.details === undefined ? {} : { details: extras.details }) },
         ...(extras.messageId === undefined ? {} : { message_id: extras.messageId })
@@ -75,7 +96,11 @@ const ApiError = <const Tag extends string, const Code extends string>(tag: Tag,
 
 export class ValidationError extends ApiError("ValidationError", "validation_error", 400) {}
 export class ParseError extends ApiError("ParseError", "parse_error", 400) {}
-export class InvalidOrganisationHeader extends ApiError("InvalidOrganisationHeader", "invalid_organization_header", 400) {}
+export class InvalidOrganisationHeader extends ApiError(
+  "InvalidOrganisationHeader",
+  "invalid_organization_header",
+  400
+) {}
 export class InvalidIdempotencyKey extends ApiError("InvalidIdempotencyKey", "invalid_idempotency_key", 400) {}
 export class InvalidSchedule extends ApiError("InvalidSchedule", "invalid_schedule", 400) {}
 export class InvalidSenderName extends ApiError("InvalidSenderName", "invalid_sender_name", 400) {}

@@ -16,9 +16,11 @@ export interface CheckedContent {
 export type ContentError = ValidationError | InvalidSenderName
 
 /** Checks text, sender name and the syntax of send_at (its future is checked at admission: `requireFuture`). */
-export const checkContent = (
-  input: { readonly text: string; readonly sender_name?: string; readonly send_at?: string }
-): CheckedContent | ContentError => {
+export const checkContent = (input: {
+  readonly text: string
+  readonly sender_name?: string
+  readonly send_at?: string
+}): CheckedContent | ContentError => {
   const count = countSegments(input.text)
   if (count.segments > maxSegments) {
     return ValidationError.withMessage("The text is longer than two SMS segments", {
@@ -38,7 +40,9 @@ export const checkContent = (
   const when = checkSendAt(input.send_at)
   return when.ok
     ? { segments: count.segments, sendAt: when.at }
-    : ValidationError.withMessage("send_at is not a valid timestamp", { details: [{ field: "send_at", message: when.message }] })
+    : ValidationError.withMessage("send_at is not a valid timestamp", {
+        details: [{ field: "send_at", message: when.message }]
+      })
 }
 
 /** 400 invalid_schedule unless `sendAt` (when given) is after `now`. */
@@ -46,8 +50,8 @@ export const requireFuture = (sendAt: Date | null, now: Date): InvalidSchedule |
   sendAt === null || isFuture(sendAt, now.getTime())
     ? undefined
     : InvalidSchedule.withMessage("send_at must be in the future", {
-      details: [{ field: "send_at", message: "must be in the future" }]
-    })
+        details: [{ field: "send_at", message: "must be in the future" }]
+      })
 
 /** Spec 4.7.1: 1 to 128 visible ASCII characters. (`u`: lets the OpenAPI document carry the pattern.) */
 export const idempotencyKeyPattern = /^[!-~]{1,128}$/u

@@ -37,7 +37,12 @@ export const transitions: Readonly<Record<MessageStatus, ReadonlyArray<MessageSt
 }
 
 /** The statuses a message never leaves. */
-export const finalStatuses = ["delivered", "undeliverable", "failed", "blocked"] as const satisfies ReadonlyArray<MessageStatus>
+export const finalStatuses = [
+  "delivered",
+  "undeliverable",
+  "failed",
+  "blocked"
+] as const satisfies ReadonlyArray<MessageStatus>
 
 const finalSet: ReadonlySet<MessageStatus> = new Set(finalStatuses)
 

@@ -21,7 +21,9 @@ export const encodeListCursor = (row: ListPosition): string =>
 
 /** The position a cursor continues after, or undefined when it is not a cursor of such a list. */
 export const decodeListCursor = (cursor: string): ListPosition | undefined => {
-  const match = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z)\|(.+)$/.exec(Buffer.from(cursor, "base64url").toString("utf8"))
+  const match = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z)\|(.+)$/.exec(
+    Buffer.from(cursor, "base64url").toString("utf8")
+  )
   if (match === null || !isUuid(match[2]!)) return undefined
   const createdAt = new Date(match[1]!)
   return Number.isNaN(createdAt.getTime()) ? undefined : { createdAt, id: match[2]! }
@@ -45,6 +47,10 @@ export const positionAfter = (cursor: string | undefined): Effect.Effect<ListPos
   if (cursor === undefined) return Effect.succeed(undefined)
   const position = decodeListCursor(cursor)
   return position === undefined
-    ? Effect.fail(InvalidCursor.withMessage("The cursor is not a next_cursor of this list; use it unchanged or restart from the first page"))
+    ? Effect.fail(
+        InvalidCursor.withMessage(
+          "The cursor is not a next_cursor of this list; use it unchanged or restart from the first page"
+        )
+      )
     : Effect.succeed(position)
 }

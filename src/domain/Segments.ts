@@ -117,7 +117,8 @@ export const countSegments = (text: string): SegmentCount => {
       septets += septetCost(septet)
       continue
     }
-    const pair = isHigh(code) &&
+    const pair =
+      isHigh(code) &&
       // Stryker disable next-line ConditionalExpression,EqualityOperator,ArithmeticOperator: past the end charCodeAt is NaN, which isLow refuses
       i + 1 < text.length &&
       isLow(text.charCodeAt(i + 1))
@@ -195,9 +196,7 @@ const MAX_LISTED = 10
 /** Invisible or layout characters are shown as U+XXXX so the message stays one readable line. */
 const showChar = (c: string): string =>
   // Stryker disable next-line Regex: `c` is one code point, so the anchors cannot change the answer
-  /^[\p{C}\p{Z}\p{M}]$/u.test(c)
-    ? `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`
-    : c
+  /^[\p{C}\p{Z}\p{M}]$/u.test(c) ? `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}` : c
 
 /** One-line English description of a count, used in validation errors. */
 export const describeSegments = (c: SegmentCount): string => {

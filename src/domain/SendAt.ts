@@ -6,9 +6,7 @@ const rfc3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?
 const localTime = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/
 
 /** The instant, or why `send_at` is not a valid timestamp (a validation error naming `send_at`). */
-export type SendAtCheck =
-  | { readonly ok: true; readonly at: Date }
-  | { readonly ok: false; readonly message: string }
+export type SendAtCheck = { readonly ok: true; readonly at: Date } | { readonly ok: false; readonly message: string }
 
 const notTimestamp = "must be an RFC 3339 date-time with a timezone offset"
 
@@ -32,9 +30,12 @@ export const checkSendAt = (value: string): SendAtCheck => {
   const [h, mi, s] = [Number(m[4]), Number(m[5]), Number(m[6])]
   const at = new Date(value)
   if (
-    Number.isNaN(at.getTime()) || !isCalendarDate(value.slice(0, 10)) || h > 23 ||
+    Number.isNaN(at.getTime()) ||
+    !isCalendarDate(value.slice(0, 10)) ||
+    h > 23 ||
     // Stryker disable next-line ConditionalExpression: equivalent, Date itself refuses minute 60 and second 60 (NaN above); the checks state the rule
-    mi > 59 || s > 59
+    mi > 59 ||
+    s > 59
   ) {
     return { ok: false, message: notTimestamp }
   }

@@ -19,10 +19,13 @@ export const unstorableTextMessage = "must not contain NUL characters or unpaire
 
 // No JSON Schema keyword says it (the document's introduction does); without a representation
 // of its own, the check would drop the annotations of every field built on it.
-const storable = Schema.makeFilter((s: string) => isStorableText(s) || unstorableTextMessage, { toJsonSchema: () => ({}) })
+const storable = Schema.makeFilter((s: string) => isStorableText(s) || unstorableTextMessage, {
+  toJsonSchema: () => ({})
+})
 
 /** A string field of either API: any text without NUL characters or unpaired surrogates. */
 export const Text = Schema.String.check(storable)
 
 /** Text whose annotations (a `format`, a description) the OpenAPI document shows as written. */
-export const TextWith = (annotations: Schema.Annotations.Annotations) => Schema.String.annotate(annotations).check(storable)
+export const TextWith = (annotations: Schema.Annotations.Annotations) =>
+  Schema.String.annotate(annotations).check(storable)

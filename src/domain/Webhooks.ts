@@ -14,11 +14,18 @@ export const WebhookEventTypes = [
   "message.unknown",
   "batch.completed"
 ] as const
-export type WebhookEventType = typeof WebhookEventTypes[number]
+export type WebhookEventType = (typeof WebhookEventTypes)[number]
 export const WebhookEventTypeSchema = Schema.Literals(WebhookEventTypes)
 
 /** The message statuses whose entry emits `message.<status>`. */
-export const webhookMessageStatuses = ["accepted", "delivered", "undeliverable", "failed", "blocked", "unknown"] as const
+export const webhookMessageStatuses = [
+  "accepted",
+  "delivered",
+  "undeliverable",
+  "failed",
+  "blocked",
+  "unknown"
+] as const
 
 /** Most endpoints per organisation. */
 export const webhookEndpointsMax = 10

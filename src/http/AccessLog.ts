@@ -20,19 +20,22 @@ export interface AccessEntry {
 }
 
 /** Whether `info` lines pass the minimum log level. */
-export const accessLogEnabled = (minimum: LogLevel.LogLevel): boolean => LogLevel.isGreaterThanOrEqualTo("Info", minimum)
+export const accessLogEnabled = (minimum: LogLevel.LogLevel): boolean =>
+  LogLevel.isGreaterThanOrEqualTo("Info", minimum)
 
 /** The log line of `entry` at `epochMillis`, newline included; phone numbers in the path are masked. */
 export const accessLine = (entry: AccessEntry, epochMillis: number): string =>
-  `${redactPhones(JSON.stringify({
-    message: "http",
-    level: "INFO",
-    timestamp: new Date(epochMillis).toISOString(),
-    annotations: {
-      method: entry.method,
-      path: entry.path,
-      status: entry.status,
-      ms: entry.ms,
-      request_id: entry.requestId
-    }
-  }))}\n`
+  `${redactPhones(
+    JSON.stringify({
+      message: "http",
+      level: "INFO",
+      timestamp: new Date(epochMillis).toISOString(),
+      annotations: {
+        method: entry.method,
+        path: entry.path,
+        status: entry.status,
+        ms: entry.ms,
+        request_id: entry.requestId
+      }
+    })
+  )}\n`

@@ -19,7 +19,11 @@ const creationRoutes = (): ReadonlyMap<string, AdmissionRoute> => {
   HttpApi.reflect(Api, {
     onGroup: () => {},
     onEndpoint: ({ group, endpoint }) => {
-      if (endpoint.identifier === "create" && endpoint.method === "POST" && admissionGroups.includes(group.identifier)) {
+      if (
+        endpoint.identifier === "create" &&
+        endpoint.method === "POST" &&
+        admissionGroups.includes(group.identifier)
+      ) {
         routes.set(endpoint.path, group.identifier as AdmissionRoute)
       }
     }
@@ -46,4 +50,5 @@ export const admissionMetricsLayer = HttpRouter.middleware((httpEffect) =>
   Effect.flatMap(Effect.service(HttpRouter.RouteContext), ({ route }) => {
     const admission = route.method === "POST" ? routes.get(route.path) : undefined
     return admission === undefined ? httpEffect : Effect.onExit(httpEffect, (exit) => record(admission, exit))
-  })).layer
+  })
+).layer

@@ -12,7 +12,10 @@ const openApiPath = `${apiPrefix}/openapi.json`
 /** The docs page (HTML, whatever the request's Accept). */
 export const docsPagePath = `${apiPrefix}/docs`
 
-export const docsPaths: ReadonlyArray<readonly [method: string, path: string]> = [["GET", openApiPath], ["GET", docsPagePath]]
+export const docsPaths: ReadonlyArray<readonly [method: string, path: string]> = [
+  ["GET", openApiPath],
+  ["GET", docsPagePath]
+]
 
 export const DocsRoutes = Layer.mergeAll(
   HttpRouter.add("GET", openApiPath, HttpServerResponse.jsonUnsafe(OpenApi.fromApi(Api))),

@@ -6,11 +6,16 @@ import { Ledger } from "../ledger/Ledger.ts"
 import { requirePermission } from "./Permissions.ts"
 import { balanceOf } from "./Representations.ts"
 
-export const BalanceHandlers = HttpApiBuilder.group(Api, "balance", Effect.fn(function*(handlers) {
-  const ledger = yield* Ledger
-  return handlers.handle("get", () =>
-    Effect.gen(function*() {
-      const organisationId = yield* requirePermission("balance.read")
-      return balanceOf(yield* ledger.balance(organisationId))
-    }))
-}))
+export const BalanceHandlers = HttpApiBuilder.group(
+  Api,
+  "balance",
+  Effect.fn(function* (handlers) {
+    const ledger = yield* Ledger
+    return handlers.handle("get", () =>
+      Effect.gen(function* () {
+        const organisationId = yield* requirePermission("balance.read")
+        return balanceOf(yield* ledger.balance(organisationId))
+      })
+    )
+  })
+)

@@ -18,24 +18,29 @@ import { isJsonContentType } from "./ContentType.ts"
 const decode = Schema.decodeUnknownEffect(ContactWriteInput, { onExcessProperty: "error", errors: "all" })
 const bigintKeys = new Set(["status"])
 
-export const ContactsHandlers = HttpApiBuilder.group(Api, "contacts", Effect.fn(function*(handlers) {
-  const contacts = yield* ContactStore
-  return handlers.handleRaw("upsert", ({ request }) =>
-    Effect.gen(function*() {
-      const organisationId = yield* requirePermission("contacts.manage")
-      if (!isJsonContentType(request.headers["content-type"])) {
-        return yield* UnsupportedMediaType.withMessage("Content-Type must be application/json")
-      }
-      const text = yield* Effect.orDie(request.text)
-      const parsed = yield* Effect.try({
-        try: () => parseLossless(text, bigintKeys),
-        catch: () => ParseError.withMessage("Request body is not valid JSON")
+export const ContactsHandlers = HttpApiBuilder.group(
+  Api,
+  "contacts",
+  Effect.fn(function* (handlers) {
+    const contacts = yield* ContactStore
+    return handlers.handleRaw("upsert", ({ request }) =>
+      Effect.gen(function* () {
+        const organisationId = yield* requirePermission("contacts.manage")
+        if (!isJsonContentType(request.headers["content-type"])) {
+          return yield* UnsupportedMediaType.withMessage("Content-Type must be application/json")
+        }
+        const text = yield* Effect.orDie(request.text)
+        const parsed = yield* Effect.try({
+          try: () => parseLossless(text, bigintKeys),
+          catch: () => ParseError.withMessage("Request body is not valid JSON")
+        })
+        const input = yield* decode(parsed).pipe(Effect.mapError((e) => payloadError(e.issue)))
+        const { contact, created } = yield* contacts.upsert(organisationId, input)
+        return HttpServerResponse.text(stringifyLossless(contact), {
+          status: created ? 201 : 200,
+          contentType: "application/json"
+        })
       })
-      const input = yield* decode(parsed).pipe(Effect.mapError((e) => payloadError(e.issue)))
-      const { contact, created } = yield* contacts.upsert(organisationId, input)
-      return HttpServerResponse.text(stringifyLossless(contact), {
-        status: created ? 201 : 200,
-        contentType: "application/json"
-      })
-    }))
-}))
+    )
+  })
+)

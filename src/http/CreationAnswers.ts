@@ -42,30 +42,56 @@ const messageAnswer = (outcome: MessageOutcome, message: MessageRow): Answer => 
     case "Accepted":
       return { status: 201, body: encodeMessage(messageOf(message)), location: messageLocation(messageId) }
     case "Rejected":
-      return stored(ProviderRejected, ProviderRejected.withMessage("The provider rejected the message; it will not be sent", { messageId }))
+      return stored(
+        ProviderRejected,
+        ProviderRejected.withMessage("The provider rejected the message; it will not be sent", { messageId })
+      )
     case "NeverSent":
-      return stored(DispatchUnavailable, DispatchUnavailable.withMessage("The message could not be handed to the provider; it was not sent", { messageId }))
+      return stored(
+        DispatchUnavailable,
+        DispatchUnavailable.withMessage("The message could not be handed to the provider; it was not sent", {
+          messageId
+        })
+      )
     case "Unknown":
     case "NotReceived":
       return stored(ProviderResultUnknown, ProviderResultUnknown.withMessage(unknownMessage, { messageId }))
     case "SenderUnavailable":
-      return stored(SenderNameUnavailable, SenderNameUnavailable.withMessage("The sender name was not available when the message was due; it was not sent", { messageId }))
+      return stored(
+        SenderNameUnavailable,
+        SenderNameUnavailable.withMessage(
+          "The sender name was not available when the message was due; it was not sent",
+          { messageId }
+        )
+      )
     case "SmsUnavailable":
-      return stored(SmsUnavailable, SmsUnavailable.withMessage("SMS was not available for the organisation when the message was due; it was not sent", { messageId }))
+      return stored(
+        SmsUnavailable,
+        SmsUnavailable.withMessage(
+          "SMS was not available for the organisation when the message was due; it was not sent",
+          { messageId }
+        )
+      )
   }
 }
 
 /** The ports of the services, encoded here. */
 export const creationAnswersLayer = Layer.mergeAll(
   Layer.succeed(MessageAnswers, MessageAnswers.of({ answer: messageAnswer })),
-  Layer.succeed(BatchAnswers, BatchAnswers.of({
-    answer: (batch) => ({ status: 202, body: encodeBatch(batchOf(batch)), location: batchLocation(batch.id) })
-  })),
-  Layer.succeed(WebhookAnswers, WebhookAnswers.of({
-    answer: (endpoint, secret) => ({
-      status: 201,
-      body: encodeWebhookCreated({ ...webhookOf(endpoint), secret }),
-      location: webhookLocation(endpoint.id)
+  Layer.succeed(
+    BatchAnswers,
+    BatchAnswers.of({
+      answer: (batch) => ({ status: 202, body: encodeBatch(batchOf(batch)), location: batchLocation(batch.id) })
     })
-  }))
+  ),
+  Layer.succeed(
+    WebhookAnswers,
+    WebhookAnswers.of({
+      answer: (endpoint, secret) => ({
+        status: 201,
+        body: encodeWebhookCreated({ ...webhookOf(endpoint), secret }),
+        location: webhookLocation(endpoint.id)
+      })
+    })
+  )
 )

@@ -78,7 +78,10 @@ const decoder = new TextDecoder()
 const isServiceUnavailable = (response: HttpServerResponse.HttpServerResponse): boolean => {
   if (response.status !== 503 || response.body._tag !== "Uint8Array") return false
   try {
-    return (JSON.parse(decoder.decode(response.body.body)) as { error?: { code?: unknown } }).error?.code === "service_unavailable"
+    return (
+      (JSON.parse(decoder.decode(response.body.body)) as { error?: { code?: unknown } }).error?.code ===
+      "service_unavailable"
+    )
   } catch {
     return false
   }
@@ -97,73 +100,87 @@ const pathOf = (url: string) => {
  * JSON (the docs page, the console and its assets): they are exempt from the Accept check.
  */
 export const makeEdge = (routes: RouteTable, pagePaths: ReadonlySet<string>) =>
-  HttpRouter.middleware<{ handles: HttpServerError.HttpServerError }>()(Effect.gen(function*() {
-    const ids = yield* Ids
-    const write = accessLogEnabled(yield* References.MinimumLogLevel) ? yield* AccessLogWriter : undefined
-    // an outage is logged when it starts and when an API call succeeds again, not per request
-    const databaseOutage = makeOutageLog()
-    return (httpEffect) =>
-      Effect.gen(function*() {
-        // the duration is real time, whatever clock the service judges by (the test clock stands still)
-        const started = process.hrtime.bigint()
-        const request = yield* HttpServerRequest.HttpServerRequest
-        const path = pathOf(request.url)
-        const requestId = acceptableRequestId(request.headers[requestIdHeader]) ?? (yield* ids.uuid)
+  HttpRouter.middleware<{ handles: HttpServerError.HttpServerError }>()(
+    Effect.gen(function* () {
+      const ids = yield* Ids
+      const write = accessLogEnabled(yield* References.MinimumLogLevel) ? yield* AccessLogWriter : undefined
+      // an outage is logged when it starts and when an API call succeeds again, not per request
+      const databaseOutage = makeOutageLog()
+      return (httpEffect) =>
+        Effect.gen(function* () {
+          // the duration is real time, whatever clock the service judges by (the test clock stands still)
+          const started = process.hrtime.bigint()
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const path = pathOf(request.url)
+          const requestId = acceptableRequestId(request.headers[requestIdHeader]) ?? (yield* ids.uuid)
 
-        const routeNotFound = () => {
-          const allowed = routes.allowedMethods(path)
-          if (allowed.length === 0) return errorResponse(404, "not_found", "No such route")
-          if (!allowed.includes(request.method === "HEAD" ? "GET" : request.method)) {
-            return errorResponse(405, "method_not_allowed", `${request.method} is not allowed here; use ${allowed.join(", ")}`, {
-              headers: { allow: allowed.join(", ") }
-            })
+          const routeNotFound = () => {
+            const allowed = routes.allowedMethods(path)
+            if (allowed.length === 0) return errorResponse(404, "not_found", "No such route")
+            if (!allowed.includes(request.method === "HEAD" ? "GET" : request.method)) {
+              return errorResponse(
+                405,
+                "method_not_allowed",
+                `${request.method} is not allowed here; use ${allowed.join(", ")}`,
+                {
+                  headers: { allow: allowed.join(", ") }
+                }
+              )
+            }
+            // A route has this path and method, yet the router refused a parameter: one it cannot
+            // decode, or one longer than it accepts (100 characters). 400 naming those that are no
+            // text a path id may hold, as the API answers them; else 404, as for any id naming nothing.
+            const invalid = routes.invalidParams(path)
+            return invalid.length > 0
+              ? errorResponse(400, "validation_error", "Invalid request path", { details: invalid })
+              : errorResponse(404, "not_found", "No such resource")
           }
-          // A route has this path and method, yet the router refused a parameter: one it cannot
-          // decode, or one longer than it accepts (100 characters). 400 naming those that are no
-          // text a path id may hold, as the API answers them; else 404, as for any id naming nothing.
-          const invalid = routes.invalidParams(path)
-          return invalid.length > 0
-            ? errorResponse(400, "validation_error", "Invalid request path", { details: invalid })
-            : errorResponse(404, "not_found", "No such resource")
-        }
 
-        // what escaped the stores' typed failures: a database outage is still a 503, anything else a fault of ours
-        const unexpected = (failure: unknown) =>
-          isDatabaseOutage(failure)
-            ? Effect.succeed(serviceUnavailable())
-            : Effect.logError("request failed", failure).pipe(Effect.as(internalError()))
+          // what escaped the stores' typed failures: a database outage is still a 503, anything else a fault of ours
+          const unexpected = (failure: unknown) =>
+            isDatabaseOutage(failure)
+              ? Effect.succeed(serviceUnavailable())
+              : Effect.logError("request failed", failure).pipe(Effect.as(internalError()))
 
-        const answered = yield* (!pagePaths.has(path) && !acceptsJson(request.headers.accept)
-          ? Effect.succeed(errorResponse(406, "not_acceptable", "This API answers application/json only"))
-          : httpEffect.pipe(
-            Effect.provideService(HttpServerRequest.MaxBodySize, ByteSize.bytes(maxBodyBytes)),
-            Effect.catchReason("HttpServerError", "RouteNotFound", () => Effect.succeed(routeNotFound())),
-            Effect.catchTag("HttpServerError", HttpServerRespondable.toResponse),
-            Effect.catchDefect((defect) =>
-              HttpServerRespondable.isRespondable(defect) ? HttpServerRespondable.toResponse(defect) : unexpected(defect)
-            ),
-            Effect.annotateLogs({ request_id: requestId, method: request.method, path })
-          ))
-        // an error status the platform answered without a body gets the spec's body (415: always ours)
-        const fallback = answered.status >= 400 && (answered.body._tag === "Empty" || answered.status === 415)
-          ? platformAnswers[answered.status]
-          : undefined
-        const unavailable = isServiceUnavailable(fallback?.() ?? answered)
-        if (unavailable && isApiPath(path)) yield* databaseOutage.failed("database unreachable: API calls answer 503 service_unavailable")
-        const identified = HttpServerResponse.setHeaders(fallback?.() ?? answered, {
-          ...everyAnswerHeaders,
-          [requestIdHeader]: requestId,
-          ...(unavailable ? { "retry-after": String(retryAfterSeconds) } : {})
+          const answered = yield* !pagePaths.has(path) && !acceptsJson(request.headers.accept)
+            ? Effect.succeed(errorResponse(406, "not_acceptable", "This API answers application/json only"))
+            : httpEffect.pipe(
+                Effect.provideService(HttpServerRequest.MaxBodySize, ByteSize.bytes(maxBodyBytes)),
+                Effect.catchReason("HttpServerError", "RouteNotFound", () => Effect.succeed(routeNotFound())),
+                Effect.catchTag("HttpServerError", HttpServerRespondable.toResponse),
+                Effect.catchDefect((defect) =>
+                  HttpServerRespondable.isRespondable(defect)
+                    ? HttpServerRespondable.toResponse(defect)
+                    : unexpected(defect)
+                ),
+                Effect.annotateLogs({ request_id: requestId, method: request.method, path })
+              )
+          // an error status the platform answered without a body gets the spec's body (415: always ours)
+          const fallback =
+            answered.status >= 400 && (answered.body._tag === "Empty" || answered.status === 415)
+              ? platformAnswers[answered.status]
+              : undefined
+          const unavailable = isServiceUnavailable(fallback?.() ?? answered)
+          if (unavailable && isApiPath(path))
+            yield* databaseOutage.failed("database unreachable: API calls answer 503 service_unavailable")
+          const identified = HttpServerResponse.setHeaders(fallback?.() ?? answered, {
+            ...everyAnswerHeaders,
+            [requestIdHeader]: requestId,
+            ...(unavailable ? { "retry-after": String(retryAfterSeconds) } : {})
+          })
+          // the rest of a body over the limit is not read: the connection closes after the 413, and
+          // says so (a chunked one was closed while the answer announced keep-alive)
+          const response =
+            identified.status === 413 ? HttpServerResponse.setHeader(identified, "connection", "close") : identified
+          if (response.status < 300 && isApiPath(path))
+            yield* databaseOutage.succeeded("database reachable again: API calls answered")
+
+          if (write !== undefined) {
+            const ms = Math.round(Number(process.hrtime.bigint() - started) / 10_000) / 100
+            write(accessLine({ method: request.method, path, status: response.status, ms, requestId }, logTimeMillis()))
+          }
+          return response
         })
-        // the rest of a body over the limit is not read: the connection closes after the 413, and
-        // says so (a chunked one was closed while the answer announced keep-alive)
-        const response = identified.status === 413 ? HttpServerResponse.setHeader(identified, "connection", "close") : identified
-        if (response.status < 300 && isApiPath(path)) yield* databaseOutage.succeeded("database reachable again: API calls answered")
-
-        if (write !== undefined) {
-          const ms = Math.round(Number(process.hrtime.bigint() - started) / 10_000) / 100
-          write(accessLine({ method: request.method, path, status: response.status, ms, requestId }, logTimeMillis()))
-        }
-        return response
-      })
-  }), { global: true })
+    }),
+    { global: true }
+  )

@@ -19,17 +19,26 @@ export interface Readiness {
 }
 
 /** The 200 body, or the 503 error body whose details name the database's and each route's state. */
-export const readinessAnswer = ({ database, routes }: Readiness): { readonly status: 200 | 503; readonly body: unknown } => {
+export const readinessAnswer = ({
+  database,
+  routes
+}: Readiness): { readonly status: 200 | 503; readonly body: unknown } => {
   const bound = routes.some((r) => r.connected || r.slot?.held === null)
   if (database && bound) return { status: 200, body: { status: "ready", routes } }
-  const problems = [...(database ? [] : ["the database is not reachable"]), ...(bound ? [] : ["no provider route is bound"])]
+  const problems = [
+    ...(database ? [] : ["the database is not reachable"]),
+    ...(bound ? [] : ["no provider route is bound"])
+  ]
   const message = problems.join("; ")
   return {
     status: 503,
     body: errorBody("service_unavailable", `${message.charAt(0).toUpperCase()}${message.slice(1)}`, {
       details: [
         { field: "database", message: database ? "answers" : "not reachable" },
-        ...routes.map((r) => ({ field: `routes.${r.route}`, message: `${r.connected ? "bound" : r.slot?.held === null ? "standby" : "not bound"}: ${r.detail}` }))
+        ...routes.map((r) => ({
+          field: `routes.${r.route}`,
+          message: `${r.connected ? "bound" : r.slot?.held === null ? "standby" : "not bound"}: ${r.detail}`
+        }))
       ]
     })
   }
@@ -37,12 +46,24 @@ export const readinessAnswer = ({ database, routes }: Readiness): { readonly sta
 
 export const HealthRoutes = Layer.mergeAll(
   HttpRouter.add("GET", "/health", HttpServerResponse.jsonUnsafe({ status: "ok" })),
-  HttpRouter.add("GET", "/ready", Effect.gen(function*() {
-    const provider = yield* Provider
-    const [database, routes] = yield* Effect.all([(yield* DatabaseHealth).answers, provider.health], { concurrency: 2 })
-    const { status, body } = readinessAnswer({ database, routes })
-    return HttpServerResponse.jsonUnsafe(body, status === 200 ? { status } : { status, headers: { "retry-after": String(retryAfterSeconds) } })
-  }))
+  HttpRouter.add(
+    "GET",
+    "/ready",
+    Effect.gen(function* () {
+      const provider = yield* Provider
+      const [database, routes] = yield* Effect.all([(yield* DatabaseHealth).answers, provider.health], {
+        concurrency: 2
+      })
+      const { status, body } = readinessAnswer({ database, routes })
+      return HttpServerResponse.jsonUnsafe(
+        body,
+        status === 200 ? { status } : { status, headers: { "retry-after": String(retryAfterSeconds) } }
+      )
+    })
+  )
 )
 
-export const healthPaths: ReadonlyArray<readonly [string, string]> = [["GET", "/health"], ["GET", "/ready"]]
+export const healthPaths: ReadonlyArray<readonly [string, string]> = [
+  ["GET", "/health"],
+  ["GET", "/ready"]
+]

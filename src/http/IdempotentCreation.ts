@@ -18,8 +18,12 @@ export interface Created {
 }
 
 /** Runs `create` with the request's fingerprint and writes its answer as the response. */
-export const idempotentCreation = <E, R>(route: Route, payload: unknown, create: (fingerprint: string) => Effect.Effect<Created, E, R>) =>
-  Effect.gen(function*() {
+export const idempotentCreation = <E, R>(
+  route: Route,
+  payload: unknown,
+  create: (fingerprint: string) => Effect.Effect<Created, E, R>
+) =>
+  Effect.gen(function* () {
     const { answer, replayed } = yield* create((yield* Idempotency).fingerprint(route, payload))
     return answerResponse(answer, replayed)
   })

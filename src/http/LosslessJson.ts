@@ -18,10 +18,13 @@ const integerLiteral = /^-?(0|[1-9]\d*)$/
  */
 export const parseLossless = (text: string, bigintKeys: ReadonlySet<string>): unknown =>
   parseWithSource(text, (key, value, context) =>
-    typeof value === "number" && bigintKeys.has(key) && context?.source !== undefined &&
-      integerLiteral.test(context.source)
+    typeof value === "number" &&
+    bigintKeys.has(key) &&
+    context?.source !== undefined &&
+    integerLiteral.test(context.source)
       ? BigInt(context.source)
-      : value)
+      : value
+  )
 
 /** `JSON.stringify` that writes `bigint` values as exact JSON numbers. */
 export const stringifyLossless = (value: unknown): string =>

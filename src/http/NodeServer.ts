@@ -39,7 +39,9 @@ const refusalBytes = (refusal: Refusal, requestId: string, head: boolean): strin
     [requestIdHeader]: requestId,
     ...refusal.headers
   }
-  const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join("")
+  const lines = Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join("")
   return `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status] ?? ""}\r\n${lines}\r\n${head ? "" : body}`
 }
 
@@ -49,12 +51,15 @@ const unroutedMethod = (routes: RouteTable, method: string, path: string): Refus
   return allowed.length === 0 && method !== "CONNECT"
     ? { status: 404, code: "not_found", message: "No such route" }
     : {
-      status: 405,
-      code: "method_not_allowed",
-      message: allowed.length === 0 ? `${method} is not allowed` : `${method} is not allowed here; use ${allowed.join(", ")}`,
-      // an empty Allow says that no method is allowed on that target
-      headers: { allow: allowed.join(", ") }
-    }
+        status: 405,
+        code: "method_not_allowed",
+        message:
+          allowed.length === 0
+            ? `${method} is not allowed`
+            : `${method} is not allowed here; use ${allowed.join(", ")}`,
+        // an empty Allow says that no method is allowed on that target
+        headers: { allow: allowed.join(", ") }
+      }
 }
 
 // The request line of a method Node's parser does not know: a token, an origin-form path, a version.
@@ -182,7 +187,12 @@ export const answerWhileStarting = (server: Server, log: RefusalLog): Server => 
       [requestIdHeader]: requestId
     })
     response.end(body)
-    log.write?.(accessLine({ method: request.method ?? "-", path: pathOf(request), status: 503, ms: 0, requestId }, logTimeMillis()))
+    log.write?.(
+      accessLine(
+        { method: request.method ?? "-", path: pathOf(request), status: 503, ms: 0, requestId },
+        logTimeMillis()
+      )
+    )
   }
   // 'newListener' fires before a listener is added: the application's handler replaces this one
   const replaceStarting = (event: string | symbol) => {
@@ -212,11 +222,17 @@ export const answerHalfClosedClients = (server: Server): Server => {
  * service answers nothing that depends on the host.
  */
 export const nodeServerLayer = (routes: RouteTable, options: { readonly port: number; readonly host: string }) =>
-  Layer.unwrap(Effect.gen(function*() {
-    const write = accessLogEnabled(yield* References.MinimumLogLevel) ? yield* AccessLogWriter : undefined
-    const log: RefusalLog = { write }
-    return NodeHttpServer.layer(
-      () => answerWhileStarting(answerNodeRefusals(answerHalfClosedClients(createServer({ requireHostHeader: false })), routes, log), log),
-      options
-    )
-  }))
+  Layer.unwrap(
+    Effect.gen(function* () {
+      const write = accessLogEnabled(yield* References.MinimumLogLevel) ? yield* AccessLogWriter : undefined
+      const log: RefusalLog = { write }
+      return NodeHttpServer.layer(
+        () =>
+          answerWhileStarting(
+            answerNodeRefusals(answerHalfClosedClients(createServer({ requireHostHeader: false })), routes, log),
+            log
+          ),
+        options
+      )
+    })
+  )

@@ -9,4 +9,5 @@ export const requirePermission = (permission: Permission) =>
   Effect.flatMap(CurrentKey, (key) =>
     key.permissions.has(permission)
       ? Effect.succeed(key.organisationId)
-      : Effect.fail(InsufficientPermissions.withMessage(`This API key lacks the ${permission} permission`)))
+      : Effect.fail(InsufficientPermissions.withMessage(`This API key lacks the ${permission} permission`))
+  )

@@ -10,7 +10,10 @@ import type { MessageRow } from "../messages/MessageRow.ts"
 import type { DeliveryRow, EndpointRow } from "../webhooks/WebhookStore.ts"
 
 /** What the Message resource shows of a message (a webhook's snapshot holds exactly these). */
-export type MessageShown = Pick<MessageRow, "id" | "toNumber" | "senderName" | "status" | "segments" | "sendAt" | "deliveryTime">
+export type MessageShown = Pick<
+  MessageRow,
+  "id" | "toNumber" | "senderName" | "status" | "segments" | "sendAt" | "deliveryTime"
+>
 
 /** The Message resource, docs/integrators.md#messages. */
 export const messageOf = (m: MessageShown): typeof Message.Type => ({

@@ -21,12 +21,20 @@ export const routesOf = <Id extends string, Groups extends HttpApiGroup.Constrai
   api: HttpApi.HttpApi<Id, Groups>
 ): ReadonlyArray<Route> => {
   const routes: Array<Route> = []
-  HttpApi.reflect(api, { onGroup: () => {}, onEndpoint: ({ endpoint }) => routes.push([endpoint.method, endpoint.path]) })
+  HttpApi.reflect(api, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint }) => routes.push([endpoint.method, endpoint.path])
+  })
   return routes
 }
 
 const toPattern = (path: string): RegExp =>
-  new RegExp(`^${path.split("/").map((seg) => (seg.startsWith(":") ? "([^/]+)" : seg.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))).join("/")}$`)
+  new RegExp(
+    `^${path
+      .split("/")
+      .map((seg) => (seg.startsWith(":") ? "([^/]+)" : seg.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
+      .join("/")}$`
+  )
 
 /** What is wrong with a raw path parameter as a path id, if anything. */
 const paramProblem = (segment: string): string | undefined => {
@@ -54,7 +62,10 @@ export const routeTable = (declared: ReadonlyArray<Route>): RouteTable => {
   for (const [method, path] of declared) {
     const entry = byPath.get(path) ?? {
       pattern: toPattern(path),
-      params: path.split("/").filter((seg) => seg.startsWith(":")).map((seg) => seg.slice(1)),
+      params: path
+        .split("/")
+        .filter((seg) => seg.startsWith(":"))
+        .map((seg) => seg.slice(1)),
       methods: new Set<string>()
     }
     entry.methods.add(method)

@@ -31,7 +31,11 @@ export const schemaErrorsLayer = HttpApiMiddleware.layerSchemaErrorTransform(Sch
       return HttpServerRequest.HttpServerRequest.pipe(
         Effect.flatMap((request) => Effect.orElseSucceed(request.text, () => "")),
         Effect.flatMap((text) =>
-          Effect.fail(text.trim() === "" ? ParseError.withMessage("Request body is empty: send a JSON object") : payloadError(error.cause.issue))
+          Effect.fail(
+            text.trim() === ""
+              ? ParseError.withMessage("Request body is empty: send a JSON object")
+              : payloadError(error.cause.issue)
+          )
         )
       )
     case "Headers": {
@@ -44,9 +48,11 @@ export const schemaErrorsLayer = HttpApiMiddleware.layerSchemaErrorTransform(Sch
     // a path id can only fail as text (NUL, unpaired surrogate): any storable id is looked up, and 404s when absent
     case "Params":
     case "Query":
-      return Effect.fail(ValidationError.withMessage(`Invalid request ${kindName[error.kind]}`, {
-        details: issueDetails(error.cause.issue)
-      }))
+      return Effect.fail(
+        ValidationError.withMessage(`Invalid request ${kindName[error.kind]}`, {
+          details: issueDetails(error.cause.issue)
+        })
+      )
     case "Body":
     case "ResponseHeaders":
       return Effect.logError("response encoding failed", error.cause).pipe(

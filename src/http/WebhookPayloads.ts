@@ -27,20 +27,25 @@ const Snapshot = Schema.Struct({
 const decodeSnapshot = Schema.decodeUnknownSync(Snapshot)
 const dateOrNull = (s: string | null) => (s === null ? null : new Date(s))
 
-export const webhookPayloadsLayer = Layer.effect(WebhookPayloads, Effect.gen(function*() {
-  const batches = yield* Batches
-  return WebhookPayloads.of({
-    data: (event) => {
-      if (event.type === "batch.completed" && event.batchId !== null) {
-        return batches.get(event.organisationId, event.batchId).pipe(
-          Effect.map((b) => encodeBatch(batchOf(b))),
-          // a batch is never deleted: a missing one is a fault of ours
-          Effect.catchTag("NotFound", Effect.die)
+export const webhookPayloadsLayer = Layer.effect(
+  WebhookPayloads,
+  Effect.gen(function* () {
+    const batches = yield* Batches
+    return WebhookPayloads.of({
+      data: (event) => {
+        if (event.type === "batch.completed" && event.batchId !== null) {
+          return batches.get(event.organisationId, event.batchId).pipe(
+            Effect.map((b) => encodeBatch(batchOf(b))),
+            // a batch is never deleted: a missing one is a fault of ours
+            Effect.catchTag("NotFound", Effect.die)
+          )
+        }
+        if (event.message === null || event.message === undefined) return Effect.succeed({})
+        const m = decodeSnapshot(event.message)
+        return Effect.succeed(
+          encodeMessage(messageOf({ ...m, sendAt: dateOrNull(m.sendAt), deliveryTime: dateOrNull(m.deliveryTime) }))
         )
       }
-      if (event.message === null || event.message === undefined) return Effect.succeed({})
-      const m = decodeSnapshot(event.message)
-      return Effect.succeed(encodeMessage(messageOf({ ...m, sendAt: dateOrNull(m.sendAt), deliveryTime: dateOrNull(m.deliveryTime) })))
-    }
+    })
   })
-}))
+)

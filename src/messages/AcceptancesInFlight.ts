@@ -9,12 +9,15 @@
  */
 import { Context, Deferred, Duration, Effect, Layer } from "effect"
 
-export class AcceptancesInFlight extends Context.Service<AcceptancesInFlight, {
-  /** Runs `settle`, the settlement of an acceptance with provider ref `providerRef`, known as in flight until it ends. */
-  readonly settling: <A, E, R>(providerRef: string, settle: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
-  /** Waits until none of `providerRefs` is being settled here, `maxMs` at the most. */
-  readonly awaitSettled: (providerRefs: ReadonlyArray<string>, maxMs: number) => Effect.Effect<void>
-}>()("sms/AcceptancesInFlight") {
+export class AcceptancesInFlight extends Context.Service<
+  AcceptancesInFlight,
+  {
+    /** Runs `settle`, the settlement of an acceptance with provider ref `providerRef`, known as in flight until it ends. */
+    readonly settling: <A, E, R>(providerRef: string, settle: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+    /** Waits until none of `providerRefs` is being settled here, `maxMs` at the most. */
+    readonly awaitSettled: (providerRefs: ReadonlyArray<string>, maxMs: number) => Effect.Effect<void>
+  }
+>()("sms/AcceptancesInFlight") {
   static readonly layer = Layer.sync(AcceptancesInFlight, () => {
     // per ref: how many settlements of it run, and what ends when the last one does (made only
     // once something waits for it: most acceptances settle with no receipt waiting)
@@ -37,7 +40,8 @@ export class AcceptancesInFlight extends Context.Service<AcceptancesInFlight, {
       })
 
     return AcceptancesInFlight.of({
-      settling: (providerRef, settle) => Effect.andThen(enter(providerRef), settle).pipe(Effect.ensuring(leave(providerRef))),
+      settling: (providerRef, settle) =>
+        Effect.andThen(enter(providerRef), settle).pipe(Effect.ensuring(leave(providerRef))),
       awaitSettled: (providerRefs, maxMs) =>
         Effect.suspend(() => {
           const waits = providerRefs.flatMap((ref) => {
@@ -48,7 +52,9 @@ export class AcceptancesInFlight extends Context.Service<AcceptancesInFlight, {
           })
           return waits.length === 0
             ? Effect.void
-            : Effect.all(waits, { discard: true }).pipe(Effect.timeoutOrElse({ duration: Duration.millis(maxMs), orElse: () => Effect.void }))
+            : Effect.all(waits, { discard: true }).pipe(
+                Effect.timeoutOrElse({ duration: Duration.millis(maxMs), orElse: () => Effect.void })
+              )
         })
     })
   })

@@ -30,56 +30,66 @@ const recoveryWaitMs = 12_000
 const pollFirstMs = 10
 const pollMaxMs = 200
 
-export class BindHolderRelay extends Context.Service<BindHolderRelay, {
-  /**
-   * The answer of the handed-over immediate send `message`, created under `key`: once a holder
-   * settled it, or, when none started it in time, the never-sent answer after taking it back.
-   * Waits in real time (sleeps), so that it ends under the test clock too.
-   */
-  readonly awaitAnswer: (message: MessageRow, key: string) => Effect.Effect<Answer, DatabaseUnavailable>
-}>()("sms/BindHolderRelay") {
-  static readonly layer = Layer.effect(BindHolderRelay, Effect.gen(function*() {
-    const keys = yield* IdempotencyStore
-    const queue = yield* MessageQueueStore
-    const settlement = yield* Settlement
-    const provider = yield* Provider
-    const { workerId } = yield* ProcessLease
-    const answerWaitMs = takeBackAfterMs + provider.submitDeadlineMs + submitGuardMarginMs + recoveryWaitMs
+export class BindHolderRelay extends Context.Service<
+  BindHolderRelay,
+  {
+    /**
+     * The answer of the handed-over immediate send `message`, created under `key`: once a holder
+     * settled it, or, when none started it in time, the never-sent answer after taking it back.
+     * Waits in real time (sleeps), so that it ends under the test clock too.
+     */
+    readonly awaitAnswer: (message: MessageRow, key: string) => Effect.Effect<Answer, DatabaseUnavailable>
+  }
+>()("sms/BindHolderRelay") {
+  static readonly layer = Layer.effect(
+    BindHolderRelay,
+    Effect.gen(function* () {
+      const keys = yield* IdempotencyStore
+      const queue = yield* MessageQueueStore
+      const settlement = yield* Settlement
+      const provider = yield* Provider
+      const { workerId } = yield* ProcessLease
+      const answerWaitMs = takeBackAfterMs + provider.submitDeadlineMs + submitGuardMarginMs + recoveryWaitMs
 
-    /** Starts the message here if no holder did; its answer, or undefined when a holder has it. */
-    const takeBack = (message: MessageRow) =>
-      Effect.gen(function*() {
-        const [refusal] = yield* queue.start([message], yield* now, workerId)
-        if (refusal === "gone") return undefined
-        yield* Effect.logWarning("immediate send taken back: no process holding its route's bind started it").pipe(
-          Effect.annotateLogs({ waitedMs: takeBackAfterMs })
-        )
-        if (refusal === "sms_unavailable") return yield* settlement.settleAnswer(message, { _tag: "SmsUnavailable" }, "dispatch")
-        if (refusal === "sender_unavailable") return yield* settlement.settleAnswer(message, { _tag: "SenderUnavailable" }, "dispatch")
-        return yield* settlement.settleAnswer({ ...message, status: "processing" }, { _tag: "NeverSent" }, "dispatch")
-      })
+      /** Starts the message here if no holder did; its answer, or undefined when a holder has it. */
+      const takeBack = (message: MessageRow) =>
+        Effect.gen(function* () {
+          const [refusal] = yield* queue.start([message], yield* now, workerId)
+          if (refusal === "gone") return undefined
+          yield* Effect.logWarning("immediate send taken back: no process holding its route's bind started it").pipe(
+            Effect.annotateLogs({ waitedMs: takeBackAfterMs })
+          )
+          if (refusal === "sms_unavailable")
+            return yield* settlement.settleAnswer(message, { _tag: "SmsUnavailable" }, "dispatch")
+          if (refusal === "sender_unavailable")
+            return yield* settlement.settleAnswer(message, { _tag: "SenderUnavailable" }, "dispatch")
+          return yield* settlement.settleAnswer({ ...message, status: "processing" }, { _tag: "NeverSent" }, "dispatch")
+        })
 
-    return BindHolderRelay.of({
-      awaitAnswer: Effect.fn("BindHolderRelay.awaitAnswer")(function*(message: MessageRow, key: string) {
-        let waitedMs = 0
-        let pauseMs = pollFirstMs
-        let tookBack = false
-        while (true) {
-          const answer = yield* keys.answerOfKey(message.organisationId, "messages", key)
-          if (answer !== undefined) return answer
-          if (!tookBack && waitedMs >= takeBackAfterMs) {
-            tookBack = true
-            const taken = yield* takeBack(message)
-            if (taken !== undefined) return taken
+      return BindHolderRelay.of({
+        awaitAnswer: Effect.fn("BindHolderRelay.awaitAnswer")(function* (message: MessageRow, key: string) {
+          let waitedMs = 0
+          let pauseMs = pollFirstMs
+          let tookBack = false
+          while (true) {
+            const answer = yield* keys.answerOfKey(message.organisationId, "messages", key)
+            if (answer !== undefined) return answer
+            if (!tookBack && waitedMs >= takeBackAfterMs) {
+              tookBack = true
+              const taken = yield* takeBack(message)
+              if (taken !== undefined) return taken
+            }
+            if (waitedMs >= answerWaitMs) {
+              return yield* Effect.fail(
+                new DatabaseUnavailable("the process holding the route's bind did not settle the message in time")
+              )
+            }
+            yield* Effect.sleep(pauseMs)
+            waitedMs += pauseMs
+            pauseMs = Math.min(pauseMs * 2, pollMaxMs)
           }
-          if (waitedMs >= answerWaitMs) {
-            return yield* Effect.fail(new DatabaseUnavailable("the process holding the route's bind did not settle the message in time"))
-          }
-          yield* Effect.sleep(pauseMs)
-          waitedMs += pauseMs
-          pauseMs = Math.min(pauseMs * 2, pollMaxMs)
-        }
+        })
       })
     })
-  }))
+  )
 }

@@ -21,19 +21,27 @@ export const simulatorMemoryMs = verifySchedule.stopAfterMs + compactAfterMs
 /** Most rows of one table (messages, for timelines) one compaction set removes. */
 export const compactionSetMax = 1_000
 
-export class Compaction extends Context.Service<Compaction, {
-  /** One set: removes at most `compactionSetMax` simulator rows, collapses as many timelines; returns how many in all. */
-  readonly compactOnce: Effect.Effect<number, DatabaseUnavailable>
-}>()("sms/Compaction") {
-  static readonly layer = Layer.effect(Compaction, Effect.gen(function*() {
-    const messages = yield* MessageStore
-    const simulator = yield* Effect.serviceOption(SimulatorControl)
-    const compactOnce = Effect.gen(function*() {
-      const at = (yield* now).getTime()
-      const fromSimulator = Option.isSome(simulator) ? yield* simulator.value.compact(new Date(at - simulatorMemoryMs), compactionSetMax) : 0
-      const timelines = (yield* messages.collapseTimelines(new Date(at - compactAfterMs), compactionSetMax)).length
-      return fromSimulator + timelines
-    }).pipe(Effect.withSpan("Compaction.compactOnce"))
-    return Compaction.of({ compactOnce })
-  }))
+export class Compaction extends Context.Service<
+  Compaction,
+  {
+    /** One set: removes at most `compactionSetMax` simulator rows, collapses as many timelines; returns how many in all. */
+    readonly compactOnce: Effect.Effect<number, DatabaseUnavailable>
+  }
+>()("sms/Compaction") {
+  static readonly layer = Layer.effect(
+    Compaction,
+    Effect.gen(function* () {
+      const messages = yield* MessageStore
+      const simulator = yield* Effect.serviceOption(SimulatorControl)
+      const compactOnce = Effect.gen(function* () {
+        const at = (yield* now).getTime()
+        const fromSimulator = Option.isSome(simulator)
+          ? yield* simulator.value.compact(new Date(at - simulatorMemoryMs), compactionSetMax)
+          : 0
+        const timelines = (yield* messages.collapseTimelines(new Date(at - compactAfterMs), compactionSetMax)).length
+        return fromSimulator + timelines
+      }).pipe(Effect.withSpan("Compaction.compactOnce"))
+      return Compaction.of({ compactOnce })
+    })
+  )
 }

@@ -23,47 +23,56 @@ import { type MessageKey, MessageStore } from "./MessageStore.ts"
  */
 export const retentionSetMax = 200
 
-export class Erasure extends Context.Service<Erasure, {
-  /**
-   * Erases those of `messages` whose processing is finished, in the caller's transaction; returns
-   * them as erased (the others are left alone).
-   */
-  readonly erase: (messages: ReadonlyArray<MessageKey>, at: Date) => Effect.Effect<ReadonlyArray<MessageRow>, DatabaseUnavailable>
-  /**
-   * One retention set: erases at most `retentionSetMax` messages past their retention now, in a
-   * transaction of its own, skipping those another process is erasing; returns how many.
-   */
-  readonly eraseExpired: Effect.Effect<number, DatabaseUnavailable>
-  /** Messages past their retention not erased yet (the backlog of /metrics). */
-  readonly backlog: Effect.Effect<number, DatabaseUnavailable>
-}>()("sms/Erasure") {
-  static readonly layer = Layer.effect(Erasure, Effect.gen(function*() {
-    const { transaction } = yield* Transactions
-    const store = yield* MessageStore
-    const keys = yield* IdempotencyStore
-    const ledger = yield* LedgerStore
-    const { retentionDays } = yield* AppConfig
+export class Erasure extends Context.Service<
+  Erasure,
+  {
+    /**
+     * Erases those of `messages` whose processing is finished, in the caller's transaction; returns
+     * them as erased (the others are left alone).
+     */
+    readonly erase: (
+      messages: ReadonlyArray<MessageKey>,
+      at: Date
+    ) => Effect.Effect<ReadonlyArray<MessageRow>, DatabaseUnavailable>
+    /**
+     * One retention set: erases at most `retentionSetMax` messages past their retention now, in a
+     * transaction of its own, skipping those another process is erasing; returns how many.
+     */
+    readonly eraseExpired: Effect.Effect<number, DatabaseUnavailable>
+    /** Messages past their retention not erased yet (the backlog of /metrics). */
+    readonly backlog: Effect.Effect<number, DatabaseUnavailable>
+  }
+>()("sms/Erasure") {
+  static readonly layer = Layer.effect(
+    Erasure,
+    Effect.gen(function* () {
+      const { transaction } = yield* Transactions
+      const store = yield* MessageStore
+      const keys = yield* IdempotencyStore
+      const ledger = yield* LedgerStore
+      const { retentionDays } = yield* AppConfig
 
-    const erase = (messages: ReadonlyArray<MessageKey>, at: Date) =>
-      Effect.gen(function*() {
-        const erased = yield* store.erase(messages, at)
-        yield* keys.eraseForMessages(erased)
-        yield* ledger.foldMessageEntries(erased, at)
-        return erased
+      const erase = (messages: ReadonlyArray<MessageKey>, at: Date) =>
+        Effect.gen(function* () {
+          const erased = yield* store.erase(messages, at)
+          yield* keys.eraseForMessages(erased)
+          yield* ledger.foldMessageEntries(erased, at)
+          return erased
+        })
+
+      const eraseExpired = Effect.gen(function* () {
+        const at = yield* now
+        return yield* Effect.gen(function* () {
+          const expired = yield* store.expired(retentionDays, at, retentionSetMax)
+          return (yield* erase(expired, at)).length
+        }).pipe(transaction)
+      }).pipe(Effect.withSpan("Erasure.eraseExpired"))
+
+      return Erasure.of({
+        erase,
+        eraseExpired,
+        backlog: Effect.flatMap(now, (at) => store.expiredCount(retentionDays, at))
       })
-
-    const eraseExpired = Effect.gen(function*() {
-      const at = yield* now
-      return yield* Effect.gen(function*() {
-        const expired = yield* store.expired(retentionDays, at, retentionSetMax)
-        return (yield* erase(expired, at)).length
-      }).pipe(transaction)
-    }).pipe(Effect.withSpan("Erasure.eraseExpired"))
-
-    return Erasure.of({
-      erase,
-      eraseExpired,
-      backlog: Effect.flatMap(now, (at) => store.expiredCount(retentionDays, at))
     })
-  }))
+  )
 }

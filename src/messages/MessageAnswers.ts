@@ -19,7 +19,10 @@ export type MessageOutcome =
   | "SenderUnavailable"
   | "SmsUnavailable"
 
-export class MessageAnswers extends Context.Service<MessageAnswers, {
-  /** The answer of a creation whose message (as it now is) met `outcome`. */
-  readonly answer: (outcome: MessageOutcome, message: MessageRow) => Answer
-}>()("sms/MessageAnswers") {}
+export class MessageAnswers extends Context.Service<
+  MessageAnswers,
+  {
+    /** The answer of a creation whose message (as it now is) met `outcome`. */
+    readonly answer: (outcome: MessageOutcome, message: MessageRow) => Answer
+  }
+>()("sms/MessageAnswers") {}

@@ -16,7 +16,13 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { now } from "../clock/Time.ts"
 import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
-import { dropPartitionLocked, makeMonthlyPreparation, makePartitions, monthsAhead, pastPartitions } from "../db/MonthPartitions.ts"
+import {
+  dropPartitionLocked,
+  makeMonthlyPreparation,
+  makePartitions,
+  monthsAhead,
+  pastPartitions
+} from "../db/MonthPartitions.ts"
 import { fromDatabase } from "../db/Statements.ts"
 import { inTransaction } from "../db/Transactions.ts"
 import { finalStatuses } from "../domain/MessageStatus.ts"
@@ -32,72 +38,93 @@ const partitionPrefix = "messages_p"
 
 const finalList = finalStatuses.map((s) => `'${s}'`).join(", ")
 
-export class MessagePartitions extends Context.Service<MessagePartitions, {
-  /**
-   * Makes the partitions ahead (once per month and process), then does one step of retirement:
-   * packs a set of a past month whose messages are all erased, or drops such a month emptied;
-   * returns the messages packed and partitions dropped (0 when there was nothing to do).
-   */
-  readonly upkeep: Effect.Effect<number, DatabaseUnavailable>
-}>()("sms/MessagePartitions") {
-  static readonly layer = Layer.effect(MessagePartitions, Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const packed = packedFragments(sql)
+export class MessagePartitions extends Context.Service<
+  MessagePartitions,
+  {
+    /**
+     * Makes the partitions ahead (once per month and process), then does one step of retirement:
+     * packs a set of a past month whose messages are all erased, or drops such a month emptied;
+     * returns the messages packed and partitions dropped (0 when there was nothing to do).
+     */
+    readonly upkeep: Effect.Effect<number, DatabaseUnavailable>
+  }
+>()("sms/MessagePartitions") {
+  static readonly layer = Layer.effect(
+    MessagePartitions,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const packed = packedFragments(sql)
 
-    const prepare = yield* makeMonthlyPreparation("messages", (at) =>
-      fromDatabase(makePartitions(
-        sql,
-        sql`SELECT sms_message_partition((date_trunc('month', ${at}::timestamptz AT TIME ZONE 'UTC')
+      const prepare = yield* makeMonthlyPreparation("messages", (at) =>
+        fromDatabase(
+          makePartitions(
+            sql,
+            sql`SELECT sms_message_partition((date_trunc('month', ${at}::timestamptz AT TIME ZONE 'UTC')
             + make_interval(months => k))::date)
           FROM generate_series(0, ${monthsAhead}::integer) AS k`
-      )))
+          )
+        )
+      )
 
-    /** Whether every message of the partition is erased (with its timeline in its row), over the partial indexes. */
-    const allErased = (name: string) => {
-      const p = sql(name)
-      return sql<{ erased: boolean }>`SELECT NOT (
+      /** Whether every message of the partition is erased (with its timeline in its row), over the partial indexes. */
+      const allErased = (name: string) => {
+        const p = sql(name)
+        return sql<{ erased: boolean }>`SELECT NOT (
           EXISTS (SELECT 1 FROM ${p} WHERE status = 'scheduled') OR EXISTS (SELECT 1 FROM ${p} WHERE status = 'processing')
           OR EXISTS (SELECT 1 FROM ${p} WHERE status = 'accepted') OR EXISTS (SELECT 1 FROM ${p} WHERE status = 'unknown')
           OR EXISTS (SELECT 1 FROM ${p} WHERE erased_at IS NULL AND status IN (${sql.literal(finalList)}))
-          OR EXISTS (SELECT 1 FROM ${p} WHERE timeline IS NULL AND status IN (${sql.literal(finalList)}))) AS erased`
-        .pipe(Effect.map((rows) => rows[0]!.erased))
-    }
+          OR EXISTS (SELECT 1 FROM ${p} WHERE timeline IS NULL AND status IN (${sql.literal(finalList)}))) AS erased`.pipe(
+          Effect.map((rows) => rows[0]!.erased)
+        )
+      }
 
-    const isEmpty = (name: string) =>
-      sql<{ empty: boolean }>`SELECT NOT EXISTS (SELECT 1 FROM ${sql(name)}) AS empty`.pipe(Effect.map((rows) => rows[0]!.empty))
+      const isEmpty = (name: string) =>
+        sql<{ empty: boolean }>`SELECT NOT EXISTS (SELECT 1 FROM ${sql(name)}) AS empty`.pipe(
+          Effect.map((rows) => rows[0]!.empty)
+        )
 
-    /** One set of the partition packed, by one process at a time (another packing it: 0). */
-    const packSet = (name: string, at: Date) =>
-      Effect.gen(function*() {
-        const [mine] = yield* sql<{ mine: boolean }>`SELECT pg_try_advisory_xact_lock(hashtext(${`messages_retire:${name}`})) AS mine`
-        if (mine?.mine !== true) return 0
-        const [result] = yield* packed.pack(name, retireSetMax, at)
-        return result?.packed ?? 0
-      }).pipe(inTransaction(sql))
+      /** One set of the partition packed, by one process at a time (another packing it: 0). */
+      const packSet = (name: string, at: Date) =>
+        Effect.gen(function* () {
+          const [mine] = yield* sql<{
+            mine: boolean
+          }>`SELECT pg_try_advisory_xact_lock(hashtext(${`messages_retire:${name}`})) AS mine`
+          if (mine?.mine !== true) return 0
+          const [result] = yield* packed.pack(name, retireSetMax, at)
+          return result?.packed ?? 0
+        }).pipe(inTransaction(sql))
 
-    const retireStep = (at: Date) =>
-      Effect.gen(function*() {
-        for (const name of yield* pastPartitions(sql, "messages", partitionPrefix, new Date(at.getTime() - retireAfterMs))) {
-          if (!(yield* allErased(name))) continue
-          const n = yield* packSet(name, at)
-          if (n > 0) return n
-          if (!(yield* isEmpty(name))) continue
-          if (yield* dropPartitionLocked(sql, "messages", name, isEmpty(name))) {
-            // Stryker disable next-line StringLiteral: a log line, not behaviour
-            yield* Effect.logInfo(`messages: the month ${name.slice(partitionPrefix.length)} packed, its partition dropped`)
-            return 1
+      const retireStep = (at: Date) =>
+        Effect.gen(function* () {
+          for (const name of yield* pastPartitions(
+            sql,
+            "messages",
+            partitionPrefix,
+            new Date(at.getTime() - retireAfterMs)
+          )) {
+            if (!(yield* allErased(name))) continue
+            const n = yield* packSet(name, at)
+            if (n > 0) return n
+            if (!(yield* isEmpty(name))) continue
+            if (yield* dropPartitionLocked(sql, "messages", name, isEmpty(name))) {
+              // Stryker disable next-line StringLiteral: a log line, not behaviour
+              yield* Effect.logInfo(
+                `messages: the month ${name.slice(partitionPrefix.length)} packed, its partition dropped`
+              )
+              return 1
+            }
           }
-        }
-        return 0
-      }).pipe(fromDatabase)
+          return 0
+        }).pipe(fromDatabase)
 
-    yield* Effect.flatMap(now, prepare)
-    return MessagePartitions.of({
-      upkeep: Effect.gen(function*() {
-        const at = yield* now
-        yield* prepare(at)
-        return yield* retireStep(at)
-      }).pipe(Effect.withSpan("MessagePartitions.upkeep"))
+      yield* Effect.flatMap(now, prepare)
+      return MessagePartitions.of({
+        upkeep: Effect.gen(function* () {
+          const at = yield* now
+          yield* prepare(at)
+          return yield* retireStep(at)
+        }).pipe(Effect.withSpan("MessagePartitions.upkeep"))
+      })
     })
-  }))
+  )
 }

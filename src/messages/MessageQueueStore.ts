@@ -60,7 +60,9 @@ export interface Evidence {
 export interface LateEvidence {
   readonly organisationId: string
   readonly messageId: string
-  readonly result: { readonly _tag: "Accepted"; readonly providerRef: ProviderRef } | { readonly _tag: "Rejected"; readonly reason: string }
+  readonly result:
+    | { readonly _tag: "Accepted"; readonly providerRef: ProviderRef }
+    | { readonly _tag: "Rejected"; readonly reason: string }
 }
 
 export interface VerificationDue extends MessageRow {
@@ -89,91 +91,113 @@ const sendableNumber = (sql: SqlClient.SqlClient, sendable: Sendable): Statement
     : sql`coalesce((SELECT p.held FROM json_to_recordset(${JSON.stringify(sendable.prefixes)}::json) AS p(prefix text, held boolean)
         WHERE left(to_number, length(p.prefix)) = p.prefix ORDER BY length(p.prefix) DESC LIMIT 1), true)`
 
-
-export class MessageQueueStore extends Context.Service<MessageQueueStore, {
-  /**
-   * Claims up to `limit` scheduled messages due at `at` for `workerId`, organisations in turn
-   * (each one's earliest due first, then in admission order, batch members in their order), among
-   * those it can submit (`sendable`: a route whose binds other processes hold is left to them);
-   * they stay `scheduled` until started, or, with `startNow`, the claim starts them as `start`
-   * does (one write of each row instead of two, for a provider that never makes a claimed
-   * message wait for its turn).
-   */
-  readonly claimDue: (at: Date, limit: number, workerId: string, sendable: Sendable, startNow: boolean) => Fails<ReadonlyArray<ClaimedMessage>>
-  /**
-   * Starts claimed messages, in one statement: each one still scheduled whose organisation has
-   * SMS enabled and whose sender is active becomes `processing`, marked as handed over at `at`
-   * and owned by `workerId`. Returns, per message, undefined when started or why not.
-   */
-  readonly start: (
-    messages: ReadonlyArray<{ readonly organisationId: string; readonly id: string }>,
-    at: Date,
-    workerId: string
-  ) => Fails<ReadonlyArray<StartRefusal | undefined>>
-  /** Gives back the claims `workerId` still holds on messages it has not started (it is stopping). */
-  readonly releaseClaims: (workerId: string) => Fails<void>
-  /**
-   * The earliest instant at which a scheduled message may be claimed: a due one not claimed at
-   * `at`, when there is one; else `laterClaimable(at)`. What the dispatcher sleeps until when a
-   * claim found nothing (BackgroundLoops.ts).
-   */
-  readonly nextClaimable: (at: Date) => Fails<Date | undefined>
-  /**
-   * The earliest instant after `at` at which a scheduled message may become claimable: the next
-   * one to fall due, or the end of a claim on a due one (a process that died after claiming it).
-   * What the test clock steps to (DueWork.ts), so that a dead process's claim is waited out in one
-   * step, not a millisecond at a time.
-   */
-  readonly laterClaimable: (at: Date) => Fails<Date | undefined>
-  /**
-   * Claims up to `limit` unknown messages whose verification is due, pushing their next check
-   * back on the schedule of `verifySchedule`, with the late answer the provider gave about each, if any.
-   */
-  readonly claimVerification: (at: Date, limit: number, intervalMs: number) => Fails<ReadonlyArray<VerificationDue>>
-  /**
-   * The operator asks again: claims this message for a check now if it is `unknown` (waiting for a
-   * concurrent claim of it), its schedule started again as if it had just become unknown.
-   */
-  readonly claimVerificationAgain: (organisationId: string, id: string, at: Date, intervalMs: number) => Fails<VerificationDue | undefined>
-  /** When the next verification falls due after `after` (null: the earliest, overdue included), if any. */
-  readonly nextVerification: (after: Date | null) => Fails<Date | undefined>
-  /** Stores late answers as evidence (one per message, the first kept) and makes their unknown messages due for verification at `at`. */
-  readonly storeEvidence: (evidence: ReadonlyArray<LateEvidence>, at: Date) => Fails<void>
-  /**
-   * Up to `limit` messages left `processing` by work that ended without settling them: those of
-   * processes whose lease ran out by `at`, and this process's (`workerId`) that are not among
-   * `workingOn`; of one message when `only` says which.
-   */
-  readonly abandoned: (
-    at: Date,
-    workerId: string,
-    workingOn: ReadonlyArray<string>,
-    limit: number,
-    only: { readonly organisationId: string; readonly messageId: string } | undefined
-  ) => Fails<ReadonlyArray<AbandonedMessage>>
-  /** A predicate on a process row `w` of the workers' table: whether it still owns a message in flight (it must not be forgotten). */
-  readonly ownsMessagesInFlight: Statement.Fragment
-}>()("sms/MessageQueueStore") {
-  static readonly layer = Layer.effect(MessageQueueStore, Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const organisations = organisationFragments(sql)
-    const workers = workerFragments(sql)
-
+export class MessageQueueStore extends Context.Service<
+  MessageQueueStore,
+  {
     /**
-     * Claims the unknown messages `chosen` (a query of `organisation_id, id, since, attempts`:
-     * since when each counts as unknown, its checks so far) and sets each one's next check on the
-     * schedule; `updated_at` keeps `since`, the start of the schedule.
+     * Claims up to `limit` scheduled messages due at `at` for `workerId`, organisations in turn
+     * (each one's earliest due first, then in admission order, batch members in their order), among
+     * those it can submit (`sendable`: a route whose binds other processes hold is left to them);
+     * they stay `scheduled` until started, or, with `startNow`, the claim starts them as `start`
+     * does (one write of each row instead of two, for a provider that never makes a claimed
+     * message wait for its turn).
      */
-    const claimForVerification = (at: Date, intervalMs: number, chosen: Statement.Fragment) => {
-      const { hourlyAfterMs, dailyAfterMs, stopAfterMs } = verifySchedule
-      const after = (ms: number) => sql`v.since + make_interval(secs => ${ms / 1000})`
-      const gap = sql`CASE
+    readonly claimDue: (
+      at: Date,
+      limit: number,
+      workerId: string,
+      sendable: Sendable,
+      startNow: boolean
+    ) => Fails<ReadonlyArray<ClaimedMessage>>
+    /**
+     * Starts claimed messages, in one statement: each one still scheduled whose organisation has
+     * SMS enabled and whose sender is active becomes `processing`, marked as handed over at `at`
+     * and owned by `workerId`. Returns, per message, undefined when started or why not.
+     */
+    readonly start: (
+      messages: ReadonlyArray<{ readonly organisationId: string; readonly id: string }>,
+      at: Date,
+      workerId: string
+    ) => Fails<ReadonlyArray<StartRefusal | undefined>>
+    /** Gives back the claims `workerId` still holds on messages it has not started (it is stopping). */
+    readonly releaseClaims: (workerId: string) => Fails<void>
+    /**
+     * The earliest instant at which a scheduled message may be claimed: a due one not claimed at
+     * `at`, when there is one; else `laterClaimable(at)`. What the dispatcher sleeps until when a
+     * claim found nothing (BackgroundLoops.ts).
+     */
+    readonly nextClaimable: (at: Date) => Fails<Date | undefined>
+    /**
+     * The earliest instant after `at` at which a scheduled message may become claimable: the next
+     * one to fall due, or the end of a claim on a due one (a process that died after claiming it).
+     * What the test clock steps to (DueWork.ts), so that a dead process's claim is waited out in one
+     * step, not a millisecond at a time.
+     */
+    readonly laterClaimable: (at: Date) => Fails<Date | undefined>
+    /**
+     * Claims up to `limit` unknown messages whose verification is due, pushing their next check
+     * back on the schedule of `verifySchedule`, with the late answer the provider gave about each, if any.
+     */
+    readonly claimVerification: (at: Date, limit: number, intervalMs: number) => Fails<ReadonlyArray<VerificationDue>>
+    /**
+     * The operator asks again: claims this message for a check now if it is `unknown` (waiting for a
+     * concurrent claim of it), its schedule started again as if it had just become unknown.
+     */
+    readonly claimVerificationAgain: (
+      organisationId: string,
+      id: string,
+      at: Date,
+      intervalMs: number
+    ) => Fails<VerificationDue | undefined>
+    /** When the next verification falls due after `after` (null: the earliest, overdue included), if any. */
+    readonly nextVerification: (after: Date | null) => Fails<Date | undefined>
+    /** Stores late answers as evidence (one per message, the first kept) and makes their unknown messages due for verification at `at`. */
+    readonly storeEvidence: (evidence: ReadonlyArray<LateEvidence>, at: Date) => Fails<void>
+    /**
+     * Up to `limit` messages left `processing` by work that ended without settling them: those of
+     * processes whose lease ran out by `at`, and this process's (`workerId`) that are not among
+     * `workingOn`; of one message when `only` says which.
+     */
+    readonly abandoned: (
+      at: Date,
+      workerId: string,
+      workingOn: ReadonlyArray<string>,
+      limit: number,
+      only: { readonly organisationId: string; readonly messageId: string } | undefined
+    ) => Fails<ReadonlyArray<AbandonedMessage>>
+    /** A predicate on a process row `w` of the workers' table: whether it still owns a message in flight (it must not be forgotten). */
+    readonly ownsMessagesInFlight: Statement.Fragment
+  }
+>()("sms/MessageQueueStore") {
+  static readonly layer = Layer.effect(
+    MessageQueueStore,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const organisations = organisationFragments(sql)
+      const workers = workerFragments(sql)
+
+      /**
+       * Claims the unknown messages `chosen` (a query of `organisation_id, id, since, attempts`:
+       * since when each counts as unknown, its checks so far) and sets each one's next check on the
+       * schedule; `updated_at` keeps `since`, the start of the schedule.
+       */
+      const claimForVerification = (at: Date, intervalMs: number, chosen: Statement.Fragment) => {
+        const { hourlyAfterMs, dailyAfterMs, stopAfterMs } = verifySchedule
+        const after = (ms: number) => sql`v.since + make_interval(secs => ${ms / 1000})`
+        const gap = sql`CASE
           WHEN ${at}::timestamptz < ${after(hourlyAfterMs)}
             THEN least(make_interval(secs => ${intervalMs / 1000}::float8 * power(2, least(v.attempts + 1, 30))),
               make_interval(secs => ${hourlyAfterMs / 1000}))
           WHEN ${at}::timestamptz < ${after(dailyAfterMs)} THEN make_interval(secs => ${hourlyAfterMs / 1000})
           ELSE make_interval(secs => ${dailyAfterMs / 1000}) END`
-      return fromDatabase(sql<VerificationDue & { evidenceResult: "accepted" | "rejected" | null; evidenceRef: string | null; evidenceReason: string | null }>`
+        return fromDatabase(
+          sql<
+            VerificationDue & {
+              evidenceResult: "accepted" | "rejected" | null
+              evidenceRef: string | null
+              evidenceReason: string | null
+            }
+          >`
         WITH v AS (${chosen})
         UPDATE messages AS m SET verify_attempts = v.attempts + 1, updated_at = v.since,
           verify_at = CASE WHEN ${at}::timestamptz >= ${after(stopAfterMs)} THEN NULL
@@ -182,38 +206,45 @@ export class MessageQueueStore extends Context.Service<MessageQueueStore, {
         WHERE m.organisation_id = v.organisation_id AND m.id = v.id
         RETURNING ${sql.literal(returned)}, m.provider_message_id AS provider_ref, m.submitted_at,
           ev.result AS evidence_result, ev.provider_ref AS evidence_ref, ev.reason AS evidence_reason`.pipe(
-        Effect.map((rows) =>
-          rows.map(({ evidenceResult, evidenceRef, evidenceReason, ...m }) => ({
-            ...m,
-            evidence: evidenceResult === null ? null : { result: evidenceResult, providerRef: evidenceRef, reason: evidenceReason }
-          })))
-      ))
-    }
+            Effect.map((rows) =>
+              rows.map(({ evidenceResult, evidenceRef, evidenceReason, ...m }) => ({
+                ...m,
+                evidence:
+                  evidenceResult === null
+                    ? null
+                    : { result: evidenceResult, providerRef: evidenceRef, reason: evidenceReason }
+              }))
+            )
+          )
+        )
+      }
 
-    /**
-     * Whether the scheduled message `m` is free of claims at `at`: none was taken, or it ran out
-     * before `at` (a claim until T frees its message at T plus a millisecond; `nextClaimable`).
-     */
-    const unclaimedAt = (at: Date) => sql`(m.claim_until IS NULL OR m.claim_until < ${at})`
+      /**
+       * Whether the scheduled message `m` is free of claims at `at`: none was taken, or it ran out
+       * before `at` (a claim until T frees its message at T plus a millisecond; `nextClaimable`).
+       */
+      const unclaimedAt = (at: Date) => sql`(m.claim_until IS NULL OR m.claim_until < ${at})`
 
-    /** The next instant after `at` a scheduled message falls due or a claim on a due one runs out, as an SQL expression. */
-    const laterClaimable = (at: Date) =>
-      sql`least(
+      /** The next instant after `at` a scheduled message falls due or a claim on a due one runs out, as an SQL expression. */
+      const laterClaimable = (at: Date) =>
+        sql`least(
         (SELECT min(due_at) FROM messages WHERE status = 'scheduled' AND due_at > ${at}),
         (SELECT min(m.claim_until) + interval '1 millisecond' FROM messages AS m
           WHERE m.status = 'scheduled' AND m.due_at <= ${at} AND NOT ${unclaimedAt(at)}))`
 
-    /** The value of an SQL expression of one instant, if any. */
-    const instant = (expression: Statement.Fragment) =>
-      fromDatabase(sql<{ at: Date | null }>`SELECT ${expression} AS at`.pipe(Effect.map(([row]) => row?.at ?? undefined)))
+      /** The value of an SQL expression of one instant, if any. */
+      const instant = (expression: Statement.Fragment) =>
+        fromDatabase(
+          sql<{ at: Date | null }>`SELECT ${expression} AS at`.pipe(Effect.map(([row]) => row?.at ?? undefined))
+        )
 
-    /**
-     * The end of a claim that starts the messages of `due` (its CTE of `organisation_id, id`,
-     * locked): each one whose organisation has SMS enabled and whose sender is active becomes
-     * `processing` as `start` makes it; the others are claimed until `claimUntil`.
-     */
-    const startClaimed = (at: Date, workerId: string, claimUntil: Date) => {
-      return sql`, go AS (
+      /**
+       * The end of a claim that starts the messages of `due` (its CTE of `organisation_id, id`,
+       * locked): each one whose organisation has SMS enabled and whose sender is active becomes
+       * `processing` as `start` makes it; the others are claimed until `claimUntil`.
+       */
+      const startClaimed = (at: Date, workerId: string, claimUntil: Date) => {
+        return sql`, go AS (
           SELECT due.organisation_id, due.id, o.sms_enabled, coalesce(s.active, false) AS sender_active,
             o.sms_enabled AND coalesce(s.active, false) AS ok
           FROM due JOIN messages AS m ON m.organisation_id = due.organisation_id AND m.id = due.id
@@ -228,35 +259,35 @@ export class MessageQueueStore extends Context.Service<MessageQueueStore, {
         WHERE m.organisation_id = go.organisation_id AND m.id = go.id
         RETURNING ${sql.literal(returned)},
           CASE WHEN go.ok THEN 'started' WHEN NOT go.sms_enabled THEN 'sms_unavailable' ELSE 'sender_unavailable' END AS claim`
-    }
+      }
 
-    return MessageQueueStore.of({
-      // Immediate sends handed over by a process without their route's bind (BindHolderRelay.ts: due now,
-      // no send_at) come first, ahead of any due scheduled message (docs/decisions.md#fair-share-and-fleet-limits). Then
-      // fair share: every organisation with due work gets a turn in each claim. The organisations
-      // holding scheduled messages are walked one index probe each (a loose index scan of
-      // messages_due_by_organisation, which gives each one's earliest due time too); each one
-      // whose earliest is due gives its earliest due messages not claimed, an equal share of the
-      // claim, then those with more fill what the others left (an organisation whose due messages
-      // others hold takes a share it leaves to them);
-      // rows are locked with SKIP LOCKED (another process's claim takes the next ones) and the
-      // claim takes them round robin (the first of each organisation, then the second...): one
-      // organisation's backlog never pushes another's message behind it.
-      claimDue: (at, limit, workerId, sendable, startNow) => {
-        // the claim's size written into the statement, not bound: the planner then knows the claim
-        // is small and joins it to messages by key; with a parameter, its generic plan took the
-        // claim for a tenth of the table and hashed all of messages at every claim
-        const size = sql.literal(String(Math.max(0, Math.trunc(limit))))
-        const unclaimedDue = sql`m.status = 'scheduled' AND m.due_at <= ${at} AND ${unclaimedAt(at)}
+      return MessageQueueStore.of({
+        // Immediate sends handed over by a process without their route's bind (BindHolderRelay.ts: due now,
+        // no send_at) come first, ahead of any due scheduled message (docs/decisions.md#fair-share-and-fleet-limits). Then
+        // fair share: every organisation with due work gets a turn in each claim. The organisations
+        // holding scheduled messages are walked one index probe each (a loose index scan of
+        // messages_due_by_organisation, which gives each one's earliest due time too); each one
+        // whose earliest is due gives its earliest due messages not claimed, an equal share of the
+        // claim, then those with more fill what the others left (an organisation whose due messages
+        // others hold takes a share it leaves to them);
+        // rows are locked with SKIP LOCKED (another process's claim takes the next ones) and the
+        // claim takes them round robin (the first of each organisation, then the second...): one
+        // organisation's backlog never pushes another's message behind it.
+        claimDue: (at, limit, workerId, sendable, startNow) => {
+          // the claim's size written into the statement, not bound: the planner then knows the claim
+          // is small and joins it to messages by key; with a parameter, its generic plan took the
+          // claim for a tenth of the table and hashed all of messages at every claim
+          const size = sql.literal(String(Math.max(0, Math.trunc(limit))))
+          const unclaimedDue = sql`m.status = 'scheduled' AND m.due_at <= ${at} AND ${unclaimedAt(at)}
           AND ${sendableNumber(sql, sendable)}`
-        const earliest = (n: Statement.Fragment, except: Statement.Fragment) => sql`CROSS JOIN LATERAL (
+          const earliest = (n: Statement.Fragment, except: Statement.Fragment) => sql`CROSS JOIN LATERAL (
             SELECT m.organisation_id, m.id, m.due_at, m.created_at, m.batch_position FROM messages AS m
             WHERE m.organisation_id = due_orgs.organisation_id AND ${unclaimedDue} AND m.send_at IS NOT NULL ${except}
             ORDER BY m.due_at, m.created_at, m.batch_position
             LIMIT ${n}
             FOR UPDATE OF m SKIP LOCKED) AS c`
-        const claimUntil = new Date(at.getTime() + claimLeaseMs)
-        return fromDatabase(sql<ClaimedMessage>`WITH RECURSIVE handed AS (
+          const claimUntil = new Date(at.getTime() + claimLeaseMs)
+          return fromDatabase(sql<ClaimedMessage>`WITH RECURSIVE handed AS (
             SELECT m.organisation_id, m.id, m.due_at FROM messages AS m
             WHERE ${unclaimedDue} AND m.send_at IS NULL
             ORDER BY m.due_at LIMIT ${size}
@@ -273,9 +304,9 @@ export class MessageQueueStore extends Context.Service<MessageQueueStore, {
             FROM due_orgs),
           shares AS (SELECT c.* FROM due_orgs ${earliest(sql`(SELECT per FROM share)`, sql``)}),
           rest AS (SELECT c.* FROM due_orgs ${earliest(
-          sql`greatest(${size} - (SELECT count(*) FROM handed) - (SELECT count(*) FROM shares), 0)`,
-          sql`AND m.id NOT IN (SELECT id FROM shares)`
-        )}),
+            sql`greatest(${size} - (SELECT count(*) FROM handed) - (SELECT count(*) FROM shares), 0)`,
+            sql`AND m.id NOT IN (SELECT id FROM shares)`
+          )}),
           due AS (
             SELECT organisation_id, id FROM (
               SELECT organisation_id, id, due_at, 0 AS turn FROM handed
@@ -284,15 +315,24 @@ export class MessageQueueStore extends Context.Service<MessageQueueStore, {
                 row_number() OVER (PARTITION BY organisation_id ORDER BY due_at, created_at, batch_position) AS turn
               FROM (SELECT * FROM shares UNION ALL SELECT * FROM rest) AS locked) AS t
             ORDER BY turn, due_at LIMIT ${size})
-          ${startNow ? startClaimed(at, workerId, claimUntil) : sql`UPDATE messages AS m SET worker_id = ${workerId}, claim_until = ${claimUntil}
+          ${
+            startNow
+              ? startClaimed(at, workerId, claimUntil)
+              : sql`UPDATE messages AS m SET worker_id = ${workerId}, claim_until = ${claimUntil}
             FROM due WHERE m.organisation_id = due.organisation_id AND m.id = due.id
-            RETURNING ${sql.literal(returned)}, 'claimed' AS claim`}`)
-      },
-      start: (messages, at, workerId) =>
-        Effect.gen(function*() {
-          if (messages.length === 0) return []
-          const rows = messages.map((m) => ({ organisation_id: m.organisationId, id: m.id }))
-          const found = yield* fromDatabase(sql<{ organisationId: string; id: string; smsEnabled: boolean; senderActive: boolean }>`WITH x AS (
+            RETURNING ${sql.literal(returned)}, 'claimed' AS claim`
+          }`)
+        },
+        start: (messages, at, workerId) =>
+          Effect.gen(function* () {
+            if (messages.length === 0) return []
+            const rows = messages.map((m) => ({ organisation_id: m.organisationId, id: m.id }))
+            const found = yield* fromDatabase(sql<{
+              organisationId: string
+              id: string
+              smsEnabled: boolean
+              senderActive: boolean
+            }>`WITH x AS (
               SELECT * FROM json_to_recordset(${JSON.stringify(rows)}::json) AS x(organisation_id uuid, id uuid)),
             c AS (
               SELECT m.organisation_id, m.id, o.sms_enabled, coalesce(s.active, false) AS sender_active
@@ -310,43 +350,62 @@ export class MessageQueueStore extends Context.Service<MessageQueueStore, {
               WHERE m.organisation_id = c.organisation_id AND m.id = c.id AND c.sms_enabled AND c.sender_active
               RETURNING m.organisation_id, m.id)
             SELECT organisation_id::text, id::text, sms_enabled, sender_active FROM c`)
-          const byKey = new Map(found.map((f) => [`${f.organisationId}/${f.id}`, f]))
-          return messages.map((m): StartRefusal | undefined => {
-            const f = byKey.get(`${m.organisationId}/${m.id}`)
-            return f === undefined ? "gone" : !f.smsEnabled ? "sms_unavailable" : !f.senderActive ? "sender_unavailable" : undefined
-          })
-        }),
-      releaseClaims: (workerId) =>
-        fromDatabase(sql`UPDATE messages SET worker_id = NULL, claim_until = NULL
-          WHERE worker_id = ${workerId} AND status = 'scheduled'`.pipe(Effect.asVoid)),
-      // a due message not claimed comes first, and is the earliest (the others are after `at`):
-      // COALESCE reads the claimed due ones only when there is none, as the dispatcher asks
-      // while a backlog drains
-      nextClaimable: (at) =>
-        instant(sql`coalesce(
+            const byKey = new Map(found.map((f) => [`${f.organisationId}/${f.id}`, f]))
+            return messages.map((m): StartRefusal | undefined => {
+              const f = byKey.get(`${m.organisationId}/${m.id}`)
+              return f === undefined
+                ? "gone"
+                : !f.smsEnabled
+                  ? "sms_unavailable"
+                  : !f.senderActive
+                    ? "sender_unavailable"
+                    : undefined
+            })
+          }),
+        releaseClaims: (workerId) =>
+          fromDatabase(
+            sql`UPDATE messages SET worker_id = NULL, claim_until = NULL
+          WHERE worker_id = ${workerId} AND status = 'scheduled'`.pipe(Effect.asVoid)
+          ),
+        // a due message not claimed comes first, and is the earliest (the others are after `at`):
+        // COALESCE reads the claimed due ones only when there is none, as the dispatcher asks
+        // while a backlog drains
+        nextClaimable: (at) =>
+          instant(sql`coalesce(
           (SELECT min(m.due_at) FROM messages AS m WHERE m.status = 'scheduled' AND m.due_at <= ${at} AND ${unclaimedAt(at)}),
           ${laterClaimable(at)})`),
-      laterClaimable: (at) => instant(laterClaimable(at)),
-      claimVerification: (at, limit, intervalMs) =>
-        claimForVerification(at, intervalMs, sql`SELECT organisation_id, id, updated_at AS since, verify_attempts AS attempts FROM messages
+        laterClaimable: (at) => instant(laterClaimable(at)),
+        claimVerification: (at, limit, intervalMs) =>
+          claimForVerification(
+            at,
+            intervalMs,
+            sql`SELECT organisation_id, id, updated_at AS since, verify_attempts AS attempts FROM messages
           WHERE status = 'unknown' AND verify_at <= ${at}
           ORDER BY verify_at LIMIT ${limit}
-          FOR UPDATE SKIP LOCKED`),
-      claimVerificationAgain: (organisationId, id, at, intervalMs) =>
-        claimForVerification(at, intervalMs, sql`SELECT organisation_id, id, ${at}::timestamptz AS since, 0 AS attempts FROM messages
+          FOR UPDATE SKIP LOCKED`
+          ),
+        claimVerificationAgain: (organisationId, id, at, intervalMs) =>
+          claimForVerification(
+            at,
+            intervalMs,
+            sql`SELECT organisation_id, id, ${at}::timestamptz AS since, 0 AS attempts FROM messages
           WHERE organisation_id = ${organisationId} AND id = ${id} AND status = 'unknown'
-          FOR UPDATE`).pipe(Effect.map((rows) => rows[0])),
-      nextVerification: (after) =>
-        instant(sql`(SELECT min(verify_at) FROM messages WHERE status = 'unknown' AND verify_at > ${after ?? "-infinity"}::timestamptz)`),
-      storeEvidence: (evidence, at) => {
-        const rows = evidence.map((r) => ({
-          organisation_id: r.organisationId,
-          message_id: r.messageId,
-          result: r.result._tag === "Accepted" ? "accepted" : "rejected",
-          provider_ref: r.result._tag === "Accepted" ? r.result.providerRef : null,
-          reason: r.result._tag === "Rejected" ? r.result.reason : null
-        }))
-        return fromDatabase(sql`WITH x AS (
+          FOR UPDATE`
+          ).pipe(Effect.map((rows) => rows[0])),
+        nextVerification: (after) =>
+          instant(
+            sql`(SELECT min(verify_at) FROM messages WHERE status = 'unknown' AND verify_at > ${after ?? "-infinity"}::timestamptz)`
+          ),
+        storeEvidence: (evidence, at) => {
+          const rows = evidence.map((r) => ({
+            organisation_id: r.organisationId,
+            message_id: r.messageId,
+            result: r.result._tag === "Accepted" ? "accepted" : "rejected",
+            provider_ref: r.result._tag === "Accepted" ? r.result.providerRef : null,
+            reason: r.result._tag === "Rejected" ? r.result.reason : null
+          }))
+          return fromDatabase(
+            sql`WITH x AS (
             SELECT * FROM json_to_recordset(${JSON.stringify(rows)}::json)
               AS x(organisation_id uuid, message_id uuid, result text, provider_ref text, reason text)),
           stored AS (
@@ -354,10 +413,13 @@ export class MessageQueueStore extends Context.Service<MessageQueueStore, {
             SELECT organisation_id, message_id, result, provider_ref, reason, ${at} FROM x
             ON CONFLICT DO NOTHING)
           UPDATE messages AS m SET verify_at = ${at}
-          FROM x WHERE m.organisation_id = x.organisation_id AND m.id = x.message_id AND m.status = 'unknown'`.pipe(Effect.asVoid))
-      },
-      abandoned: (at, workerId, workingOn, limit, only) =>
-        fromDatabase(sql<AbandonedMessage>`SELECT ${sql.literal(returned)},
+          FROM x WHERE m.organisation_id = x.organisation_id AND m.id = x.message_id AND m.status = 'unknown'`.pipe(
+              Effect.asVoid
+            )
+          )
+        },
+        abandoned: (at, workerId, workingOn, limit, only) =>
+          fromDatabase(sql<AbandonedMessage>`SELECT ${sql.literal(returned)},
             (m.submitted_at IS NOT NULL) AS maybe_sent, (m.worker_id = ${workerId}::uuid) AS own
           FROM messages AS m ${workers.leaseOf("m")}
           WHERE m.status = 'processing'
@@ -366,7 +428,8 @@ export class MessageQueueStore extends Context.Service<MessageQueueStore, {
               ELSE ${workers.isDead(at)} END
             ${only === undefined ? sql`` : sql`AND m.organisation_id = ${only.organisationId} AND m.id = ${only.messageId}`}
           ORDER BY m.updated_at LIMIT ${limit}`),
-      ownsMessagesInFlight: sql`EXISTS (SELECT 1 FROM messages AS m WHERE m.status = 'processing' AND m.worker_id = w.id)`
+        ownsMessagesInFlight: sql`EXISTS (SELECT 1 FROM messages AS m WHERE m.status = 'processing' AND m.worker_id = w.id)`
+      })
     })
-  }))
+  )
 }

@@ -102,94 +102,106 @@ export const messageColumns = (alias = "") => {
 }
 const columns = messageColumns()
 
+export class MessageStore extends Context.Service<
+  MessageStore,
+  {
+    /** Inserts messages of one organisation in one statement, each with its timeline's admission entry. */
+    readonly insert: (organisationId: string, messages: ReadonlyArray<NewMessage>, at: Date) => Fails<void>
+    /** The message with this id whatever its organisation (the operator's lookup). */
+    readonly findAnywhere: (id: string) => Fails<MessageRow | undefined>
+    /**
+     * At most `limit + 1` of the organisation's messages, newest first (in id order, the order of
+     * creation), after `after` (the last message of the previous page), only those in `status` when given.
+     */
+    readonly newestFirst: (
+      organisationId: string,
+      options: {
+        readonly limit: number
+        readonly after: ListPosition | undefined
+        readonly status: MessageStatus | undefined
+      }
+    ) => Fails<ReadonlyArray<ListedMessage>>
+    /** The message if it belongs to the organisation. */
+    readonly find: (organisationId: string, id: string) => Fails<MessageRow | undefined>
+    /** At most `limit` messages of a batch after `afterPosition`, in submitted order, each with its position. */
+    readonly ofBatch: (
+      organisationId: string,
+      batchId: string,
+      afterPosition: number,
+      limit: number
+    ) => Fails<ReadonlyArray<MessageRow & { readonly batchPosition: number }>>
+    /** How many messages of each of these batches are in each status, in one statement. */
+    readonly countsOfBatches: (
+      organisationId: string,
+      batchIds: ReadonlyArray<string>
+    ) => Fails<ReadonlyArray<{ readonly batchId: string; readonly status: MessageStatus; readonly n: number }>>
+    /**
+     * Applies a set of transitions in one statement, each with its timeline entry; a message not
+     * in one of its `from` states is left alone. Returns, per transition, the status it moved from,
+     * or undefined when it did not move. The caller's transaction makes it atomic with the rest.
+     */
+    readonly transitionSet: (transitions: ReadonlyArray<Transition>) => Fails<ReadonlyArray<MessageStatus | undefined>>
+    /** Records that the message is about to be handed to the provider (after this, a crash means "unknown"). */
+    readonly markSubmitted: (organisationId: string, ids: ReadonlyArray<string>, at: Date) => Fails<void>
+    /** The message's status changes, oldest first: those collapsed into its row, then any still in rows of their own. */
+    readonly timeline: (organisationId: string, id: string) => Fails<ReadonlyArray<TimelineEntry>>
+    /**
+     * Collapses the timelines of at most `limit` messages final since before `before` (and not
+     * collapsed yet) into their own rows, in one statement: their `message_events` rows are packed
+     * into `messages.timeline` and deleted. Messages another transaction holds are skipped, so an
+     * admission, which never waits for a final message anyway, never waits for this. Returns the
+     * messages it collapsed.
+     */
+    readonly collapseTimelines: (before: Date, limit: number) => Fails<ReadonlyArray<MessageKey>>
+    /**
+     * Blanks recipient, sender and text of each of these messages whose processing is finished, in
+     * one statement, and clears what only the work on a message in flight reads (the provider's id,
+     * submission, due and verification times, leases); returns those (the others are left alone).
+     * A batch's text goes with the last of its members erased.
+     */
+    readonly erase: (messages: ReadonlyArray<MessageKey>, at: Date) => Fails<ReadonlyArray<MessageRow>>
+    /**
+     * At most `limit` messages not yet erased whose status has been final for longer than their
+     * organisation's retention at `at` (its own, else `defaultDays`), oldest first per
+     * organisation, locked for the caller's transaction; those another transaction holds are skipped.
+     */
+    readonly expired: (defaultDays: number | undefined, at: Date, limit: number) => Fails<ReadonlyArray<MessageKey>>
+    /** How many messages `expired` would find without a limit: the retention backlog. */
+    readonly expiredCount: (defaultDays: number | undefined, at: Date) => Fails<number>
+    /** The statuses not final, and the backlog of messages due by `at`, counted over partial indexes. */
+    readonly inFlightCounts: (at: Date) => Fails<InFlightCounts>
+    /** Messages in each final status (reads every message). */
+    readonly finalCounts: Fails<ReadonlyArray<{ readonly status: MessageStatus; readonly n: number }>>
+  }
+>()("sms/MessageStore") {
+  static readonly layer = Layer.effect(
+    MessageStore,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const organisations = organisationFragments(sql)
+      const outbox = webhookOutbox(sql)
+      const { batchCheck, completeBatches } = batchCompletion(sql)
+      const packed = packedFragments(sql)
 
-export class MessageStore extends Context.Service<MessageStore, {
-  /** Inserts messages of one organisation in one statement, each with its timeline's admission entry. */
-  readonly insert: (organisationId: string, messages: ReadonlyArray<NewMessage>, at: Date) => Fails<void>
-  /** The message with this id whatever its organisation (the operator's lookup). */
-  readonly findAnywhere: (id: string) => Fails<MessageRow | undefined>
-  /**
-   * At most `limit + 1` of the organisation's messages, newest first (in id order, the order of
-   * creation), after `after` (the last message of the previous page), only those in `status` when given.
-   */
-  readonly newestFirst: (
-    organisationId: string,
-    options: { readonly limit: number; readonly after: ListPosition | undefined; readonly status: MessageStatus | undefined }
-  ) => Fails<ReadonlyArray<ListedMessage>>
-  /** The message if it belongs to the organisation. */
-  readonly find: (organisationId: string, id: string) => Fails<MessageRow | undefined>
-  /** At most `limit` messages of a batch after `afterPosition`, in submitted order, each with its position. */
-  readonly ofBatch: (
-    organisationId: string,
-    batchId: string,
-    afterPosition: number,
-    limit: number
-  ) => Fails<ReadonlyArray<MessageRow & { readonly batchPosition: number }>>
-  /** How many messages of each of these batches are in each status, in one statement. */
-  readonly countsOfBatches: (
-    organisationId: string,
-    batchIds: ReadonlyArray<string>
-  ) => Fails<ReadonlyArray<{ readonly batchId: string; readonly status: MessageStatus; readonly n: number }>>
-  /**
-   * Applies a set of transitions in one statement, each with its timeline entry; a message not
-   * in one of its `from` states is left alone. Returns, per transition, the status it moved from,
-   * or undefined when it did not move. The caller's transaction makes it atomic with the rest.
-   */
-  readonly transitionSet: (transitions: ReadonlyArray<Transition>) => Fails<ReadonlyArray<MessageStatus | undefined>>
-  /** Records that the message is about to be handed to the provider (after this, a crash means "unknown"). */
-  readonly markSubmitted: (organisationId: string, ids: ReadonlyArray<string>, at: Date) => Fails<void>
-  /** The message's status changes, oldest first: those collapsed into its row, then any still in rows of their own. */
-  readonly timeline: (organisationId: string, id: string) => Fails<ReadonlyArray<TimelineEntry>>
-  /**
-   * Collapses the timelines of at most `limit` messages final since before `before` (and not
-   * collapsed yet) into their own rows, in one statement: their `message_events` rows are packed
-   * into `messages.timeline` and deleted. Messages another transaction holds are skipped, so an
-   * admission, which never waits for a final message anyway, never waits for this. Returns the
-   * messages it collapsed.
-   */
-  readonly collapseTimelines: (before: Date, limit: number) => Fails<ReadonlyArray<MessageKey>>
-  /**
-   * Blanks recipient, sender and text of each of these messages whose processing is finished, in
-   * one statement, and clears what only the work on a message in flight reads (the provider's id,
-   * submission, due and verification times, leases); returns those (the others are left alone).
-   * A batch's text goes with the last of its members erased.
-   */
-  readonly erase: (messages: ReadonlyArray<MessageKey>, at: Date) => Fails<ReadonlyArray<MessageRow>>
-  /**
-   * At most `limit` messages not yet erased whose status has been final for longer than their
-   * organisation's retention at `at` (its own, else `defaultDays`), oldest first per
-   * organisation, locked for the caller's transaction; those another transaction holds are skipped.
-   */
-  readonly expired: (defaultDays: number | undefined, at: Date, limit: number) => Fails<ReadonlyArray<MessageKey>>
-  /** How many messages `expired` would find without a limit: the retention backlog. */
-  readonly expiredCount: (defaultDays: number | undefined, at: Date) => Fails<number>
-  /** The statuses not final, and the backlog of messages due by `at`, counted over partial indexes. */
-  readonly inFlightCounts: (at: Date) => Fails<InFlightCounts>
-  /** Messages in each final status (reads every message). */
-  readonly finalCounts: Fails<ReadonlyArray<{ readonly status: MessageStatus; readonly n: number }>>
-}>()("sms/MessageStore") {
-  static readonly layer = Layer.effect(MessageStore, Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const organisations = organisationFragments(sql)
-    const outbox = webhookOutbox(sql)
-    const { batchCheck, completeBatches } = batchCompletion(sql)
-    const packed = packedFragments(sql)
-
-    const insert = Effect.fn("MessageStore.insert")(function*(organisationId: string, messages: ReadonlyArray<NewMessage>, at: Date) {
-      if (messages.length === 0) return
-      const rows = messages.map((m) => ({
-        id: m.id,
-        batch_id: m.batchId,
-        batch_position: m.batchPosition,
-        to_number: m.toNumber,
-        sender_name: m.senderName,
-        text: m.text,
-        segments: m.segments,
-        status: m.status,
-        send_at: m.sendAt?.toISOString() ?? null,
-        worker_id: m.workerId
-      }))
-      yield* fromDatabase(sql`WITH x AS (
+      const insert = Effect.fn("MessageStore.insert")(function* (
+        organisationId: string,
+        messages: ReadonlyArray<NewMessage>,
+        at: Date
+      ) {
+        if (messages.length === 0) return
+        const rows = messages.map((m) => ({
+          id: m.id,
+          batch_id: m.batchId,
+          batch_position: m.batchPosition,
+          to_number: m.toNumber,
+          sender_name: m.senderName,
+          text: m.text,
+          segments: m.segments,
+          status: m.status,
+          send_at: m.sendAt?.toISOString() ?? null,
+          worker_id: m.workerId
+        }))
+        yield* fromDatabase(sql`WITH x AS (
           SELECT * FROM json_to_recordset(${JSON.stringify(rows)}::json) AS x(id uuid, batch_id uuid, batch_position integer,
             to_number text, sender_name text, text text, segments smallint, status text, send_at timestamptz, worker_id uuid)),
         ${sharedTexts(sql, organisationId, sql`x`, sql`min(s.text)`)}
@@ -199,29 +211,29 @@ export class MessageStore extends Context.Service<MessageStore, {
           x.status, x.send_at, CASE WHEN x.status = 'scheduled' THEN coalesce(x.send_at, ${at}::timestamptz) END, x.worker_id, ${at}, ${at},
           ${sql.literal(admitted("x.status", "s.at"))}
         FROM x, (SELECT ${at}::timestamptz AS at) AS s`)
-    })
+      })
 
-    const transitionSet = Effect.fn("MessageStore.transitionSet")(function*(transitions: ReadonlyArray<Transition>) {
-      if (transitions.length === 0) return []
-      for (const t of transitions) {
-        if (!t.from.every((f) => canTransition(f, t.to))) {
-          return yield* Effect.die(new Error(`illegal transition ${t.from.join("|")} -> ${t.to}`))
+      const transitionSet = Effect.fn("MessageStore.transitionSet")(function* (transitions: ReadonlyArray<Transition>) {
+        if (transitions.length === 0) return []
+        for (const t of transitions) {
+          if (!t.from.every((f) => canTransition(f, t.to))) {
+            return yield* Effect.die(new Error(`illegal transition ${t.from.join("|")} -> ${t.to}`))
+          }
         }
-      }
-      const rows = transitions.map((t, i) => ({
-        i,
-        organisation_id: t.organisationId,
-        id: t.id,
-        from_statuses: t.from.join(","),
-        to_status: t.to,
-        source: t.source,
-        at: t.at.toISOString(),
-        provider_ref: t.providerRef ?? null,
-        delivery_time: t.deliveryTime?.toISOString() ?? null,
-        verify_at: t.verifyAt?.toISOString() ?? null
-      }))
-      // Rows are locked in key order so that concurrent sets cannot deadlock on each other.
-      const moved = yield* fromDatabase(sql<{ i: number; fromStatus: MessageStatus } & BatchCheck>`WITH x AS (
+        const rows = transitions.map((t, i) => ({
+          i,
+          organisation_id: t.organisationId,
+          id: t.id,
+          from_statuses: t.from.join(","),
+          to_status: t.to,
+          source: t.source,
+          at: t.at.toISOString(),
+          provider_ref: t.providerRef ?? null,
+          delivery_time: t.deliveryTime?.toISOString() ?? null,
+          verify_at: t.verifyAt?.toISOString() ?? null
+        }))
+        // Rows are locked in key order so that concurrent sets cannot deadlock on each other.
+        const moved = yield* fromDatabase(sql<{ i: number; fromStatus: MessageStatus } & BatchCheck>`WITH x AS (
           SELECT * FROM json_to_recordset(${JSON.stringify(rows)}::json) AS x(i integer, organisation_id uuid, id uuid,
             from_statuses text, to_status text, source text, at timestamptz, provider_ref text, delivery_time timestamptz,
             verify_at timestamptz)),
@@ -243,17 +255,22 @@ export class MessageStore extends Context.Service<MessageStore, {
           RETURNING m.organisation_id, m.id, old.status AS from_status, x.to_status, x.source, x.at, x.i, ${sql.literal(movedColumns("m"))}),
         ${outbox.messageEvents("u")}
         SELECT i, from_status, ${batchCheck("u")} FROM u`)
-      yield* fromDatabase(completeBatches(moved, transitions.reduce((latest, t) => (t.at > latest ? t.at : latest), new Date(0))))
-      const byIndex = new Map(moved.map((r) => [r.i, r.fromStatus]))
-      return transitions.map((_, i) => byIndex.get(i))
-    })
+        yield* fromDatabase(
+          completeBatches(
+            moved,
+            transitions.reduce((latest, t) => (t.at > latest ? t.at : latest), new Date(0))
+          )
+        )
+        const byIndex = new Map(moved.map((r) => [r.i, r.fromStatus]))
+        return transitions.map((_, i) => byIndex.get(i))
+      })
 
-    // The rows of a message whose entries do not chain (an entry's from_status other than the
-    // previous one's to_status) or have no code are left as they are: collapsing them would lose
-    // what they say. Such a message still gets an empty timeline, so that it is not looked at again.
-    // FOR NO KEY UPDATE: an insert into message_events (its foreign key takes KEY SHARE) never waits.
-    const collapseTimelines = (before: Date, limit: number) =>
-      fromDatabase(sql<MessageKey>`WITH due AS (
+      // The rows of a message whose entries do not chain (an entry's from_status other than the
+      // previous one's to_status) or have no code are left as they are: collapsing them would lose
+      // what they say. Such a message still gets an empty timeline, so that it is not looked at again.
+      // FOR NO KEY UPDATE: an insert into message_events (its foreign key takes KEY SHARE) never waits.
+      const collapseTimelines = (before: Date, limit: number) =>
+        fromDatabase(sql<MessageKey>`WITH due AS (
           SELECT organisation_id, id FROM messages
           WHERE timeline IS NULL AND status IN ${sql.literal(finalList)} AND updated_at < ${before}
           ORDER BY updated_at LIMIT ${limit}
@@ -279,9 +296,10 @@ export class MessageStore extends Context.Service<MessageStore, {
           RETURNING m.organisation_id, m.id)
         SELECT organisation_id::text AS organisation_id, id::text AS id FROM collapsed`)
 
-    // count(*) is bigint: read as float8 so the driver hands numbers back
-    const inFlightCounts = (at: Date) =>
-      fromDatabase(sql<InFlightCounts>`SELECT
+      // count(*) is bigint: read as float8 so the driver hands numbers back
+      const inFlightCounts = (at: Date) =>
+        fromDatabase(
+          sql<InFlightCounts>`SELECT
           (SELECT count(*) FROM messages WHERE status = 'scheduled')::float8 AS scheduled,
           (SELECT count(*) FROM messages WHERE status = 'processing')::float8 AS processing,
           (SELECT count(*) FROM messages WHERE status = 'accepted')::float8 AS accepted,
@@ -289,27 +307,28 @@ export class MessageStore extends Context.Service<MessageStore, {
           due.n::float8 AS due,
           greatest(coalesce(extract(epoch FROM ${at}::timestamptz - due.oldest), 0), 0)::float8 AS oldest_due_age_seconds
         FROM (SELECT count(*) AS n, min(due_at) AS oldest FROM messages WHERE status = 'scheduled' AND due_at <= ${at}) due`.pipe(
-        Effect.map((rows) => rows[0]!)
-      ))
+            Effect.map((rows) => rows[0]!)
+          )
+        )
 
-    return MessageStore.of({
-      insert,
-      // a message's row first, by its key in each organisation (the operator's lookup is rare; an
-      // index by id alone would cost every version of every row an entry); a packed message is
-      // only looked for when there is none (the second part of a UNION ALL under LIMIT 1 runs only
-      // if the first gave nothing)
-      findAnywhere: Effect.fn("MessageStore.findAnywhere")(function*(id: string) {
-        if (!isUuid(id)) return undefined
-        const rows = yield* fromDatabase(sql<MessageRow>`WITH ${organisations.organisationIds}
+      return MessageStore.of({
+        insert,
+        // a message's row first, by its key in each organisation (the operator's lookup is rare; an
+        // index by id alone would cost every version of every row an entry); a packed message is
+        // only looked for when there is none (the second part of a UNION ALL under LIMIT 1 runs only
+        // if the first gave nothing)
+        findAnywhere: Effect.fn("MessageStore.findAnywhere")(function* (id: string) {
+          if (!isUuid(id)) return undefined
+          const rows = yield* fromDatabase(sql<MessageRow>`WITH ${organisations.organisationIds}
           (SELECT ${sql.literal(messageColumns("m"))} FROM organisation_ids AS o
             JOIN messages AS m ON m.organisation_id = o.id AND m.id = ${id}::uuid LIMIT 1)
           UNION ALL (${packed.findAnywhere(id)}) LIMIT 1`)
-        return rows[0]
-      }),
-      // by id: a message's id is made from its creation's instant (Ids.timeOrdered), so the key's
-      // order is the order of creation (the random ids of a database from before list by id too)
-      newestFirst: (organisationId, { limit, after, status }) =>
-        fromDatabase(sql<ListedMessage>`SELECT * FROM (
+          return rows[0]
+        }),
+        // by id: a message's id is made from its creation's instant (Ids.timeOrdered), so the key's
+        // order is the order of creation (the random ids of a database from before list by id too)
+        newestFirst: (organisationId, { limit, after, status }) =>
+          fromDatabase(sql<ListedMessage>`SELECT * FROM (
             (SELECT ${sql.literal(messageColumns("m"))}, m.created_at FROM messages AS m
             WHERE organisation_id = ${organisationId}
               ${status === undefined ? sql`` : sql`AND status = ${status}`}
@@ -317,37 +336,43 @@ export class MessageStore extends Context.Service<MessageStore, {
             ORDER BY m.id DESC LIMIT ${limit + 1})
             UNION ALL (${packed.newestFirst(organisationId, limit + 1, after?.id, status)})) AS x
           ORDER BY id::uuid DESC LIMIT ${limit + 1}`),
-      find: Effect.fn("MessageStore.find")(function*(organisationId: string, id: string) {
-        if (!isUuid(id)) return undefined
-        const rows = yield* fromDatabase(sql<MessageRow>`(SELECT ${sql.literal(columns)} FROM messages
+        find: Effect.fn("MessageStore.find")(function* (organisationId: string, id: string) {
+          if (!isUuid(id)) return undefined
+          const rows = yield* fromDatabase(sql<MessageRow>`(SELECT ${sql.literal(columns)} FROM messages
             WHERE organisation_id = ${organisationId} AND id = ${id})
           UNION ALL (${packed.find(organisationId, id)}) LIMIT 1`)
-        return rows[0]
-      }),
-      ofBatch: (organisationId, batchId, afterPosition, limit) =>
-        fromDatabase(sql<MessageRow & { batchPosition: number }>`SELECT * FROM (
+          return rows[0]
+        }),
+        ofBatch: (organisationId, batchId, afterPosition, limit) =>
+          fromDatabase(sql<MessageRow & { batchPosition: number }>`SELECT * FROM (
             (SELECT ${sql.literal(columns)}, batch_position
             FROM messages WHERE organisation_id = ${organisationId} AND batch_id = ${batchId} AND batch_position > ${afterPosition}
             ORDER BY batch_position LIMIT ${limit})
             UNION ALL (${packed.ofBatch(organisationId, batchId, afterPosition, limit)})) AS x
           ORDER BY batch_position LIMIT ${limit}`),
-      countsOfBatches: (organisationId, batchIds) =>
-        batchIds.length === 0
-          ? Effect.succeed([])
-          : fromDatabase(sql<{ batchId: string; status: MessageStatus; n: number }>`SELECT batch_id::text, status, sum(n)::integer AS n
+        countsOfBatches: (organisationId, batchIds) =>
+          batchIds.length === 0
+            ? Effect.succeed([])
+            : fromDatabase(sql<{
+                batchId: string
+                status: MessageStatus
+                n: number
+              }>`SELECT batch_id::text, status, sum(n)::integer AS n
             FROM (SELECT batch_id, status, count(*) AS n FROM messages
               WHERE organisation_id = ${organisationId} AND batch_id = ANY(${batchIds}::uuid[]) GROUP BY batch_id, status
               UNION ALL ${packed.countsOfBatches(organisationId, batchIds)}) AS x
             GROUP BY 1, 2`),
-      transitionSet,
-      markSubmitted: (organisationId, ids, at) =>
-        fromDatabase(sql`UPDATE messages SET submitted_at = ${at}, updated_at = ${at}
-          WHERE organisation_id = ${organisationId} AND id = ANY(${ids}::uuid[])`.pipe(Effect.asVoid)),
-      // A collapsed entry's from_status is the previous one's to_status (CompactTimeline.ts). Rows
-      // may follow a collapsed timeline (none can today: a final message never moves again, and
-      // erasure writes no entry); they come after it, as they were written after it.
-      timeline: (organisationId, id) =>
-        fromDatabase(sql<TimelineEntry>`SELECT from_status, to_status, source, at FROM (
+        transitionSet,
+        markSubmitted: (organisationId, ids, at) =>
+          fromDatabase(
+            sql`UPDATE messages SET submitted_at = ${at}, updated_at = ${at}
+          WHERE organisation_id = ${organisationId} AND id = ANY(${ids}::uuid[])`.pipe(Effect.asVoid)
+          ),
+        // A collapsed entry's from_status is the previous one's to_status (CompactTimeline.ts). Rows
+        // may follow a collapsed timeline (none can today: a final message never moves again, and
+        // erasure writes no entry); they come after it, as they were written after it.
+        timeline: (organisationId, id) =>
+          fromDatabase(sql<TimelineEntry>`SELECT from_status, to_status, source, at FROM (
             SELECT 0 AS part, c.n AS ord, lag(c.to_status) OVER (ORDER BY c.n) AS from_status, c.to_status, c.source, c.at
             FROM ((SELECT timeline FROM messages WHERE organisation_id = ${organisationId} AND id = ${id})
               UNION ALL (${packed.timeline(organisationId, id)}) LIMIT 1) AS m
@@ -356,11 +381,13 @@ export class MessageStore extends Context.Service<MessageStore, {
             SELECT 1, e.id, e.from_status, e.to_status, e.source, e.at FROM message_events AS e
             WHERE e.organisation_id = ${organisationId} AND e.message_id = ${id}) AS t
           ORDER BY part, ord`),
-      collapseTimelines,
-      erase: (messages, at) =>
-        messages.length === 0
-          ? Effect.succeed([])
-          : fromDatabase(Effect.tap(sql<MessageRow>`WITH erased AS (
+        collapseTimelines,
+        erase: (messages, at) =>
+          messages.length === 0
+            ? Effect.succeed([])
+            : fromDatabase(
+                Effect.tap(
+                  sql<MessageRow>`WITH erased AS (
               UPDATE messages AS m
               SET to_number = '', sender_name = '', text = '', erased_at = coalesce(m.erased_at, ${at}), updated_at = ${at},
                 -- what only the work on a message in flight reads goes too (it leaves their indexes)
@@ -369,9 +396,12 @@ export class MessageStore extends Context.Service<MessageStore, {
               WHERE m.organisation_id = x.o AND m.id = x.i AND m.status IN ${sql.literal(finalList)}
               RETURNING ${sql.literal(messageColumns("m"))}),
             ${outbox.eraseMessages("erased")}
-            SELECT * FROM erased`, (erased) => forgetTexts(sql, erased))),
-      expired: (defaultDays, at, limit) =>
-        fromDatabase(sql<MessageKey>`WITH ${organisations.retention(defaultDays, at)}
+            SELECT * FROM erased`,
+                  (erased) => forgetTexts(sql, erased)
+                )
+              ),
+        expired: (defaultDays, at, limit) =>
+          fromDatabase(sql<MessageKey>`WITH ${organisations.retention(defaultDays, at)}
           SELECT e.organisation_id::text, e.id::text FROM retention AS r
           CROSS JOIN LATERAL (SELECT m.organisation_id, m.id FROM messages AS m
             WHERE m.organisation_id = r.organisation_id AND m.erased_at IS NULL AND m.status IN ${sql.literal(finalList)}
@@ -379,19 +409,22 @@ export class MessageStore extends Context.Service<MessageStore, {
             ORDER BY m.updated_at LIMIT ${limit}
             FOR UPDATE OF m SKIP LOCKED) AS e
           LIMIT ${limit}`),
-      expiredCount: (defaultDays, at) =>
-        fromDatabase(sql<{ n: number }>`WITH ${organisations.retention(defaultDays, at)}
+        expiredCount: (defaultDays, at) =>
+          fromDatabase(
+            sql<{ n: number }>`WITH ${organisations.retention(defaultDays, at)}
           SELECT count(*)::float8 AS n FROM retention AS r JOIN messages AS m ON m.organisation_id = r.organisation_id
           WHERE m.erased_at IS NULL AND m.status IN ${sql.literal(finalList)} AND m.updated_at < r.cutoff`.pipe(
-          Effect.map((rows) => rows[0]?.n ?? 0)
-        )),
-      inFlightCounts,
-      finalCounts: fromDatabase(sql<{ status: MessageStatus; n: number }>`SELECT status, sum(n)::float8 AS n
+              Effect.map((rows) => rows[0]?.n ?? 0)
+            )
+          ),
+        inFlightCounts,
+        finalCounts: fromDatabase(sql<{ status: MessageStatus; n: number }>`SELECT status, sum(n)::float8 AS n
         FROM (SELECT status, count(*) AS n FROM messages WHERE status IN ${sql.in(finalStatuses)} GROUP BY status
           UNION ALL ${packed.statusCounts}) AS x
         GROUP BY status`)
+      })
     })
-  }))
+  )
 }
 
 type Fragment = Statement.Fragment
@@ -419,7 +452,9 @@ export interface BatchCheck {
 
 /** The distinct batches (`organisation:batch`) among `pairs` of organisation and batch (null: none), sorted. */
 const batchKeys = (pairs: ReadonlyArray<readonly [string, string | null]>) =>
-  [...new Set(pairs.flatMap(([organisationId, batchId]) => (batchId === null ? [] : [`${organisationId}:${batchId}`])))].sort()
+  [
+    ...new Set(pairs.flatMap(([organisationId, batchId]) => (batchId === null ? [] : [`${organisationId}:${batchId}`])))
+  ].sort()
 
 /**
  * Locks the batches `keys` (of `batchKeys`) for `purpose` to the transaction's end, in key order:
@@ -435,11 +470,16 @@ const lockBatches = (sql: SqlClient.SqlClient, purpose: string, keys: ReadonlyAr
  */
 const forgetTexts = (sql: SqlClient.SqlClient, erased: ReadonlyArray<MessageRow>) => {
   const keys = batchKeys(erased.map((m) => [m.organisationId, m.batchId]))
-  return keys.length === 0 ? Effect.void : Effect.andThen(lockBatches(sql, "batch-text", keys), sql`DELETE FROM message_texts AS t
+  return keys.length === 0
+    ? Effect.void
+    : Effect.andThen(
+        lockBatches(sql, "batch-text", keys),
+        sql`DELETE FROM message_texts AS t
     USING unnest(${keys}::text[]) AS k
     WHERE t.organisation_id = split_part(k, ':', 1)::uuid AND t.batch_id = split_part(k, ':', 2)::uuid
       AND NOT EXISTS (SELECT 1 FROM messages AS m WHERE m.organisation_id = t.organisation_id AND m.batch_id = t.batch_id
-        AND m.erased_at IS NULL)`)
+        AND m.erased_at IS NULL)`
+      )
 }
 
 /**
@@ -453,10 +493,14 @@ const batchCompletion = (sql: SqlClient.SqlClient) => ({
     sql.literal(`${moved}.organisation_id::text AS batch_organisation_id, ${moved}.batch_id::text AS batch_id, (${moved}.batch_id IS NOT NULL AND ${moved}.status IN ${finalList}
       AND ${webhookSubscribed(`${moved}.organisation_id`, "'batch.completed'")}) AS batch_check`),
   completeBatches: (checked: ReadonlyArray<BatchCheck>, at: Date) => {
-    const keys = batchKeys(checked.flatMap((c) => (c.batchCheck && c.batchOrganisationId !== null ? [[c.batchOrganisationId, c.batchId]] : [])))
+    const keys = batchKeys(
+      checked.flatMap((c) =>
+        c.batchCheck && c.batchOrganisationId !== null ? [[c.batchOrganisationId, c.batchId]] : []
+      )
+    )
     if (keys.length === 0) return Effect.void
     const batches = keys.map((k) => ({ organisation_id: k.slice(0, 36), batch_id: k.slice(37) }))
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       yield* lockBatches(sql, "batch", keys)
       // each batch's members through the index that leads with (organisation_id, batch_id)
       yield* sql`WITH done AS (
@@ -537,7 +581,13 @@ export const messageFragments = (sql: SqlClient.SqlClient) => ({
    * (`submitted_at` to the minute, then `windowAfter` later, give or take `skew`) holds
    * `submittedAt`, other than `except` (`organisation_id, id`), as an EXISTS predicate.
    */
-  otherOrphanFits: (recipient: Fragment, submittedAt: Fragment, except: { readonly organisationId: Fragment; readonly id: Fragment }, skew: string, windowAfter: string) =>
+  otherOrphanFits: (
+    recipient: Fragment,
+    submittedAt: Fragment,
+    except: { readonly organisationId: Fragment; readonly id: Fragment },
+    skew: string,
+    windowAfter: string
+  ) =>
     sql`EXISTS (SELECT 1 FROM messages AS m
       WHERE m.to_number = ${recipient} AND m.status IN ('processing', 'unknown')
         AND m.provider_message_id IS NULL AND m.submitted_at IS NOT NULL

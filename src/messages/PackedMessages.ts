@@ -81,7 +81,12 @@ export const packedFragments = (sql: SqlClient.SqlClient) => {
       const held = status === undefined ? sql`` : sql`AND p.statuses_held & ${sql.literal(statusBit(status))} <> 0`
       // members of the page a pack holds for sure: all of them, or one (its first, when the cursor
       // cuts it, or when a status is asked: it holds one of that status at least)
-      const sure = status !== undefined ? sql`1` : before === undefined ? sql`p.members` : sql`CASE WHEN p.last_id >= ${before}::uuid THEN 1 ELSE p.members END`
+      const sure =
+        status !== undefined
+          ? sql`1`
+          : before === undefined
+            ? sql`p.members`
+            : sql`CASE WHEN p.last_id >= ${before}::uuid THEN 1 ELSE p.members END`
       return sql`SELECT ${columns}, e.created_at FROM (
           SELECT p.*, sum(p.sure) OVER (ORDER BY p.last_id DESC) - p.sure AS ahead FROM (
             SELECT p.*, ${sure} AS sure FROM erased_messages AS p

@@ -93,66 +93,90 @@ const resultOf = (rows: ReadonlyArray<Row>): QuickResult => {
   return { _tag: "Fallback" }
 }
 
-export class QuickAdmission extends Context.Service<QuickAdmission, {
-  /** Admits one message in one statement, or says why not. */
-  readonly message: (m: QuickMessage) => Effect.Effect<QuickResult, DatabaseUnavailable>
-  /** Admits a batch (its row, every member, one reservation) in one statement, or says why not. */
-  readonly batch: (b: QuickBatch) => Effect.Effect<QuickResult, DatabaseUnavailable>
-}>()("sms/QuickAdmission") {
-  static readonly layer = Layer.effect(QuickAdmission, Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const organisations = organisationFragments(sql)
-    const keys = idempotencyFragments(sql)
-    const messages = messageFragments(sql)
-    const ledger = ledgerFragments(sql)
+export class QuickAdmission extends Context.Service<
+  QuickAdmission,
+  {
+    /** Admits one message in one statement, or says why not. */
+    readonly message: (m: QuickMessage) => Effect.Effect<QuickResult, DatabaseUnavailable>
+    /** Admits a batch (its row, every member, one reservation) in one statement, or says why not. */
+    readonly batch: (b: QuickBatch) => Effect.Effect<QuickResult, DatabaseUnavailable>
+  }
+>()("sms/QuickAdmission") {
+  static readonly layer = Layer.effect(
+    QuickAdmission,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const organisations = organisationFragments(sql)
+      const keys = idempotencyFragments(sql)
+      const messages = messageFragments(sql)
+      const ledger = ledgerFragments(sql)
 
-    /** The reads the statement decides on: the sending profile, the key if stored, a lot of the earliest validity covering `credits`. */
-    const reads = (c: Common, route: "messages" | "message-batches", credits: number) =>
-      sql`${organisations.sendingProfile(c.organisationId, c.senderName)},
+      /** The reads the statement decides on: the sending profile, the key if stored, a lot of the earliest validity covering `credits`. */
+      const reads = (c: Common, route: "messages" | "message-batches", credits: number) =>
+        sql`${organisations.sendingProfile(c.organisationId, c.senderName)},
         ${keys.existing(c.organisationId, route, c.key)},
         ${ledger.lotFor(c.organisationId, c.today, credits)}`
 
-    /** Whether the key may be claimed by this statement: sendable, new, and a lot covers the reservation. */
-    const claimable = sql`EXISTS (SELECT 1 FROM org WHERE org.sms_enabled AND org.sender_active) AND NOT EXISTS (SELECT 1 FROM existing)
+      /** Whether the key may be claimed by this statement: sendable, new, and a lot covers the reservation. */
+      const claimable = sql`EXISTS (SELECT 1 FROM org WHERE org.sms_enabled AND org.sender_active) AND NOT EXISTS (SELECT 1 FROM existing)
         AND ${ledger.lotCovers}`
 
-    /** The statement's answer: whether it claimed, the sender, the stored key. */
-    const outcome = sql`SELECT (SELECT count(*) FROM k)::integer AS claimed, (SELECT sender_name FROM org) AS sender_name,
+      /** The statement's answer: whether it claimed, the sender, the stored key. */
+      const outcome = sql`SELECT (SELECT count(*) FROM k)::integer AS claimed, (SELECT sender_name FROM org) AS sender_name,
         e.fingerprint, e.state, e.response_status, e.response_body, e.response_location, e.erased
       FROM (SELECT 1) AS one LEFT JOIN existing AS e ON true`
 
-    const bodyWithSender = (body: string | null): Statement.Fragment =>
-      body === null
-        ? sql`NULL::text`
-        : sql`replace(${body}::text, ${JSON.stringify(unresolvedSender)}, to_json((SELECT sender_name FROM org))::text)`
+      const bodyWithSender = (body: string | null): Statement.Fragment =>
+        body === null
+          ? sql`NULL::text`
+          : sql`replace(${body}::text, ${JSON.stringify(unresolvedSender)}, to_json((SELECT sender_name FROM org))::text)`
 
-    const message = (m: QuickMessage) => {
-      const status = m.sendAt === null && !m.relayed ? "processing" : "scheduled"
-      const key = { organisationId: m.organisationId, route: "messages" as const, key: m.key, fingerprint: m.fingerprint, messageId: m.id, ...(m.answer === undefined ? {} : { answer: m.answer }) }
-      const member = sql`SELECT k.message_id AS id, NULL::uuid AS batch_id, NULL::integer AS batch_position, ${m.to}::text AS to_number,
+      const message = (m: QuickMessage) => {
+        const status = m.sendAt === null && !m.relayed ? "processing" : "scheduled"
+        const key = {
+          organisationId: m.organisationId,
+          route: "messages" as const,
+          key: m.key,
+          fingerprint: m.fingerprint,
+          messageId: m.id,
+          ...(m.answer === undefined ? {} : { answer: m.answer })
+        }
+        const member = sql`SELECT k.message_id AS id, NULL::uuid AS batch_id, NULL::integer AS batch_position, ${m.to}::text AS to_number,
         org.sender_name, ${status}::text AS status, ${m.sendAt}::timestamptz AS send_at, ${m.workerId}::uuid AS worker_id FROM k, org`
-      return fromDatabase(sql<Row>`WITH ${reads(m, "messages", m.segments)},
+        return fromDatabase(
+          sql<Row>`WITH ${reads(m, "messages", m.segments)},
         ${keys.claim(key, m.at, bodyWithSender(m.answer === undefined ? null : JSON.stringify(m.answer.body)), claimable)},
         ${messages.insert(m.organisationId, m.text, m.segments, member, m.at)},
         ${ledger.reserveFromLot(m.organisationId, m.segments, m.segments, "k", "ins", m.at)}
-        ${outcome}`.pipe(Effect.map(resultOf), Effect.withSpan("QuickAdmission.message")))
-    }
+        ${outcome}`.pipe(Effect.map(resultOf), Effect.withSpan("QuickAdmission.message"))
+        )
+      }
 
-    const batch = (b: QuickBatch) => {
-      const credits = b.members.length * b.segments
-      const members = JSON.stringify(b.members.map((x, i) => ({ id: x.id, to_number: x.to, position: i + 1 })))
-      const key = { organisationId: b.organisationId, route: "message-batches" as const, key: b.key, fingerprint: b.fingerprint, batchId: b.batchId, answer: b.answer }
-      const member = sql`SELECT x.id, k.batch_id, x.position AS batch_position, x.to_number, org.sender_name, 'scheduled'::text AS status,
+      const batch = (b: QuickBatch) => {
+        const credits = b.members.length * b.segments
+        const members = JSON.stringify(b.members.map((x, i) => ({ id: x.id, to_number: x.to, position: i + 1 })))
+        const key = {
+          organisationId: b.organisationId,
+          route: "message-batches" as const,
+          key: b.key,
+          fingerprint: b.fingerprint,
+          batchId: b.batchId,
+          answer: b.answer
+        }
+        const member = sql`SELECT x.id, k.batch_id, x.position AS batch_position, x.to_number, org.sender_name, 'scheduled'::text AS status,
           ${b.sendAt}::timestamptz AS send_at, NULL::uuid AS worker_id
         FROM k, org, json_to_recordset(${members}::json) AS x(id uuid, to_number text, position integer)`
-      return fromDatabase(sql<Row>`WITH ${reads(b, "message-batches", credits)},
+        return fromDatabase(
+          sql<Row>`WITH ${reads(b, "message-batches", credits)},
         ${keys.claim(key, b.at, sql`${JSON.stringify(b.answer.body)}::text`, claimable)},
         ${b.batchRow},
         ${messages.insert(b.organisationId, b.text, b.segments, member, b.at)},
         ${ledger.reserveFromLot(b.organisationId, credits, b.segments, "k", "ins", b.at)}
-        ${outcome}`.pipe(Effect.map(resultOf), Effect.withSpan("QuickAdmission.batch")))
-    }
+        ${outcome}`.pipe(Effect.map(resultOf), Effect.withSpan("QuickAdmission.batch"))
+        )
+      }
 
-    return QuickAdmission.of({ message, batch })
-  }))
+      return QuickAdmission.of({ message, batch })
+    })
+  )
 }

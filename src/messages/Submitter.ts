@@ -28,36 +28,46 @@ export const submissionOf = (m: MessageRow): Submission => ({
 /** The settlement outcome of a provider's answer. */
 export const outcomeOf = (result: SubmitResult): Outcome => {
   switch (result._tag) {
-    case "Accepted": return { _tag: "Accepted", providerRef: result.providerRef }
-    case "Rejected": return { _tag: "Rejected" }
-    case "Unreachable": return { _tag: "NeverSent" }
-    case "Unknown": return { _tag: "Unknown" }
+    case "Accepted":
+      return { _tag: "Accepted", providerRef: result.providerRef }
+    case "Rejected":
+      return { _tag: "Rejected" }
+    case "Unreachable":
+      return { _tag: "NeverSent" }
+    case "Unknown":
+      return { _tag: "Unknown" }
   }
 }
 
-export class Submitter extends Context.Service<Submitter, {
-  /** Submits a message already marked as handed over, and settles it on the provider's answer. */
-  readonly submitAndSettle: (message: MessageRow) => Effect.Effect<void, DatabaseUnavailable>
-  /** `submitAndSettle` for an immediate send: returns the answer its caller gets. */
-  readonly submitAndAnswer: (message: MessageRow) => Effect.Effect<Answer, DatabaseUnavailable>
-}>()("sms/Submitter") {
-  static readonly layer = Layer.effect(Submitter, Effect.gen(function*() {
-    const provider = yield* Provider
-    const settlement = yield* Settlement
-    // one sweeper bounds every submission (clock/Deadlines.ts), not a timer and a race each
-    const guard = yield* makeDeadlines(provider.submitDeadlineMs + submitGuardMarginMs)
-    const noAnswer: SubmitResult = { _tag: "Unknown", reason: "no answer from the provider in time" }
-    /** The provider's answer, or Unknown when it gave none within its deadline and the guard. */
-    const submit = (message: MessageRow) => guard.bounded(provider.submit(submissionOf(message)), () => noAnswer)
-    return Submitter.of({
-      // untraced: the dispatcher runs it for every message (a span and two stack captures each),
-      // its statements are traced per set
-      submitAndSettle: Effect.fnUntraced(function*(message: MessageRow) {
-        yield* settlement.settle(message, outcomeOf(yield* submit(message)), "provider")
-      }),
-      submitAndAnswer: Effect.fn("Submitter.submitAndAnswer")(function*(message: MessageRow) {
-        return yield* settlement.settleAnswer(message, outcomeOf(yield* submit(message)), "provider")
+export class Submitter extends Context.Service<
+  Submitter,
+  {
+    /** Submits a message already marked as handed over, and settles it on the provider's answer. */
+    readonly submitAndSettle: (message: MessageRow) => Effect.Effect<void, DatabaseUnavailable>
+    /** `submitAndSettle` for an immediate send: returns the answer its caller gets. */
+    readonly submitAndAnswer: (message: MessageRow) => Effect.Effect<Answer, DatabaseUnavailable>
+  }
+>()("sms/Submitter") {
+  static readonly layer = Layer.effect(
+    Submitter,
+    Effect.gen(function* () {
+      const provider = yield* Provider
+      const settlement = yield* Settlement
+      // one sweeper bounds every submission (clock/Deadlines.ts), not a timer and a race each
+      const guard = yield* makeDeadlines(provider.submitDeadlineMs + submitGuardMarginMs)
+      const noAnswer: SubmitResult = { _tag: "Unknown", reason: "no answer from the provider in time" }
+      /** The provider's answer, or Unknown when it gave none within its deadline and the guard. */
+      const submit = (message: MessageRow) => guard.bounded(provider.submit(submissionOf(message)), () => noAnswer)
+      return Submitter.of({
+        // untraced: the dispatcher runs it for every message (a span and two stack captures each),
+        // its statements are traced per set
+        submitAndSettle: Effect.fnUntraced(function* (message: MessageRow) {
+          yield* settlement.settle(message, outcomeOf(yield* submit(message)), "provider")
+        }),
+        submitAndAnswer: Effect.fn("Submitter.submitAndAnswer")(function* (message: MessageRow) {
+          return yield* settlement.settleAnswer(message, outcomeOf(yield* submit(message)), "provider")
+        })
       })
     })
-  }))
+  )
 }

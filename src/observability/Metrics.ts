@@ -72,7 +72,10 @@ const queryLabels = {
 } as const
 type QueryTag = keyof typeof queryLabels
 
-const byLabel = <K extends string, M>(labels: Readonly<Record<K, string>>, make: (label: string) => M): Readonly<Record<K, M>> =>
+const byLabel = <K extends string, M>(
+  labels: Readonly<Record<K, string>>,
+  make: (label: string) => M
+): Readonly<Record<K, M>> =>
   Object.fromEntries(Object.entries<string>(labels).map(([tag, label]) => [tag, make(label)])) as Record<K, M>
 
 const submitBoundaries = Metric.boundariesFromIterable(submitLatencyBoundsSeconds)
@@ -83,15 +86,18 @@ export const submitDuration: Readonly<Record<SubmitTag, Metric.Histogram<number>
     description: "Time the provider took to answer a submission, in seconds, by result",
     boundaries: submitBoundaries,
     attributes: { result }
-  }))
+  })
+)
 
 /** `sms_provider_queries_total`, one series per QueryResult tag. */
 export const providerQueries: Readonly<Record<QueryTag, Metric.Counter<number>>> = byLabel(queryLabels, (result) =>
   Metric.counter("sms_provider_queries_total", {
-    description: "Verification queries answered by the provider about messages whose submission result was unknown, by result",
+    description:
+      "Verification queries answered by the provider about messages whose submission result was unknown, by result",
     incremental: true,
     attributes: { result }
-  }))
+  })
+)
 
 // ---------------------------------------------------------------------------------------------
 // Receipts.
@@ -103,7 +109,8 @@ const receiptsApplied: Readonly<Record<ReceiptOutcome, Metric.Counter<number>>> 
   { delivered: "delivered", undeliverable: "undeliverable", ignored: "ignored" },
   (outcome) =>
     Metric.counter("sms_receipts_applied_total", {
-      description: "Delivery receipts applied to their message, by outcome (ignored: the message was already final, a repeat or out of order)",
+      description:
+        "Delivery receipts applied to their message, by outcome (ignored: the message was already final, a repeat or out of order)",
       incremental: true,
       attributes: { outcome }
     })
@@ -111,21 +118,26 @@ const receiptsApplied: Readonly<Record<ReceiptOutcome, Metric.Counter<number>>> 
 
 /** Adds what one round of the receipt applier did, by outcome (a `ReceiptRound` fits as it is). */
 export const countReceiptsApplied = (round: Readonly<Record<ReceiptOutcome, number>>): Effect.Effect<void> =>
-  Effect.all([
-    Metric.update(receiptsApplied.delivered, round.delivered),
-    Metric.update(receiptsApplied.undeliverable, round.undeliverable),
-    Metric.update(receiptsApplied.ignored, round.ignored)
-  ], { discard: true })
+  Effect.all(
+    [
+      Metric.update(receiptsApplied.delivered, round.delivered),
+      Metric.update(receiptsApplied.undeliverable, round.undeliverable),
+      Metric.update(receiptsApplied.ignored, round.ignored)
+    ],
+    { discard: true }
+  )
 
 /** `sms_receipts_dropped_total`, by reason: unmatched receipts removed after their time, or beyond the cap of their route. */
 export const receiptsDropped = {
   expired: Metric.counter("sms_receipts_dropped_total", {
-    description: "Unmatched receipts removed, by reason: expired (kept 7 days), over_cap (more than 10,000 unmatched for one route)",
+    description:
+      "Unmatched receipts removed, by reason: expired (kept 7 days), over_cap (more than 10,000 unmatched for one route)",
     incremental: true,
     attributes: { reason: "expired" }
   }),
   over_cap: Metric.counter("sms_receipts_dropped_total", {
-    description: "Unmatched receipts removed, by reason: expired (kept 7 days), over_cap (more than 10,000 unmatched for one route)",
+    description:
+      "Unmatched receipts removed, by reason: expired (kept 7 days), over_cap (more than 10,000 unmatched for one route)",
     incremental: true,
     attributes: { reason: "over_cap" }
   })
@@ -133,7 +145,8 @@ export const receiptsDropped = {
 
 /** `sms_smpp_refused_total`: what an SMSC sent that the adapter refused or could not use. */
 export const smppRefused = Metric.counter("sms_smpp_refused_total", {
-  description: "PDUs and fields from an SMSC the adapter refused or could not use (a malformed or unexpected PDU, a response matching no request, an invalid message id)",
+  description:
+    "PDUs and fields from an SMSC the adapter refused or could not use (a malformed or unexpected PDU, a response matching no request, an invalid message id)",
   incremental: true
 })
 
@@ -148,7 +161,8 @@ export const webhookAttempts: Readonly<Record<WebhookAttemptOutcome, Metric.Coun
   { succeeded: "succeeded", retried: "retried", failed: "failed" },
   (outcome) =>
     Metric.counter("sms_webhook_attempts_total", {
-      description: "Webhook delivery attempts, by outcome (retried: failed and scheduled again; failed: the delivery was given up)",
+      description:
+        "Webhook delivery attempts, by outcome (retried: failed and scheduled again; failed: the delivery was given up)",
       incremental: true,
       attributes: { outcome }
     })
@@ -156,7 +170,8 @@ export const webhookAttempts: Readonly<Record<WebhookAttemptOutcome, Metric.Coun
 
 /** `sms_webhook_backlog_oldest_age_seconds`. */
 export const webhookBacklogOldestAge = Metric.gauge("sms_webhook_backlog_oldest_age_seconds", {
-  description: "How long the oldest due webhook delivery of an enabled endpoint has waited, in seconds (0 when none waits)"
+  description:
+    "How long the oldest due webhook delivery of an enabled endpoint has waited, in seconds (0 when none waits)"
 })
 
 // ---------------------------------------------------------------------------------------------
@@ -167,7 +182,8 @@ export const messagesByStatus: Readonly<Record<MessageStatus, Metric.Gauge<numbe
   Object.fromEntries(MessageStatuses.map((s) => [s, s])) as Record<MessageStatus, string>,
   (status) =>
     Metric.gauge("sms_messages", {
-      description: "Messages by status, in the whole database (final statuses recounted at most every SMS_METRICS_RECOUNT_INTERVAL_MS)",
+      description:
+        "Messages by status, in the whole database (final statuses recounted at most every SMS_METRICS_RECOUNT_INTERVAL_MS)",
       attributes: { status }
     })
 )
@@ -189,12 +205,14 @@ export const reservedCredits = Metric.gauge("sms_reserved_credits", {
 
 /** `sms_receipts_unmatched`. */
 export const receiptsUnmatched = Metric.gauge("sms_receipts_unmatched", {
-  description: "Delivery receipts stored that no message has taken after their first try (kept 7 days, at most 10,000 per route)"
+  description:
+    "Delivery receipts stored that no message has taken after their first try (kept 7 days, at most 10,000 per route)"
 })
 
 /** `sms_retention_backlog_messages`. */
 export const retentionBacklog = Metric.gauge("sms_retention_backlog_messages", {
-  description: "Messages past their organisation's retention not erased yet (recounted at most every SMS_METRICS_RECOUNT_INTERVAL_MS; retention erases them within an hour)"
+  description:
+    "Messages past their organisation's retention not erased yet (recounted at most every SMS_METRICS_RECOUNT_INTERVAL_MS; retention erases them within an hour)"
 })
 
 const tableSeries = new Map<string, { readonly rows: Metric.Gauge<number>; readonly bytes: Metric.Gauge<number> }>()
@@ -205,11 +223,13 @@ export const tableGauges = (table: string) => {
   if (found !== undefined) return found
   const made = {
     rows: Metric.gauge("sms_table_rows", {
-      description: "Rows of each table of the schema, as PostgreSQL estimates them (pg_class.reltuples, as of the last VACUUM or ANALYZE)",
+      description:
+        "Rows of each table of the schema, as PostgreSQL estimates them (pg_class.reltuples, as of the last VACUUM or ANALYZE)",
       attributes: { table }
     }),
     bytes: Metric.gauge("sms_table_bytes", {
-      description: "Bytes of each table of the schema on disk, with its indexes and TOAST (pg_total_relation_size; partitions summed)",
+      description:
+        "Bytes of each table of the schema on disk, with its indexes and TOAST (pg_total_relation_size; partitions summed)",
       attributes: { table }
     })
   }
@@ -219,7 +239,8 @@ export const tableGauges = (table: string) => {
 
 /** `sms_database_up`. */
 export const databaseUp = Metric.gauge("sms_database_up", {
-  description: "1 when this scrape read the database gauges, 0 when the database did not answer in time (they then keep their last values)"
+  description:
+    "1 when this scrape read the database gauges, 0 when the database did not answer in time (they then keep their last values)"
 })
 
 /** Every series known in advance, so each one is exported (at 0) from the first scrape on. */

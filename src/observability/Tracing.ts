@@ -55,9 +55,9 @@ export const tracingLayer = (config: Pick<AppConfigShape, "otlpEndpoint" | "otel
   config.otlpEndpoint === undefined
     ? Layer.empty
     : OtlpTracer.layer({
-      url: tracesUrl(config.otlpEndpoint),
-      resource: { serviceName: config.otelServiceName },
-      exportInterval: exportIntervalMs,
-      maxBatchSize: exportBatchSpansMax,
-      shutdownTimeout: exportShutdownMs
-    }).pipe(Layer.provide(OtlpSerialization.layerJson), Layer.provide(BoundedFetchClient))
+        url: tracesUrl(config.otlpEndpoint),
+        resource: { serviceName: config.otelServiceName },
+        exportInterval: exportIntervalMs,
+        maxBatchSize: exportBatchSpansMax,
+        shutdownTimeout: exportShutdownMs
+      }).pipe(Layer.provide(OtlpSerialization.layerJson), Layer.provide(BoundedFetchClient))

@@ -77,67 +77,82 @@ const keyMemory = () => {
 }
 
 // Stryker disable StringLiteral: the service's key ("sms/ApiKeys" below) is unique whatever its text
-export class ApiKeys extends Context.Service<ApiKeys, {
-  /** Issues a key with these permissions; the full key is returned once and never stored. */
-  readonly issue: (organisationId: string, permissions: ReadonlyArray<Permission>) => Effect.Effect<IssuedKey, NotFound | DatabaseUnavailable>
-  /** The key's organisation and permissions when the token is a live key, else none. */
-  readonly authenticate: (token: string) => Effect.Effect<Option.Option<AuthenticatedKey>, DatabaseUnavailable>
-  /** The organisation's keys, oldest first, revoked ones included; NotFound when no such organisation. */
-  readonly list: (organisationId: string) => Effect.Effect<ReadonlyArray<KeySummary>, NotFound | DatabaseUnavailable>
-  /** Revokes a key for good; NotFound when no such key. */
-  readonly revoke: (keyId: string) => Effect.Effect<void, NotFound | DatabaseUnavailable>
-}>()("sms/ApiKeys") {
+export class ApiKeys extends Context.Service<
+  ApiKeys,
+  {
+    /** Issues a key with these permissions; the full key is returned once and never stored. */
+    readonly issue: (
+      organisationId: string,
+      permissions: ReadonlyArray<Permission>
+    ) => Effect.Effect<IssuedKey, NotFound | DatabaseUnavailable>
+    /** The key's organisation and permissions when the token is a live key, else none. */
+    readonly authenticate: (token: string) => Effect.Effect<Option.Option<AuthenticatedKey>, DatabaseUnavailable>
+    /** The organisation's keys, oldest first, revoked ones included; NotFound when no such organisation. */
+    readonly list: (organisationId: string) => Effect.Effect<ReadonlyArray<KeySummary>, NotFound | DatabaseUnavailable>
+    /** Revokes a key for good; NotFound when no such key. */
+    readonly revoke: (keyId: string) => Effect.Effect<void, NotFound | DatabaseUnavailable>
+  }
+>()("sms/ApiKeys") {
   // Stryker restore StringLiteral
-  static readonly layer = Layer.effect(ApiKeys, Effect.gen(function*() {
-    const store = yield* ApiKeyStore
-    const ids = yield* Ids
-    const memory = keyMemory()
-    const find = (keyId: string) =>
-      Effect.suspend(() => {
-        const known = memory.recall(keyId)
-        if (known !== undefined) return Effect.succeed(known)
-        const readAfter = memory.revocations
-        return Effect.tap(store.find(keyId), (row) => Effect.sync(() => row !== undefined && memory.remember(keyId, row, readAfter)))
-      })
+  static readonly layer = Layer.effect(
+    ApiKeys,
+    Effect.gen(function* () {
+      const store = yield* ApiKeyStore
+      const ids = yield* Ids
+      const memory = keyMemory()
+      const find = (keyId: string) =>
+        Effect.suspend(() => {
+          const known = memory.recall(keyId)
+          if (known !== undefined) return Effect.succeed(known)
+          const readAfter = memory.revocations
+          return Effect.tap(store.find(keyId), (row) =>
+            Effect.sync(() => row !== undefined && memory.remember(keyId, row, readAfter))
+          )
+        })
 
-    return ApiKeys.of({
-      // Stryker disable next-line StringLiteral: a span name, a label of traces, not behaviour
-      issue: Effect.fn("ApiKeys.issue")(function*(organisationId, permissions) {
-        if (!isUuid(organisationId)) return yield* NotFound.withMessage(`No organisation ${organisationId}`)
-        // Stryker disable next-line MethodExpression: the slice is a guard, 15 random bytes are 20 base64url characters
-        const keyId = (yield* ids.secret(15)).toLowerCase().replace(/[^a-z0-9]/g, "0").slice(0, 20)
-        const secret = yield* ids.secret(32)
-        const unique = [...new Set(permissions)]
-        if (!(yield* store.insert(organisationId, keyId, sha256(secret), unique, yield* now))) {
-          return yield* NotFound.withMessage(`No organisation ${organisationId}`)
-        }
-        return { keyId, apiKey: `svc_sms_${keyId}.${secret}`, permissions: unique }
-      }),
-      // Stryker disable next-line StringLiteral: a span name, a label of traces, not behaviour
-      authenticate: Effect.fn("ApiKeys.authenticate")(function*(token) {
-        const match = keyPattern.exec(token)
-        if (match === null) return Option.none()
-        const [, keyId, secret] = match as unknown as [string, string, string]
-        const row = yield* find(keyId)
-        const matches = timingSafeEqual(sha256(secret), row === undefined ? decoyHash : Buffer.from(row.secretSha256))
-        return (
-          // Stryker disable next-line ConditionalExpression: equivalent, without a row the secret was compared with the decoy, which no secret matches
-          row !== undefined &&
-          matches && !row.revoked
-        )
-          ? Option.some({ organisationId: row.organisationId, keyId, permissions: row.permissions })
-          : Option.none()
-      }),
-      // Stryker disable next-line StringLiteral: a span name, a label of traces, not behaviour
-      list: Effect.fn("ApiKeys.list")(function*(organisationId) {
-        const keys = isUuid(organisationId) ? yield* store.ofOrganisation(organisationId) : undefined
-        return keys === undefined ? yield* NotFound.withMessage(`No organisation ${organisationId}`) : keys
-      }),
-      // Stryker disable next-line StringLiteral: a span name, a label of traces, not behaviour
-      revoke: Effect.fn("ApiKeys.revoke")(function*(keyId) {
-        const revoked = yield* store.revoke(keyId, yield* now).pipe(Effect.ensuring(Effect.sync(() => memory.forget(keyId))))
-        if (!revoked) return yield* NotFound.withMessage(`No API key ${keyId}`)
+      return ApiKeys.of({
+        // Stryker disable next-line StringLiteral: a span name, a label of traces, not behaviour
+        issue: Effect.fn("ApiKeys.issue")(function* (organisationId, permissions) {
+          if (!isUuid(organisationId)) return yield* NotFound.withMessage(`No organisation ${organisationId}`)
+          // Stryker disable next-line MethodExpression: the slice is a guard, 15 random bytes are 20 base64url characters
+          const keyId = (yield* ids.secret(15))
+            .toLowerCase()
+            .replace(/[^a-z0-9]/g, "0")
+            .slice(0, 20)
+          const secret = yield* ids.secret(32)
+          const unique = [...new Set(permissions)]
+          if (!(yield* store.insert(organisationId, keyId, sha256(secret), unique, yield* now))) {
+            return yield* NotFound.withMessage(`No organisation ${organisationId}`)
+          }
+          return { keyId, apiKey: `svc_sms_${keyId}.${secret}`, permissions: unique }
+        }),
+        // Stryker disable next-line StringLiteral: a span name, a label of traces, not behaviour
+        authenticate: Effect.fn("ApiKeys.authenticate")(function* (token) {
+          const match = keyPattern.exec(token)
+          if (match === null) return Option.none()
+          const [, keyId, secret] = match as unknown as [string, string, string]
+          const row = yield* find(keyId)
+          const matches = timingSafeEqual(sha256(secret), row === undefined ? decoyHash : Buffer.from(row.secretSha256))
+          return (
+            // Stryker disable next-line ConditionalExpression: equivalent, without a row the secret was compared with the decoy, which no secret matches
+            row !== undefined && matches && !row.revoked
+              ? Option.some({ organisationId: row.organisationId, keyId, permissions: row.permissions })
+              : Option.none()
+          )
+        }),
+        // Stryker disable next-line StringLiteral: a span name, a label of traces, not behaviour
+        list: Effect.fn("ApiKeys.list")(function* (organisationId) {
+          const keys = isUuid(organisationId) ? yield* store.ofOrganisation(organisationId) : undefined
+          return keys === undefined ? yield* NotFound.withMessage(`No organisation ${organisationId}`) : keys
+        }),
+        // Stryker disable next-line StringLiteral: a span name, a label of traces, not behaviour
+        revoke: Effect.fn("ApiKeys.revoke")(function* (keyId) {
+          const revoked = yield* store
+            .revoke(keyId, yield* now)
+            .pipe(Effect.ensuring(Effect.sync(() => memory.forget(keyId))))
+          if (!revoked) return yield* NotFound.withMessage(`No API key ${keyId}`)
+        })
       })
     })
-  })).pipe(Layer.provideMerge(ApiKeyStore.layer))
+  ).pipe(Layer.provideMerge(ApiKeyStore.layer))
 }

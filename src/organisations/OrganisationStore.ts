@@ -35,67 +35,94 @@ export interface SendingProfile {
   readonly senderActive: boolean
 }
 
-
 const columns = "id::text, name, sms_enabled, default_sender_name, retention_days"
 
-export class OrganisationStore extends Context.Service<OrganisationStore, {
-  readonly insert: (organisation: Organisation, at: Date) => Fails<void>
-  readonly find: (id: string) => Fails<Organisation | undefined>
-  /** Writes what `organisation` says of SMS, the default sender and the retention. */
-  readonly update: (organisation: Organisation) => Fails<void>
-  /** At most `limit + 1` organisations newest first, after `after` (the extra one tells a next page exists). */
-  readonly newestFirst: (limit: number, after: ListPosition | undefined) => Fails<ReadonlyArray<ListedOrganisation>>
-  /** The organisation's senders by name; undefined when there is no such organisation. */
-  readonly senders: (organisationId: string) => Fails<ReadonlyArray<Sender> | undefined>
-  /** Registers a sender, or changes whether it is active (`keepExisting`: a known sender stays as it is). */
-  readonly putSender: (organisationId: string, sender: Sender, at: Date, keepExisting: boolean) => Fails<void>
-  /** The sending profile of a message with `requested` (else the default) sender; undefined when there is no such organisation. */
-  readonly sendingProfile: (organisationId: string, requested: string | undefined) => Fails<SendingProfile | undefined>
-  readonly isEmpty: Fails<boolean>
-}>()("sms/OrganisationStore") {
-  static readonly layer = Layer.effect(OrganisationStore, Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const fragments = organisationFragments(sql)
+export class OrganisationStore extends Context.Service<
+  OrganisationStore,
+  {
+    readonly insert: (organisation: Organisation, at: Date) => Fails<void>
+    readonly find: (id: string) => Fails<Organisation | undefined>
+    /** Writes what `organisation` says of SMS, the default sender and the retention. */
+    readonly update: (organisation: Organisation) => Fails<void>
+    /** At most `limit + 1` organisations newest first, after `after` (the extra one tells a next page exists). */
+    readonly newestFirst: (limit: number, after: ListPosition | undefined) => Fails<ReadonlyArray<ListedOrganisation>>
+    /** The organisation's senders by name; undefined when there is no such organisation. */
+    readonly senders: (organisationId: string) => Fails<ReadonlyArray<Sender> | undefined>
+    /** Registers a sender, or changes whether it is active (`keepExisting`: a known sender stays as it is). */
+    readonly putSender: (organisationId: string, sender: Sender, at: Date, keepExisting: boolean) => Fails<void>
+    /** The sending profile of a message with `requested` (else the default) sender; undefined when there is no such organisation. */
+    readonly sendingProfile: (
+      organisationId: string,
+      requested: string | undefined
+    ) => Fails<SendingProfile | undefined>
+    readonly isEmpty: Fails<boolean>
+  }
+>()("sms/OrganisationStore") {
+  static readonly layer = Layer.effect(
+    OrganisationStore,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const fragments = organisationFragments(sql)
 
-    const putSender = (organisationId: string, sender: Sender, at: Date, keepExisting: boolean) =>
-      keepExisting
-        ? sql`INSERT INTO senders (organisation_id, name, active, updated_at)
+      const putSender = (organisationId: string, sender: Sender, at: Date, keepExisting: boolean) =>
+        keepExisting
+          ? sql`INSERT INTO senders (organisation_id, name, active, updated_at)
             VALUES (${organisationId}, ${sender.name}, ${sender.active}, ${at}) ON CONFLICT DO NOTHING`
-        : sql`INSERT INTO senders (organisation_id, name, active, updated_at)
+          : sql`INSERT INTO senders (organisation_id, name, active, updated_at)
             VALUES (${organisationId}, ${sender.name}, ${sender.active}, ${at})
             ON CONFLICT (organisation_id, name) DO UPDATE SET active = EXCLUDED.active, updated_at = EXCLUDED.updated_at`
 
-    return OrganisationStore.of({
-      insert: (o, at) =>
-        fromDatabase(sql`INSERT INTO organisations (id, name, sms_enabled, default_sender_name, retention_days, created_at)
-          VALUES (${o.id}, ${o.name}, ${o.smsEnabled}, ${o.defaultSenderName}, ${o.retentionDays}, ${at})`.pipe(Effect.asVoid)),
-      find: (id) =>
-        fromDatabase(sql<Organisation>`SELECT ${sql.literal(columns)} FROM organisations WHERE id = ${id}`
-          .pipe(Effect.map((rows) => rows[0]))),
-      update: (o) =>
-        fromDatabase(sql`UPDATE organisations SET sms_enabled = ${o.smsEnabled}, default_sender_name = ${o.defaultSenderName},
-          retention_days = ${o.retentionDays} WHERE id = ${o.id}`.pipe(Effect.asVoid)),
-      newestFirst: (limit, after) =>
-        fromDatabase(sql<ListedOrganisation>`SELECT ${sql.literal(columns)}, created_at FROM organisations
+      return OrganisationStore.of({
+        insert: (o, at) =>
+          fromDatabase(
+            sql`INSERT INTO organisations (id, name, sms_enabled, default_sender_name, retention_days, created_at)
+          VALUES (${o.id}, ${o.name}, ${o.smsEnabled}, ${o.defaultSenderName}, ${o.retentionDays}, ${at})`.pipe(
+              Effect.asVoid
+            )
+          ),
+        find: (id) =>
+          fromDatabase(
+            sql<Organisation>`SELECT ${sql.literal(columns)} FROM organisations WHERE id = ${id}`.pipe(
+              Effect.map((rows) => rows[0])
+            )
+          ),
+        update: (o) =>
+          fromDatabase(
+            sql`UPDATE organisations SET sms_enabled = ${o.smsEnabled}, default_sender_name = ${o.defaultSenderName},
+          retention_days = ${o.retentionDays} WHERE id = ${o.id}`.pipe(Effect.asVoid)
+          ),
+        newestFirst: (limit, after) =>
+          fromDatabase(sql<ListedOrganisation>`SELECT ${sql.literal(columns)}, created_at FROM organisations
           ${after === undefined ? sql`` : sql`WHERE (created_at, id) < (${after.createdAt}, ${after.id}::uuid)`}
           ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`),
-      senders: (organisationId) =>
-        // the organisation joined first: no row means no organisation, a null name means no sender
-        fromDatabase(sql<{ name: string | null; active: boolean | null }>`SELECT s.name, s.active
+        senders: (organisationId) =>
+          // the organisation joined first: no row means no organisation, a null name means no sender
+          fromDatabase(
+            sql<{ name: string | null; active: boolean | null }>`SELECT s.name, s.active
           FROM organisations o LEFT JOIN senders s ON s.organisation_id = o.id
           WHERE o.id = ${organisationId} ORDER BY s.name`.pipe(
-          Effect.map((rows) =>
-            rows.length === 0 ? undefined : rows.flatMap((r) => (r.name === null ? [] : [{ name: r.name, active: r.active === true }])))
-        )),
-      putSender: (organisationId, sender, at, keepExisting) => fromDatabase(putSender(organisationId, sender, at, keepExisting).pipe(Effect.asVoid)),
-      sendingProfile: (organisationId, requested) =>
-        fromDatabase(sql<SendingProfile>`WITH ${fragments.sendingProfile(organisationId, requested)}
-          SELECT sms_enabled, sender_name, sender_active FROM org`.pipe(Effect.map((rows) => rows[0]))),
-      isEmpty: fromDatabase(sql<{ n: number }>`SELECT count(*)::integer AS n FROM (SELECT 1 FROM organisations LIMIT 1) o`.pipe(
-        Effect.map((rows) => rows[0]!.n === 0)
-      ))
+              Effect.map((rows) =>
+                rows.length === 0
+                  ? undefined
+                  : rows.flatMap((r) => (r.name === null ? [] : [{ name: r.name, active: r.active === true }]))
+              )
+            )
+          ),
+        putSender: (organisationId, sender, at, keepExisting) =>
+          fromDatabase(putSender(organisationId, sender, at, keepExisting).pipe(Effect.asVoid)),
+        sendingProfile: (organisationId, requested) =>
+          fromDatabase(
+            sql<SendingProfile>`WITH ${fragments.sendingProfile(organisationId, requested)}
+          SELECT sms_enabled, sender_name, sender_active FROM org`.pipe(Effect.map((rows) => rows[0]))
+          ),
+        isEmpty: fromDatabase(
+          sql<{ n: number }>`SELECT count(*)::integer AS n FROM (SELECT 1 FROM organisations LIMIT 1) o`.pipe(
+            Effect.map((rows) => rows[0]!.n === 0)
+          )
+        )
+      })
     })
-  }))
+  )
 }
 
 /** Fragments of the statements that judge an organisation's sending profile, or its retention, in passing. */

@@ -2,22 +2,25 @@
 import { Context, Effect, Layer } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
 
-export class Ids extends Context.Service<Ids, {
-  /** A new random UUID (v4). */
-  readonly uuid: Effect.Effect<string>
-  /**
-   * A new time-ordered UUID (v7, RFC 9562) of something made at `at`: its milliseconds, then a
-   * 12-bit sequence that increases within a millisecond in this process (RFC 9562's method 3),
-   * then 62 random bits. The ids of messages and batches, made from the instant stored as their
-   * creation: each is written at the end of the indexes that lead with it, not at a random place
-   * (a page split at a random place leaves two half-full pages), the ids of one batch's members
-   * follow the order of its recipients, the ids of one month's messages fall in that month's
-   * partition, and an organisation's messages in id order are in the order of their creation.
-   */
-  readonly timeOrdered: (at: Date) => Effect.Effect<string>
-  /** `bytes` cryptographically random bytes, base64url-encoded. */
-  readonly secret: (bytes: number) => Effect.Effect<string>
-}>()("sms/Ids") {
+export class Ids extends Context.Service<
+  Ids,
+  {
+    /** A new random UUID (v4). */
+    readonly uuid: Effect.Effect<string>
+    /**
+     * A new time-ordered UUID (v7, RFC 9562) of something made at `at`: its milliseconds, then a
+     * 12-bit sequence that increases within a millisecond in this process (RFC 9562's method 3),
+     * then 62 random bits. The ids of messages and batches, made from the instant stored as their
+     * creation: each is written at the end of the indexes that lead with it, not at a random place
+     * (a page split at a random place leaves two half-full pages), the ids of one batch's members
+     * follow the order of its recipients, the ids of one month's messages fall in that month's
+     * partition, and an organisation's messages in id order are in the order of their creation.
+     */
+    readonly timeOrdered: (at: Date) => Effect.Effect<string>
+    /** `bytes` cryptographically random bytes, base64url-encoded. */
+    readonly secret: (bytes: number) => Effect.Effect<string>
+  }
+>()("sms/Ids") {
   static readonly layer = Layer.sync(Ids, () => {
     const next = uuidV7Source()
     return Ids.of({

@@ -10,16 +10,16 @@ import { Provider, type QueryResult, type SubmitResult } from "./Provider.ts"
 const nanosPerSecond = 1e9
 
 /** Wraps a submit function so each call's latency is recorded under its result's tag. */
-export const timedSubmit = <S, R extends { readonly _tag: SubmitResult["_tag"] }>(
-  submit: (submission: S) => Effect.Effect<R>
-) =>
-(submission: S): Effect.Effect<R> =>
-  Effect.clockWith((clock) => {
-    // real elapsed time: under the test clock the service's time stands still while a provider answers
-    const started = clock.monotonicTimeNanosUnsafe()
-    return Effect.tap(submit(submission), (result) =>
-      Metric.update(submitDuration[result._tag], Number(clock.monotonicTimeNanosUnsafe() - started) / nanosPerSecond))
-  })
+export const timedSubmit =
+  <S, R extends { readonly _tag: SubmitResult["_tag"] }>(submit: (submission: S) => Effect.Effect<R>) =>
+  (submission: S): Effect.Effect<R> =>
+    Effect.clockWith((clock) => {
+      // real elapsed time: under the test clock the service's time stands still while a provider answers
+      const started = clock.monotonicTimeNanosUnsafe()
+      return Effect.tap(submit(submission), (result) =>
+        Metric.update(submitDuration[result._tag], Number(clock.monotonicTimeNanosUnsafe() - started) / nanosPerSecond)
+      )
+    })
 
 const countQuery = (result: QueryResult) => Metric.update(providerQueries[result._tag], 1)
 
@@ -32,4 +32,7 @@ export const metered = (provider: typeof Provider.Service): typeof Provider.Serv
   })
 
 /** Decorates the Provider below it: `MeteredProvider.pipe(Layer.provide(adapterLayer))`. */
-export const MeteredProvider: Layer.Layer<Provider, never, Provider> = Layer.effect(Provider, Effect.map(Effect.service(Provider), metered))
+export const MeteredProvider: Layer.Layer<Provider, never, Provider> = Layer.effect(
+  Provider,
+  Effect.map(Effect.service(Provider), metered)
+)

@@ -87,41 +87,46 @@ export const canSend = (sendable: Sendable, to: string): boolean =>
 
 /** Whether `sendable` lets this process submit no number at all (it holds no bind, and `*` is some route's). */
 export const sendsNothing = (sendable: Sendable): boolean =>
-  sendable._tag === "ByPrefix" && sendable.prefixes.every((p) => !p.held) && sendable.prefixes.some((p) => p.prefix === "")
+  sendable._tag === "ByPrefix" &&
+  sendable.prefixes.every((p) => !p.held) &&
+  sendable.prefixes.some((p) => p.prefix === "")
 
-export class Provider extends Context.Service<Provider, {
-  /** Hands one message to the provider; never fails: every outcome is a SubmitResult. Safe to call concurrently. */
-  readonly submit: (submission: Submission) => Effect.Effect<SubmitResult>
-  /** Asks what the provider knows of a message whose result was unknown; never resubmits it. */
-  readonly query: (query: Query) => Effect.Effect<QueryResult>
-  /** The state of every route this provider serves. */
-  readonly health: Effect.Effect<ReadonlyArray<RouteHealth>>
-  /** The route that serves a number (the prefix of the provider refs it gives), if any. */
-  readonly routeOf: (to: string) => string | undefined
-  /** Which numbers this process can submit now: a route whose binds other processes hold is theirs. */
-  readonly sendable: () => Sendable
-  /**
-   * Waits for the turn of a dispatched message to `to` in its route's rate, evenly spaced
-   * (SMPP `mps`), before the dispatcher marks it as handed over: a message waiting for the rate
-   * is still only claimed, so a crash leaves it to be sent by another process rather than
-   * `unknown`. Immediate sends do not wait here (their submission does).
-   */
-  readonly pace: (to: string) => Effect.Effect<void>
-  /**
-   * Whether `pace` may wait (a route has a rate). When it never does, the dispatcher's claim
-   * starts the messages it takes in the same statement: nothing waits between the two.
-   */
-  readonly paced: boolean
-  /** Longest `submit` may take before it answers (its own response deadline): the caller's guard waits a little longer. */
-  readonly submitDeadlineMs: number
-  /**
-   * The most submissions a second it hands over in all (the sum of what its routes allow
-   * themselves: this process's share of each cap, less the margin), or undefined
-   * when a route has no cap: the dispatcher keeps no more messages in hand than it can hand over
-   * in a moment, so a message of another organisation falling due is not queued behind them.
-   */
-  readonly ratePerSecond: number | undefined
-}>()("sms/Provider") {}
+export class Provider extends Context.Service<
+  Provider,
+  {
+    /** Hands one message to the provider; never fails: every outcome is a SubmitResult. Safe to call concurrently. */
+    readonly submit: (submission: Submission) => Effect.Effect<SubmitResult>
+    /** Asks what the provider knows of a message whose result was unknown; never resubmits it. */
+    readonly query: (query: Query) => Effect.Effect<QueryResult>
+    /** The state of every route this provider serves. */
+    readonly health: Effect.Effect<ReadonlyArray<RouteHealth>>
+    /** The route that serves a number (the prefix of the provider refs it gives), if any. */
+    readonly routeOf: (to: string) => string | undefined
+    /** Which numbers this process can submit now: a route whose binds other processes hold is theirs. */
+    readonly sendable: () => Sendable
+    /**
+     * Waits for the turn of a dispatched message to `to` in its route's rate, evenly spaced
+     * (SMPP `mps`), before the dispatcher marks it as handed over: a message waiting for the rate
+     * is still only claimed, so a crash leaves it to be sent by another process rather than
+     * `unknown`. Immediate sends do not wait here (their submission does).
+     */
+    readonly pace: (to: string) => Effect.Effect<void>
+    /**
+     * Whether `pace` may wait (a route has a rate). When it never does, the dispatcher's claim
+     * starts the messages it takes in the same statement: nothing waits between the two.
+     */
+    readonly paced: boolean
+    /** Longest `submit` may take before it answers (its own response deadline): the caller's guard waits a little longer. */
+    readonly submitDeadlineMs: number
+    /**
+     * The most submissions a second it hands over in all (the sum of what its routes allow
+     * themselves: this process's share of each cap, less the margin), or undefined
+     * when a route has no cap: the dispatcher keeps no more messages in hand than it can hand over
+     * in a moment, so a message of another organisation falling due is not queued behind them.
+     */
+    readonly ratePerSecond: number | undefined
+  }
+>()("sms/Provider") {}
 
 /**
  * A final delivery receipt as a provider reports it. Non-final states (ENROUTE, ACCEPTD) are not
@@ -151,18 +156,21 @@ export interface LateResult {
 /** The inbox could not store what it was given (the database is unreachable): the provider must keep it and tell us again. */
 export class InboxUnavailable extends Data.TaggedError("InboxUnavailable")<{ readonly cause: unknown }> {}
 
-export class ProviderInbox extends Context.Service<ProviderInbox, {
-  /**
-   * Stores a receipt durably; succeeds only once it is committed, so the adapter acknowledges it
-   * after (SMPP `deliver_sm_resp`). A repeated receipt is stored once. It is applied to its
-   * message later, whenever that message can take it.
-   */
-  readonly receipt: (receipt: IncomingReceipt) => Effect.Effect<void, InboxUnavailable>
-  /**
-   * `receipt` for a provider that reports in rounds: stores them together; whether each was
-   * stored (one that was not is to be reported again, as an unavailable `receipt`).
-   */
-  readonly receipts: (receipts: ReadonlyArray<IncomingReceipt>) => Effect.Effect<ReadonlyArray<boolean>>
-  /** Stores a late answer to a submission as evidence for the verifier; repeated evidence is stored once. */
-  readonly lateResult: (result: LateResult) => Effect.Effect<void, InboxUnavailable>
-}>()("sms/ProviderInbox") {}
+export class ProviderInbox extends Context.Service<
+  ProviderInbox,
+  {
+    /**
+     * Stores a receipt durably; succeeds only once it is committed, so the adapter acknowledges it
+     * after (SMPP `deliver_sm_resp`). A repeated receipt is stored once. It is applied to its
+     * message later, whenever that message can take it.
+     */
+    readonly receipt: (receipt: IncomingReceipt) => Effect.Effect<void, InboxUnavailable>
+    /**
+     * `receipt` for a provider that reports in rounds: stores them together; whether each was
+     * stored (one that was not is to be reported again, as an unavailable `receipt`).
+     */
+    readonly receipts: (receipts: ReadonlyArray<IncomingReceipt>) => Effect.Effect<ReadonlyArray<boolean>>
+    /** Stores a late answer to a submission as evidence for the verifier; repeated evidence is stored once. */
+    readonly lateResult: (result: LateResult) => Effect.Effect<void, InboxUnavailable>
+  }
+>()("sms/ProviderInbox") {}

@@ -11,14 +11,19 @@ import { MeteredProvider } from "./Metered.ts"
 import { smppProviderLayer } from "./smpp/SmppProvider.ts"
 import { BindSlotStore } from "./smpp/BindSlots.ts"
 
-const Adapter = Layer.unwrap(Effect.map(AppConfig, (c) =>
-  c.provider === "smpp" && c.smpp !== undefined
-    // the embedded PGlite serves one process only: its binds are the fleet's, no slot to lease
-    ? c.databaseUrl === undefined ? smppProviderLayer(c.smpp) : smppProviderLayer(c.smpp).pipe(Layer.provide(BindSlotStore.layer))
-    : simulatorLayer({
-      receiptDelayMs: c.simulatorReceiptDelayMs,
-      slowMs: c.simulatorSlowMs,
-      autonomous: c.clock !== "test"
-    })))
+const Adapter = Layer.unwrap(
+  Effect.map(AppConfig, (c) =>
+    c.provider === "smpp" && c.smpp !== undefined
+      ? // the embedded PGlite serves one process only: its binds are the fleet's, no slot to lease
+        c.databaseUrl === undefined
+        ? smppProviderLayer(c.smpp)
+        : smppProviderLayer(c.smpp).pipe(Layer.provide(BindSlotStore.layer))
+      : simulatorLayer({
+          receiptDelayMs: c.simulatorReceiptDelayMs,
+          slowMs: c.simulatorSlowMs,
+          autonomous: c.clock !== "test"
+        })
+  )
+)
 
 export const providerLayer = MeteredProvider.pipe(Layer.provideMerge(Adapter))

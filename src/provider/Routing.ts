@@ -6,7 +6,7 @@ export interface Routed {
 }
 
 /** A function answering the route serving a number, or undefined when none does. */
-export const makeRouter = <R extends Routed>(routes: ReadonlyArray<R>): (to: string) => R | undefined => {
+export const makeRouter = <R extends Routed>(routes: ReadonlyArray<R>): ((to: string) => R | undefined) => {
   const table = routes
     .flatMap((route) => route.prefixes.map((prefix) => ({ prefix: prefix === "*" ? "" : prefix, route })))
     .sort((a, b) => b.prefix.length - a.prefix.length)

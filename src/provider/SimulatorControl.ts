@@ -7,23 +7,26 @@
 import { Context, type Effect } from "effect"
 import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
 
-export class SimulatorControl extends Context.Service<SimulatorControl, {
-  /** Sends every receipt due by the clock's now; returns how many it sent. */
-  readonly runDue: Effect.Effect<number, DatabaseUnavailable>
-  /** When the next receipt falls due after `after`, if any (one due by then and not sent is not waited on). */
-  readonly nextDue: (after: Date) => Effect.Effect<Date | undefined, DatabaseUnavailable>
-  /**
-   * Makes the simulated provider send a receipt now for a message it accepted, whatever its test
-   * number said; false when the simulator never accepted that message.
-   */
-  readonly sendReceipt: (
-    organisationId: string,
-    messageId: string,
-    outcome: "delivered" | "undeliverable"
-  ) => Effect.Effect<boolean, DatabaseUnavailable>
-  /**
-   * Forgets at most `limit` messages whose receipt was sent before `before` (nothing asks the
-   * simulator about a message once it has its outcome); returns how many.
-   */
-  readonly compact: (before: Date, limit: number) => Effect.Effect<number, DatabaseUnavailable>
-}>()("sms/SimulatorControl") {}
+export class SimulatorControl extends Context.Service<
+  SimulatorControl,
+  {
+    /** Sends every receipt due by the clock's now; returns how many it sent. */
+    readonly runDue: Effect.Effect<number, DatabaseUnavailable>
+    /** When the next receipt falls due after `after`, if any (one due by then and not sent is not waited on). */
+    readonly nextDue: (after: Date) => Effect.Effect<Date | undefined, DatabaseUnavailable>
+    /**
+     * Makes the simulated provider send a receipt now for a message it accepted, whatever its test
+     * number said; false when the simulator never accepted that message.
+     */
+    readonly sendReceipt: (
+      organisationId: string,
+      messageId: string,
+      outcome: "delivered" | "undeliverable"
+    ) => Effect.Effect<boolean, DatabaseUnavailable>
+    /**
+     * Forgets at most `limit` messages whose receipt was sent before `before` (nothing asks the
+     * simulator about a message once it has its outcome); returns how many.
+     */
+    readonly compact: (before: Date, limit: number) => Effect.Effect<number, DatabaseUnavailable>
+  }
+>()("sms/SimulatorControl") {}

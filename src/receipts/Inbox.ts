@@ -28,49 +28,69 @@ export const acceptanceWaitMaxMs = 1_000
 /** Whatever kept it from being stored, the provider must keep what it reported and tell us again. */
 const unavailable = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, InboxUnavailable> =>
   Effect.catchCause(effect, (cause) =>
-    Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause as Cause.Cause<never>) : Effect.fail(new InboxUnavailable({ cause: Cause.squash(cause) })))
+    Cause.hasInterruptsOnly(cause)
+      ? Effect.failCause(cause as Cause.Cause<never>)
+      : Effect.fail(new InboxUnavailable({ cause: Cause.squash(cause) }))
+  )
 
-export const inboxLayer = Layer.effect(ProviderInbox, Effect.gen(function*() {
-  const queue = yield* MessageQueueStore
-  const receipts = yield* Receipts
-  const acceptances = yield* AcceptancesInFlight
+export const inboxLayer = Layer.effect(
+  ProviderInbox,
+  Effect.gen(function* () {
+    const queue = yield* MessageQueueStore
+    const receipts = yield* Receipts
+    const acceptances = yield* AcceptancesInFlight
 
-  /** One set of receipts in one statement, once this process's acceptances of their messages have settled. */
-  const storeSet = (items: ReadonlyArray<IncomingReceipt>) =>
-    acceptances.awaitSettled(items.map((r) => r.providerRef), acceptanceWaitMaxMs).pipe(Effect.andThen(receipts.receive(items)))
+    /** One set of receipts in one statement, once this process's acceptances of their messages have settled. */
+    const storeSet = (items: ReadonlyArray<IncomingReceipt>) =>
+      acceptances
+        .awaitSettled(
+          items.map((r) => r.providerRef),
+          acceptanceWaitMaxMs
+        )
+        .pipe(Effect.andThen(receipts.receive(items)))
 
-  const storeReceipts = yield* makeGroupCommit({
-    name: "receipt inbox",
-    maxSize: inboxSetSizeMax,
-    runSet: (items: ReadonlyArray<IncomingReceipt>) => Effect.as(storeSet(items), items.map(() => undefined))
+    const storeReceipts = yield* makeGroupCommit({
+      name: "receipt inbox",
+      maxSize: inboxSetSizeMax,
+      runSet: (items: ReadonlyArray<IncomingReceipt>) =>
+        Effect.as(
+          storeSet(items),
+          items.map(() => undefined)
+        )
+    })
+    /** Whether `effect` succeeded; an interruption stays one. */
+    const succeeded = <E>(effect: Effect.Effect<unknown, E>) =>
+      effect.pipe(
+        Effect.as(true),
+        Effect.catchCause((cause) =>
+          Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause as Cause.Cause<never>) : Effect.succeed(false)
+        )
+      )
+    const storeRound = (round: ReadonlyArray<IncomingReceipt>) =>
+      Effect.forEach(Arr.chunksOf(round, inboxSetSizeMax), (set) =>
+        succeeded(storeSet(set)).pipe(
+          Effect.flatMap((stored) =>
+            stored
+              ? Effect.succeed(set.map(() => true))
+              : Effect.forEach(set, (r) => succeeded(storeReceipts(r)), { concurrency: "unbounded" })
+          )
+        )
+      ).pipe(Effect.map((sets) => sets.flat()))
+
+    const storeLateResults = yield* makeGroupCommit({
+      name: "late answer inbox",
+      maxSize: inboxSetSizeMax,
+      runSet: (items: ReadonlyArray<LateResult>) =>
+        Effect.gen(function* () {
+          yield* queue.storeEvidence(items, yield* now)
+          return items.map(() => undefined)
+        })
+    })
+
+    return ProviderInbox.of({
+      receipt: (r) => unavailable(storeReceipts(r)),
+      receipts: storeRound,
+      lateResult: (r) => unavailable(storeLateResults(r))
+    })
   })
-  /** Whether `effect` succeeded; an interruption stays one. */
-  const succeeded = <E>(effect: Effect.Effect<unknown, E>) =>
-    effect.pipe(
-      Effect.as(true),
-      Effect.catchCause((cause) => (Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause as Cause.Cause<never>) : Effect.succeed(false)))
-    )
-  const storeRound = (round: ReadonlyArray<IncomingReceipt>) =>
-    Effect.forEach(Arr.chunksOf(round, inboxSetSizeMax), (set) =>
-      succeeded(storeSet(set)).pipe(Effect.flatMap((stored) =>
-        stored
-          ? Effect.succeed(set.map(() => true))
-          : Effect.forEach(set, (r) => succeeded(storeReceipts(r)), { concurrency: "unbounded" })
-      ))).pipe(Effect.map((sets) => sets.flat()))
-
-  const storeLateResults = yield* makeGroupCommit({
-    name: "late answer inbox",
-    maxSize: inboxSetSizeMax,
-    runSet: (items: ReadonlyArray<LateResult>) =>
-      Effect.gen(function*() {
-        yield* queue.storeEvidence(items, yield* now)
-        return items.map(() => undefined)
-      })
-  })
-
-  return ProviderInbox.of({
-    receipt: (r) => unavailable(storeReceipts(r)),
-    receipts: storeRound,
-    lateResult: (r) => unavailable(storeLateResults(r))
-  })
-}))
+)

@@ -51,7 +51,9 @@ const retry = { firstMs: receiptRetryFirstMs, maxMs: receiptRetryMaxMs }
 /** What a set did, from its counts by state and outcome. */
 const roundOf = (rows: RoundCounts): ReceiptRound => {
   const count = (state: string, outcome?: string) =>
-    rows.filter((r) => r.state === state && (outcome === undefined || r.outcome === outcome)).reduce((n, r) => n + r.n, 0)
+    rows
+      .filter((r) => r.state === state && (outcome === undefined || r.outcome === outcome))
+      .reduce((n, r) => n + r.n, 0)
   return {
     delivered: count("applied", "delivered"),
     undeliverable: count("applied", "undeliverable"),
@@ -60,73 +62,96 @@ const roundOf = (rows: RoundCounts): ReceiptRound => {
   }
 }
 
-export class Receipts extends Context.Service<Receipts, {
-  /**
-   * Receipts as a provider reports them, in one statement: applied at once when their message is
-   * accepted, ignored when it is a repeat, else stored pending for the applier (woken).
-   */
-  readonly receive: (receipts: ReadonlyArray<IncomingReceipt>) => Effect.Effect<void, DatabaseUnavailable>
-  /** Applies up to `receiptSetSizeMax` receipts whose try is due, in one statement. */
-  readonly applyDue: Effect.Effect<ReceiptRound, DatabaseUnavailable>
-  /** When the next pending receipt is due, if any. */
-  readonly nextDue: Effect.Effect<Date | undefined, DatabaseUnavailable>
-  /** Removes unmatched receipts older than `unmatchedTtlMs` and beyond `unmatchedPerRouteMax` per route; returns how many. */
-  readonly dropUnmatched: Effect.Effect<number, DatabaseUnavailable>
-  /**
-   * The provider id each of these messages is proved to have by exactly one unmatched receipt
-   * (route, number, submit date within the submission window of `windowMs` after `submittedAt`,
-   * give or take `orphanClockSkewMs`) that fits no other message; by `organisationId/id`.
-   */
-  readonly orphanMatches: (orphans: ReadonlyArray<Orphan>, windowMs: number) => Effect.Effect<ReadonlyMap<string, string>, DatabaseUnavailable>
-  /** Makes the pending receipts of these provider ids due now (their message just became accepted). */
-  readonly retryNow: (providerRefs: ReadonlyArray<string>) => Effect.Effect<void, DatabaseUnavailable>
-  /** Waits until woken, or `ms` at the most. */
-  readonly awaitWake: (ms: number) => Effect.Effect<void>
-}>()("sms/Receipts") {
-  static readonly layer = Layer.effect(Receipts, Effect.gen(function*() {
-    const store = yield* ReceiptStore
-    const signal = yield* Queue.sliding<true>(1)
+export class Receipts extends Context.Service<
+  Receipts,
+  {
+    /**
+     * Receipts as a provider reports them, in one statement: applied at once when their message is
+     * accepted, ignored when it is a repeat, else stored pending for the applier (woken).
+     */
+    readonly receive: (receipts: ReadonlyArray<IncomingReceipt>) => Effect.Effect<void, DatabaseUnavailable>
+    /** Applies up to `receiptSetSizeMax` receipts whose try is due, in one statement. */
+    readonly applyDue: Effect.Effect<ReceiptRound, DatabaseUnavailable>
+    /** When the next pending receipt is due, if any. */
+    readonly nextDue: Effect.Effect<Date | undefined, DatabaseUnavailable>
+    /** Removes unmatched receipts older than `unmatchedTtlMs` and beyond `unmatchedPerRouteMax` per route; returns how many. */
+    readonly dropUnmatched: Effect.Effect<number, DatabaseUnavailable>
+    /**
+     * The provider id each of these messages is proved to have by exactly one unmatched receipt
+     * (route, number, submit date within the submission window of `windowMs` after `submittedAt`,
+     * give or take `orphanClockSkewMs`) that fits no other message; by `organisationId/id`.
+     */
+    readonly orphanMatches: (
+      orphans: ReadonlyArray<Orphan>,
+      windowMs: number
+    ) => Effect.Effect<ReadonlyMap<string, string>, DatabaseUnavailable>
+    /** Makes the pending receipts of these provider ids due now (their message just became accepted). */
+    readonly retryNow: (providerRefs: ReadonlyArray<string>) => Effect.Effect<void, DatabaseUnavailable>
+    /** Waits until woken, or `ms` at the most. */
+    readonly awaitWake: (ms: number) => Effect.Effect<void>
+  }
+>()("sms/Receipts") {
+  static readonly layer = Layer.effect(
+    Receipts,
+    Effect.gen(function* () {
+      const store = yield* ReceiptStore
+      const signal = yield* Queue.sliding<true>(1)
 
-    const applyDue = Effect.flatMap(now, (at) => store.applyDue(at, receiptSetSizeMax, retry)).pipe(
-      Effect.map(roundOf),
-      Effect.tap(countReceiptsApplied),
-      Effect.withSpan("Receipts.applyDue")
-    )
-
-    const receive = (incoming: ReadonlyArray<IncomingReceipt>) =>
-      Effect.flatMap(now, (at) => store.receive(incoming, at, retry)).pipe(
+      const applyDue = Effect.flatMap(now, (at) => store.applyDue(at, receiptSetSizeMax, retry)).pipe(
         Effect.map(roundOf),
         Effect.tap(countReceiptsApplied),
-        // the pending ones are due after the first retry: the applier may be asleep for longer
-        Effect.tap((r) => (r.pending > 0 ? Queue.offer(signal, true) : Effect.void)),
-        Effect.asVoid,
-        Effect.withSpan("Receipts.receive")
+        Effect.withSpan("Receipts.applyDue")
       )
 
-    const dropUnmatched = Effect.gen(function*() {
-      const { expired, overCap } = yield* store.dropUnmatched(new Date((yield* now).getTime() - unmatchedTtlMs), unmatchedPerRouteMax)
-      yield* Metric.update(receiptsDropped.expired, expired)
-      yield* Metric.update(receiptsDropped.over_cap, overCap)
-      if (overCap > 0) {
-        yield* Effect.logWarning("unmatched receipts dropped: more than the cap per route").pipe(
-          Effect.annotateLogs({ dropped: overCap, cap: unmatchedPerRouteMax })
+      const receive = (incoming: ReadonlyArray<IncomingReceipt>) =>
+        Effect.flatMap(now, (at) => store.receive(incoming, at, retry)).pipe(
+          Effect.map(roundOf),
+          Effect.tap(countReceiptsApplied),
+          // the pending ones are due after the first retry: the applier may be asleep for longer
+          Effect.tap((r) => (r.pending > 0 ? Queue.offer(signal, true) : Effect.void)),
+          Effect.asVoid,
+          Effect.withSpan("Receipts.receive")
         )
-      }
-      return expired + overCap
-    }).pipe(Effect.withSpan("Receipts.dropUnmatched"))
 
-    return Receipts.of({
-      receive,
-      applyDue,
-      nextDue: store.nextDue,
-      dropUnmatched,
-      orphanMatches: (orphans, windowMs) =>
-        store.orphanMatches(orphans, `${orphanClockSkewMs / 1000} seconds`, `${(windowMs + orphanClockSkewMs) / 1000} seconds`).pipe(
-          Effect.withSpan("Receipts.orphanMatches")
-        ),
-      retryNow: (providerRefs) =>
-        Effect.flatMap(now, (at) => store.retryAt(providerRefs, at)).pipe(Effect.andThen(Queue.offer(signal, true)), Effect.asVoid),
-      awaitWake: (ms) => Queue.take(signal).pipe(Effect.timeoutOrElse({ duration: Duration.millis(ms), orElse: () => Effect.succeed(true) }), Effect.asVoid)
+      const dropUnmatched = Effect.gen(function* () {
+        const { expired, overCap } = yield* store.dropUnmatched(
+          new Date((yield* now).getTime() - unmatchedTtlMs),
+          unmatchedPerRouteMax
+        )
+        yield* Metric.update(receiptsDropped.expired, expired)
+        yield* Metric.update(receiptsDropped.over_cap, overCap)
+        if (overCap > 0) {
+          yield* Effect.logWarning("unmatched receipts dropped: more than the cap per route").pipe(
+            Effect.annotateLogs({ dropped: overCap, cap: unmatchedPerRouteMax })
+          )
+        }
+        return expired + overCap
+      }).pipe(Effect.withSpan("Receipts.dropUnmatched"))
+
+      return Receipts.of({
+        receive,
+        applyDue,
+        nextDue: store.nextDue,
+        dropUnmatched,
+        orphanMatches: (orphans, windowMs) =>
+          store
+            .orphanMatches(
+              orphans,
+              `${orphanClockSkewMs / 1000} seconds`,
+              `${(windowMs + orphanClockSkewMs) / 1000} seconds`
+            )
+            .pipe(Effect.withSpan("Receipts.orphanMatches")),
+        retryNow: (providerRefs) =>
+          Effect.flatMap(now, (at) => store.retryAt(providerRefs, at)).pipe(
+            Effect.andThen(Queue.offer(signal, true)),
+            Effect.asVoid
+          ),
+        awaitWake: (ms) =>
+          Queue.take(signal).pipe(
+            Effect.timeoutOrElse({ duration: Duration.millis(ms), orElse: () => Effect.succeed(true) }),
+            Effect.asVoid
+          )
+      })
     })
-  })).pipe(Layer.provideMerge(ReceiptStore.layer))
+  ).pipe(Layer.provideMerge(ReceiptStore.layer))
 }

@@ -8,19 +8,27 @@ import { SqlClient } from "effect/sql"
 import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
 import { fromDatabase } from "../db/Statements.ts"
 
-export class SecretStore extends Context.Service<SecretStore, {
-  /** The secret stored under `name`; `candidate` becomes it when there is none yet (the first to store wins). */
-  readonly keep: (name: string, candidate: Uint8Array) => Effect.Effect<Uint8Array, DatabaseUnavailable>
-}>()("sms/SecretStore") {
-  static readonly layer = Layer.effect(SecretStore, Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    return SecretStore.of({
-      keep: (name, candidate) =>
-        fromDatabase(Effect.gen(function*() {
-          yield* sql`INSERT INTO service_secrets (name, secret) VALUES (${name}, ${candidate}) ON CONFLICT DO NOTHING`
-          const [row] = yield* sql<{ secret: Uint8Array }>`SELECT secret FROM service_secrets WHERE name = ${name}`
-          return Buffer.from(row!.secret)
-        }))
+export class SecretStore extends Context.Service<
+  SecretStore,
+  {
+    /** The secret stored under `name`; `candidate` becomes it when there is none yet (the first to store wins). */
+    readonly keep: (name: string, candidate: Uint8Array) => Effect.Effect<Uint8Array, DatabaseUnavailable>
+  }
+>()("sms/SecretStore") {
+  static readonly layer = Layer.effect(
+    SecretStore,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      return SecretStore.of({
+        keep: (name, candidate) =>
+          fromDatabase(
+            Effect.gen(function* () {
+              yield* sql`INSERT INTO service_secrets (name, secret) VALUES (${name}, ${candidate}) ON CONFLICT DO NOTHING`
+              const [row] = yield* sql<{ secret: Uint8Array }>`SELECT secret FROM service_secrets WHERE name = ${name}`
+              return Buffer.from(row!.secret)
+            })
+          )
+      })
     })
-  }))
+  )
 }

@@ -10,10 +10,22 @@ import { BlockList, isIP } from "node:net"
 
 const refused = new BlockList()
 for (const [net, prefix] of [
-  ["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["127.0.0.0", 8], ["169.254.0.0", 16], ["172.16.0.0", 12],
+  ["0.0.0.0", 8],
+  ["10.0.0.0", 8],
+  ["100.64.0.0", 10],
+  ["127.0.0.0", 8],
+  ["169.254.0.0", 16],
+  ["172.16.0.0", 12],
   ["192.168.0.0", 16]
-] as const) refused.addSubnet(net, prefix, "ipv4")
-for (const [net, prefix] of [["::", 128], ["::1", 128], ["fc00::", 7], ["fe80::", 10]] as const) refused.addSubnet(net, prefix, "ipv6")
+] as const)
+  refused.addSubnet(net, prefix, "ipv4")
+for (const [net, prefix] of [
+  ["::", 128],
+  ["::1", 128],
+  ["fc00::", 7],
+  ["fe80::", 10]
+] as const)
+  refused.addSubnet(net, prefix, "ipv6")
 
 /** Whether `address` (an IP) is loopback, private, link-local or unspecified. */
 export const isPrivateAddress = (address: string): boolean => {
@@ -33,12 +45,13 @@ const hostOf = (url: URL) => url.hostname.replace(/^\[(.*)\]$/, "$1")
 
 /** The address to connect to for `url`, or why there is none the service may use. */
 export const resolveTarget = (url: URL, allowPrivate: boolean): Effect.Effect<Target, string> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const host = hostOf(url)
     const literal = isIP(host)
-    const addresses: ReadonlyArray<{ address: string; family: number }> = literal !== 0
-      ? [{ address: host, family: literal }]
-      : yield* Effect.tryPromise({ try: () => lookup(host, { all: true }), catch: () => "its host does not resolve" })
+    const addresses: ReadonlyArray<{ address: string; family: number }> =
+      literal !== 0
+        ? [{ address: host, family: literal }]
+        : yield* Effect.tryPromise({ try: () => lookup(host, { all: true }), catch: () => "its host does not resolve" })
     if (addresses.length === 0) return yield* Effect.fail("its host does not resolve")
     if (!allowPrivate && addresses.some((a) => isPrivateAddress(a.address))) {
       return yield* Effect.fail("must not be or resolve to a loopback, private, link-local or unspecified address")

@@ -38,115 +38,151 @@ const pollIntervalMs = 200
 /** Most characters of `last_error`. */
 const errorLengthMax = 4096
 
-export class Deliveries extends Context.Service<Deliveries, {
-  /** Attempts every delivery due at the clock's now and waits for them; returns how many it attempted. */
-  readonly runDue: Effect.Effect<number, DatabaseUnavailable>
-  /** The earliest instant after `after` a delivery may be claimed, if any (WebhookStore.nextDue). */
-  readonly nextAt: (after: Date) => Effect.Effect<Date | undefined, DatabaseUnavailable>
-  /** The background loop: claims due deliveries as they come and attempts them without waiting for each other. */
-  readonly loop: Effect.Effect<never, DatabaseUnavailable>
-}>()("sms/Deliveries") {
-  static readonly layer = Layer.effect(Deliveries, Effect.gen(function*() {
-    const store = yield* WebhookStore
-    const payloads = yield* WebhookPayloads
-    const { webhookAllowPrivate } = yield* AppConfig
+export class Deliveries extends Context.Service<
+  Deliveries,
+  {
+    /** Attempts every delivery due at the clock's now and waits for them; returns how many it attempted. */
+    readonly runDue: Effect.Effect<number, DatabaseUnavailable>
+    /** The earliest instant after `after` a delivery may be claimed, if any (WebhookStore.nextDue). */
+    readonly nextAt: (after: Date) => Effect.Effect<Date | undefined, DatabaseUnavailable>
+    /** The background loop: claims due deliveries as they come and attempts them without waiting for each other. */
+    readonly loop: Effect.Effect<never, DatabaseUnavailable>
+  }
+>()("sms/Deliveries") {
+  static readonly layer = Layer.effect(
+    Deliveries,
+    Effect.gen(function* () {
+      const store = yield* WebhookStore
+      const payloads = yield* WebhookPayloads
+      const { webhookAllowPrivate } = yield* AppConfig
 
-    /** The next state of a delivery after an attempt that was not a 2xx or a 410. */
-    const again = (d: ClaimedDelivery, statusCode: number | null, error: string) =>
-      Effect.gen(function*() {
-        const delay = webhookRetryDelayMs(d.attempts + 1, yield* Random.next)
-        const at = yield* now
-        return {
-          organisationId: d.organisationId,
-          endpointId: d.endpointId,
-          eventId: d.eventId,
-          state: delay === undefined ? "failed" : "pending",
-          statusCode,
-          error: error.slice(0, errorLengthMax),
-          nextAttemptAt: delay === undefined ? null : new Date(at.getTime() + delay),
-          disable: false
-        } satisfies AttemptRecord
+      /** The next state of a delivery after an attempt that was not a 2xx or a 410. */
+      const again = (d: ClaimedDelivery, statusCode: number | null, error: string) =>
+        Effect.gen(function* () {
+          const delay = webhookRetryDelayMs(d.attempts + 1, yield* Random.next)
+          const at = yield* now
+          return {
+            organisationId: d.organisationId,
+            endpointId: d.endpointId,
+            eventId: d.eventId,
+            state: delay === undefined ? "failed" : "pending",
+            statusCode,
+            error: error.slice(0, errorLengthMax),
+            nextAttemptAt: delay === undefined ? null : new Date(at.getTime() + delay),
+            disable: false
+          } satisfies AttemptRecord
+        })
+
+      const attempt = (d: ClaimedDelivery): Effect.Effect<AttemptRecord, DatabaseUnavailable> =>
+        Effect.gen(function* () {
+          const at = yield* now
+          const timestamp = Math.floor(at.getTime() / 1000)
+          const id = `evt_${d.eventId}`
+          const body = JSON.stringify({
+            type: d.type,
+            timestamp: d.occurredAt.toISOString(),
+            data: yield* payloads.data(d)
+          })
+          const url = new URL(d.url)
+          const target = yield* Effect.result(resolveTarget(url, webhookAllowPrivate))
+          if (target._tag === "Failure") return yield* again(d, null, `url ${target.failure}`)
+          const secrets =
+            d.previousSecret !== null && d.previousSecretUntil !== null && d.previousSecretUntil > at
+              ? [d.secret, d.previousSecret]
+              : [d.secret]
+          const result = yield* Effect.promise(() =>
+            post(
+              url,
+              target.success,
+              {
+                "content-type": "application/json",
+                "webhook-id": id,
+                "webhook-timestamp": String(timestamp),
+                "webhook-signature": signatureHeader(secrets, id, timestamp, body)
+              },
+              body,
+              attemptTimeoutMs
+            )
+          )
+          if (result._tag === "Failed") return yield* again(d, null, result.error)
+          const base = {
+            organisationId: d.organisationId,
+            endpointId: d.endpointId,
+            eventId: d.eventId,
+            error: null,
+            nextAttemptAt: null
+          }
+          if (result.status >= 200 && result.status < 300) {
+            return { ...base, state: "succeeded", statusCode: result.status, disable: false } satisfies AttemptRecord
+          }
+          if (result.status === 410) {
+            return {
+              ...base,
+              state: "failed",
+              statusCode: 410,
+              error: result.body.slice(0, errorLengthMax),
+              disable: true
+            } satisfies AttemptRecord
+          }
+          return yield* again(d, result.status, result.body === "" ? `HTTP ${result.status}` : result.body)
+        }).pipe(
+          Effect.tap((r) => Metric.update(webhookAttempts[r.state === "pending" ? "retried" : r.state], 1)),
+          Effect.withSpan("Deliveries.attempt")
+        )
+
+      const claim = (limit: number) =>
+        Effect.gen(function* () {
+          const at = yield* now
+          return yield* store.claimDue(at, new Date(at.getTime() + claimLeaseMs), limit, perEndpointInFlightMax)
+        })
+
+      const runDue = Effect.gen(function* () {
+        let total = 0
+        while (true) {
+          const claimed = yield* claim(claimSizeMax)
+          if (claimed.length === 0) return total
+          const records = yield* Effect.forEach(claimed, attempt, { concurrency: "unbounded" })
+          yield* store.record(records, yield* now)
+          total += claimed.length
+        }
       })
 
-    const attempt = (d: ClaimedDelivery): Effect.Effect<AttemptRecord, DatabaseUnavailable> =>
-      Effect.gen(function*() {
-        const at = yield* now
-        const timestamp = Math.floor(at.getTime() / 1000)
-        const id = `evt_${d.eventId}`
-        const body = JSON.stringify({ type: d.type, timestamp: d.occurredAt.toISOString(), data: yield* payloads.data(d) })
-        const url = new URL(d.url)
-        const target = yield* Effect.result(resolveTarget(url, webhookAllowPrivate))
-        if (target._tag === "Failure") return yield* again(d, null, `url ${target.failure}`)
-        const secrets = d.previousSecret !== null && d.previousSecretUntil !== null && d.previousSecretUntil > at
-          ? [d.secret, d.previousSecret]
-          : [d.secret]
-        const result = yield* Effect.promise(() =>
-          post(url, target.success, {
-            "content-type": "application/json",
-            "webhook-id": id,
-            "webhook-timestamp": String(timestamp),
-            "webhook-signature": signatureHeader(secrets, id, timestamp, body)
-          }, body, attemptTimeoutMs)
-        )
-        if (result._tag === "Failed") return yield* again(d, null, result.error)
-        const base = { organisationId: d.organisationId, endpointId: d.endpointId, eventId: d.eventId, error: null, nextAttemptAt: null }
-        if (result.status >= 200 && result.status < 300) {
-          return { ...base, state: "succeeded", statusCode: result.status, disable: false } satisfies AttemptRecord
+      const loop = Effect.gen(function* () {
+        let inFlight = 0
+        // an attempt that ends frees a place of its endpoint (at most 8 each): the loop claims again
+        // at once rather than after the poll interval, which would cap an endpoint at 8 per interval
+        const ended = yield* Queue.sliding<true>(1)
+        const one = (d: ClaimedDelivery) =>
+          attempt(d).pipe(
+            Effect.flatMap((r) => Effect.flatMap(now, (at) => store.record([r], at))),
+            Effect.catchCause((cause) =>
+              Effect.logWarning(
+                "webhook attempt not recorded; it is tried again when its claim runs out",
+                Cause.squash(cause)
+              )
+            ),
+            Effect.ensuring(Effect.sync(() => void inFlight--).pipe(Effect.andThen(Queue.offer(ended, true))))
+          )
+        while (true) {
+          const free = Math.min(claimSizeMax, inFlightMax - inFlight)
+          const claimed = free > 0 ? yield* claim(free) : []
+          for (const d of claimed) {
+            inFlight++
+            yield* Effect.forkDetach(one(d))
+          }
+          if (free === 0 || claimed.length < free) {
+            yield* Queue.take(ended).pipe(
+              Effect.timeoutOrElse({ duration: Duration.millis(pollIntervalMs), orElse: () => Effect.succeed(true) })
+            )
+          }
         }
-        if (result.status === 410) {
-          return { ...base, state: "failed", statusCode: 410, error: result.body.slice(0, errorLengthMax), disable: true } satisfies AttemptRecord
-        }
-        return yield* again(d, result.status, result.body === "" ? `HTTP ${result.status}` : result.body)
-      }).pipe(
-        Effect.tap((r) => Metric.update(webhookAttempts[r.state === "pending" ? "retried" : r.state], 1)),
-        Effect.withSpan("Deliveries.attempt")
-      )
-
-    const claim = (limit: number) =>
-      Effect.gen(function*() {
-        const at = yield* now
-        return yield* store.claimDue(at, new Date(at.getTime() + claimLeaseMs), limit, perEndpointInFlightMax)
       })
 
-    const runDue = Effect.gen(function*() {
-      let total = 0
-      while (true) {
-        const claimed = yield* claim(claimSizeMax)
-        if (claimed.length === 0) return total
-        const records = yield* Effect.forEach(claimed, attempt, { concurrency: "unbounded" })
-        yield* store.record(records, yield* now)
-        total += claimed.length
-      }
+      return Deliveries.of({
+        runDue: Effect.withSpan(runDue, "Deliveries.runDue"),
+        nextAt: store.nextDue,
+        loop
+      })
     })
-
-    const loop = Effect.gen(function*() {
-      let inFlight = 0
-      // an attempt that ends frees a place of its endpoint (at most 8 each): the loop claims again
-      // at once rather than after the poll interval, which would cap an endpoint at 8 per interval
-      const ended = yield* Queue.sliding<true>(1)
-      const one = (d: ClaimedDelivery) =>
-        attempt(d).pipe(
-          Effect.flatMap((r) => Effect.flatMap(now, (at) => store.record([r], at))),
-          Effect.catchCause((cause) => Effect.logWarning("webhook attempt not recorded; it is tried again when its claim runs out", Cause.squash(cause))),
-          Effect.ensuring(Effect.sync(() => void inFlight--).pipe(Effect.andThen(Queue.offer(ended, true))))
-        )
-      while (true) {
-        const free = Math.min(claimSizeMax, inFlightMax - inFlight)
-        const claimed = free > 0 ? yield* claim(free) : []
-        for (const d of claimed) {
-          inFlight++
-          yield* Effect.forkDetach(one(d))
-        }
-        if (free === 0 || claimed.length < free) {
-          yield* Queue.take(ended).pipe(Effect.timeoutOrElse({ duration: Duration.millis(pollIntervalMs), orElse: () => Effect.succeed(true) }))
-        }
-      }
-    })
-
-    return Deliveries.of({
-      runDue: Effect.withSpan(runDue, "Deliveries.runDue"),
-      nextAt: store.nextDue,
-      loop
-    })
-  }))
+  )
 }

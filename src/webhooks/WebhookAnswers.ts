@@ -7,7 +7,10 @@ import { Context } from "effect"
 import type { Answer } from "../idempotency/Answer.ts"
 import type { EndpointRow } from "./WebhookStore.ts"
 
-export class WebhookAnswers extends Context.Service<WebhookAnswers, {
-  /** The answer of the creation of `endpoint`, the only one that shows its `secret`. */
-  readonly answer: (endpoint: EndpointRow, secret: string) => Answer
-}>()("sms/WebhookAnswers") {}
+export class WebhookAnswers extends Context.Service<
+  WebhookAnswers,
+  {
+    /** The answer of the creation of `endpoint`, the only one that shows its `secret`. */
+    readonly answer: (endpoint: EndpointRow, secret: string) => Answer
+  }
+>()("sms/WebhookAnswers") {}

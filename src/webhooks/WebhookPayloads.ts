@@ -8,7 +8,10 @@ import { Context, type Effect } from "effect"
 import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
 import type { ClaimedDelivery } from "./WebhookStore.ts"
 
-export class WebhookPayloads extends Context.Service<WebhookPayloads, {
-  /** The event's `data`, as JSON. */
-  readonly data: (event: ClaimedDelivery) => Effect.Effect<unknown, DatabaseUnavailable>
-}>()("sms/WebhookPayloads") {}
+export class WebhookPayloads extends Context.Service<
+  WebhookPayloads,
+  {
+    /** The event's `data`, as JSON. */
+    readonly data: (event: ClaimedDelivery) => Effect.Effect<unknown, DatabaseUnavailable>
+  }
+>()("sms/WebhookPayloads") {}

@@ -34,112 +34,148 @@ export interface EndpointRequest {
   readonly description: string | undefined
 }
 
+export class Webhooks extends Context.Service<
+  Webhooks,
+  {
+    /** Creates an endpoint under an idempotency key, or replays the answer stored for it; refuses a URL of the rules and an eleventh endpoint. */
+    readonly create: (
+      organisationId: string,
+      key: string,
+      fingerprint: string,
+      request: EndpointRequest
+    ) => Effect.Effect<
+      { readonly answer: Answer; readonly replayed: boolean },
+      ValidationError | ClaimError | DatabaseUnavailable
+    >
+    /** The organisation's endpoints, newest first. */
+    readonly list: (organisationId: string) => Effect.Effect<ReadonlyArray<EndpointRow>, DatabaseUnavailable>
+    readonly get: (organisationId: string, id: string) => Fails<EndpointRow, NotFound>
+    readonly update: (
+      organisationId: string,
+      id: string,
+      changes: EndpointChanges
+    ) => Fails<EndpointRow, ValidationError | NotFound>
+    /** Deletes the endpoint; its pending deliveries are dropped. */
+    readonly remove: (organisationId: string, id: string) => Fails<void, NotFound>
+    /** A new secret; the current one keeps signing beside it for `secretOverlapMs`. */
+    readonly rotateSecret: (organisationId: string, id: string) => Fails<string, NotFound>
+    /** A page of the endpoint's delivery log, newest first. */
+    readonly deliveries: (
+      organisationId: string,
+      id: string,
+      cursor: string | undefined
+    ) => Fails<ListPage<DeliveryRow>, InvalidCursor | NotFound>
+    /** Makes a delivery due now, a failed one too. */
+    readonly retry: (organisationId: string, id: string, eventId: string) => Fails<void, NotFound>
+    /** Sends a `webhook.test` event to the endpoint. */
+    readonly test: (organisationId: string, id: string) => Fails<void, NotFound>
+  }
+>()("sms/Webhooks") {
+  static readonly layer = Layer.effect(
+    Webhooks,
+    Effect.gen(function* () {
+      const store = yield* WebhookStore
+      const { transaction } = yield* Transactions
+      const idempotency = yield* Idempotency
+      const ids = yield* Ids
+      const answers = yield* WebhookAnswers
+      const { webhookAllowPrivate } = yield* AppConfig
 
-export class Webhooks extends Context.Service<Webhooks, {
-  /** Creates an endpoint under an idempotency key, or replays the answer stored for it; refuses a URL of the rules and an eleventh endpoint. */
-  readonly create: (organisationId: string, key: string, fingerprint: string, request: EndpointRequest) => Effect.Effect<
-    { readonly answer: Answer; readonly replayed: boolean },
-    ValidationError | ClaimError | DatabaseUnavailable
-  >
-  /** The organisation's endpoints, newest first. */
-  readonly list: (organisationId: string) => Effect.Effect<ReadonlyArray<EndpointRow>, DatabaseUnavailable>
-  readonly get: (organisationId: string, id: string) => Fails<EndpointRow, NotFound>
-  readonly update: (organisationId: string, id: string, changes: EndpointChanges) => Fails<EndpointRow, ValidationError | NotFound>
-  /** Deletes the endpoint; its pending deliveries are dropped. */
-  readonly remove: (organisationId: string, id: string) => Fails<void, NotFound>
-  /** A new secret; the current one keeps signing beside it for `secretOverlapMs`. */
-  readonly rotateSecret: (organisationId: string, id: string) => Fails<string, NotFound>
-  /** A page of the endpoint's delivery log, newest first. */
-  readonly deliveries: (organisationId: string, id: string, cursor: string | undefined) => Fails<ListPage<DeliveryRow>, InvalidCursor | NotFound>
-  /** Makes a delivery due now, a failed one too. */
-  readonly retry: (organisationId: string, id: string, eventId: string) => Fails<void, NotFound>
-  /** Sends a `webhook.test` event to the endpoint. */
-  readonly test: (organisationId: string, id: string) => Fails<void, NotFound>
-}>()("sms/Webhooks") {
-  static readonly layer = Layer.effect(Webhooks, Effect.gen(function*() {
-    const store = yield* WebhookStore
-    const { transaction } = yield* Transactions
-    const idempotency = yield* Idempotency
-    const ids = yield* Ids
-    const answers = yield* WebhookAnswers
-    const { webhookAllowPrivate } = yield* AppConfig
+      const noSuchEndpoint = NotFound.withMessage("No such webhook endpoint")
+      const found = <A>(row: A | undefined) => (row === undefined ? Effect.fail(noSuchEndpoint) : Effect.succeed(row))
+      const exists = (organisationId: string, id: string) =>
+        (isUuid(id) ? store.find(organisationId, id) : Effect.succeed(undefined)).pipe(Effect.flatMap(found))
 
-    const noSuchEndpoint = NotFound.withMessage("No such webhook endpoint")
-    const found = <A>(row: A | undefined) => row === undefined ? Effect.fail(noSuchEndpoint) : Effect.succeed(row)
-    const exists = (organisationId: string, id: string) =>
-      (isUuid(id) ? store.find(organisationId, id) : Effect.succeed(undefined)).pipe(Effect.flatMap(found))
+      const invalid = (field: string, message: string) =>
+        ValidationError.withMessage(`The ${field} is not allowed`, { details: [{ field, message }] })
 
-    const invalid = (field: string, message: string) =>
-      ValidationError.withMessage(`The ${field} is not allowed`, { details: [{ field, message }] })
+      /** The URL if the rules allow it. */
+      const checkUrl = (raw: string) =>
+        Effect.gen(function* () {
+          const problem = urlSyntaxProblem(raw)
+          if (problem !== undefined) return yield* invalid("url", problem)
+          yield* resolveTarget(new URL(raw), webhookAllowPrivate).pipe(Effect.mapError((why) => invalid("url", why)))
+          return raw
+        })
 
-    /** The URL if the rules allow it. */
-    const checkUrl = (raw: string) =>
-      Effect.gen(function*() {
-        const problem = urlSyntaxProblem(raw)
-        if (problem !== undefined) return yield* invalid("url", problem)
-        yield* resolveTarget(new URL(raw), webhookAllowPrivate).pipe(Effect.mapError((why) => invalid("url", why)))
-        return raw
-      })
+      const newSecret = Effect.map(
+        ids.secret(secretBytes),
+        (s) => `whsec_${Buffer.from(s, "base64url").toString("base64")}`
+      )
 
-    const newSecret = Effect.map(ids.secret(secretBytes), (s) => `whsec_${Buffer.from(s, "base64url").toString("base64")}`)
-
-    return Webhooks.of({
-      create: Effect.fn("Webhooks.create")(function*(organisationId: string, key: string, fingerprint: string, request: EndpointRequest) {
-        yield* checkUrl(request.url)
-        const secret = yield* newSecret
-        const endpoint: EndpointRow = {
-          id: yield* ids.uuid,
-          url: request.url,
-          events: request.events ?? [...WebhookEventTypes],
-          description: request.description ?? null,
-          enabled: true,
-          createdAt: yield* now
-        }
-        const answer = answers.answer(endpoint, secret)
-        return yield* Effect.gen(function*() {
-          const claim = yield* idempotency.claim({ organisationId, route: "webhooks", key, fingerprint, answer })
-          if (claim._tag === "Replay") return { answer: claim.answer, replayed: true }
-          if ((yield* store.lockAndCount(organisationId)) >= webhookEndpointsMax) {
-            return yield* ValidationError.withMessage(`An organisation has at most ${webhookEndpointsMax} webhook endpoints; delete one first`)
+      return Webhooks.of({
+        create: Effect.fn("Webhooks.create")(function* (
+          organisationId: string,
+          key: string,
+          fingerprint: string,
+          request: EndpointRequest
+        ) {
+          yield* checkUrl(request.url)
+          const secret = yield* newSecret
+          const endpoint: EndpointRow = {
+            id: yield* ids.uuid,
+            url: request.url,
+            events: request.events ?? [...WebhookEventTypes],
+            description: request.description ?? null,
+            enabled: true,
+            createdAt: yield* now
           }
-          yield* store.insert(organisationId, { ...endpoint, secret })
-          return { answer, replayed: false }
-        }).pipe(transaction)
-      }),
-      list: (organisationId) => store.list(organisationId),
-      get: exists,
-      update: Effect.fn("Webhooks.update")(function*(organisationId: string, id: string, changes: EndpointChanges) {
-        yield* exists(organisationId, id)
-        if (changes.url !== undefined) yield* checkUrl(changes.url)
-        return yield* found(yield* store.update(organisationId, id, changes, yield* now))
-      }),
-      remove: Effect.fn("Webhooks.remove")(function*(organisationId: string, id: string) {
-        if (!isUuid(id) || !(yield* store.remove(organisationId, id))) return yield* noSuchEndpoint
-      }),
-      rotateSecret: Effect.fn("Webhooks.rotateSecret")(function*(organisationId: string, id: string) {
-        yield* exists(organisationId, id)
-        const secret = yield* newSecret
-        const at = yield* now
-        if (!(yield* store.rotate(organisationId, id, secret, new Date(at.getTime() + secretOverlapMs), at))) return yield* noSuchEndpoint
-        return secret
-      }),
-      deliveries: Effect.fn("Webhooks.deliveries")(function*(organisationId: string, id: string, cursor: string | undefined) {
-        yield* exists(organisationId, id)
-        const after = yield* positionAfter(cursor)
-        const rows = yield* store.deliveries(organisationId, id, deliveriesPageSize, after)
-        const page = pageOf(rows.map((r) => ({ ...r, id: r.eventId })), deliveriesPageSize)
-        return page
-      }),
-      retry: Effect.fn("Webhooks.retry")(function*(organisationId: string, id: string, eventId: string) {
-        const event = /^evt_(.*)$/.exec(eventId)?.[1] ?? eventId
-        if (!isUuid(id) || !isUuid(event) || !(yield* store.retryNow(organisationId, id, event, yield* now))) {
-          return yield* NotFound.withMessage("No such delivery")
-        }
-      }),
-      test: Effect.fn("Webhooks.test")(function*(organisationId: string, id: string) {
-        yield* exists(organisationId, id)
-        yield* store.insertTest(organisationId, id, yield* ids.uuid, yield* now)
+          const answer = answers.answer(endpoint, secret)
+          return yield* Effect.gen(function* () {
+            const claim = yield* idempotency.claim({ organisationId, route: "webhooks", key, fingerprint, answer })
+            if (claim._tag === "Replay") return { answer: claim.answer, replayed: true }
+            if ((yield* store.lockAndCount(organisationId)) >= webhookEndpointsMax) {
+              return yield* ValidationError.withMessage(
+                `An organisation has at most ${webhookEndpointsMax} webhook endpoints; delete one first`
+              )
+            }
+            yield* store.insert(organisationId, { ...endpoint, secret })
+            return { answer, replayed: false }
+          }).pipe(transaction)
+        }),
+        list: (organisationId) => store.list(organisationId),
+        get: exists,
+        update: Effect.fn("Webhooks.update")(function* (organisationId: string, id: string, changes: EndpointChanges) {
+          yield* exists(organisationId, id)
+          if (changes.url !== undefined) yield* checkUrl(changes.url)
+          return yield* found(yield* store.update(organisationId, id, changes, yield* now))
+        }),
+        remove: Effect.fn("Webhooks.remove")(function* (organisationId: string, id: string) {
+          if (!isUuid(id) || !(yield* store.remove(organisationId, id))) return yield* noSuchEndpoint
+        }),
+        rotateSecret: Effect.fn("Webhooks.rotateSecret")(function* (organisationId: string, id: string) {
+          yield* exists(organisationId, id)
+          const secret = yield* newSecret
+          const at = yield* now
+          if (!(yield* store.rotate(organisationId, id, secret, new Date(at.getTime() + secretOverlapMs), at)))
+            return yield* noSuchEndpoint
+          return secret
+        }),
+        deliveries: Effect.fn("Webhooks.deliveries")(function* (
+          organisationId: string,
+          id: string,
+          cursor: string | undefined
+        ) {
+          yield* exists(organisationId, id)
+          const after = yield* positionAfter(cursor)
+          const rows = yield* store.deliveries(organisationId, id, deliveriesPageSize, after)
+          const page = pageOf(
+            rows.map((r) => ({ ...r, id: r.eventId })),
+            deliveriesPageSize
+          )
+          return page
+        }),
+        retry: Effect.fn("Webhooks.retry")(function* (organisationId: string, id: string, eventId: string) {
+          const event = /^evt_(.*)$/.exec(eventId)?.[1] ?? eventId
+          if (!isUuid(id) || !isUuid(event) || !(yield* store.retryNow(organisationId, id, event, yield* now))) {
+            return yield* NotFound.withMessage("No such delivery")
+          }
+        }),
+        test: Effect.fn("Webhooks.test")(function* (organisationId: string, id: string) {
+          yield* exists(organisationId, id)
+          yield* store.insertTest(organisationId, id, yield* ids.uuid, yield* now)
+        })
       })
     })
-  }))
+  )
 }

@@ -18,7 +18,7 @@ afterAll(async () => {
 // biome-ignore lint/suspicious/noExplicitAny: a parsed JSON document, asserted field by field
 let doc: any
 let docsPage: string
-const readDocs = Effect.gen(function*() {
+const readDocs = Effect.gen(function* () {
   const app = yield* App
   const served = yield* app.call("GET", "/api/sms/v2/openapi.json")
   expect(served.status).toBe(200)
@@ -34,18 +34,35 @@ interface LintProblem {
 }
 
 // the documents are read once the app is up; the tests read them, not the app
-withApp({}, readDocs)((it) => {
+withApp(
+  {},
+  readDocs
+)((it) => {
   describe("redocly lint", () => {
     it("finds no error in the served document (trailing-slash paths allowed by redocly.yaml, nothing else)", () => {
       const file = join(temp, "openapi.json")
       writeFileSync(file, JSON.stringify(doc, null, 2))
       const run = spawnSync(
         process.execPath,
-        [join(root, "node_modules/@redocly/cli/bin/cli.js"), "lint", "--config", join(root, "redocly.yaml"), "--format=json", file],
-        { cwd: temp, encoding: "utf8", timeout: 120_000, env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" } }
+        [
+          join(root, "node_modules/@redocly/cli/bin/cli.js"),
+          "lint",
+          "--config",
+          join(root, "redocly.yaml"),
+          "--format=json",
+          file
+        ],
+        {
+          cwd: temp,
+          encoding: "utf8",
+          timeout: 120_000,
+          env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" }
+        }
       )
       const report = JSON.parse(run.stdout) as { totals: { errors: number }; problems: ReadonlyArray<LintProblem> }
-      const errors = report.problems.filter((p) => p.severity === "error").map((p) => `${p.ruleId} at ${p.location[0]?.pointer}: ${p.message}`)
+      const errors = report.problems
+        .filter((p) => p.severity === "error")
+        .map((p) => `${p.ruleId} at ${p.location[0]?.pointer}: ${p.message}`)
       expect(errors).toEqual([])
       expect(report.totals.errors).toBe(0)
     })
@@ -73,17 +90,29 @@ withApp({}, readDocs)((it) => {
       expect(doc.servers).toEqual([{ url: "/", description: expect.any(String) }])
     })
 
-    it.each(["/api/sms/v2/messages/", "/api/sms/v2/message-batches/"])("POST %s requires Idempotency-Key, with its pattern", (path) => {
-      const header = doc.paths[path].post.parameters.find((p: { name: string }) => p.name === "idempotency-key")
-      expect(header).toMatchObject({ in: "header", required: true, schema: { type: "string", pattern: "^[!-~]{1,128}$" } })
-    })
+    it.each(["/api/sms/v2/messages/", "/api/sms/v2/message-batches/"])(
+      "POST %s requires Idempotency-Key, with its pattern",
+      (path) => {
+        const header = doc.paths[path].post.parameters.find((p: { name: string }) => p.name === "idempotency-key")
+        expect(header).toMatchObject({
+          in: "header",
+          required: true,
+          schema: { type: "string", pattern: "^[!-~]{1,128}$" }
+        })
+      }
+    )
 
     it("every response declares X-Request-Id and X-Content-Type-Options; 503 Retry-After; 405 Allow", () => {
       for (const { path, method, op } of operations()) {
-        for (const [status, response] of Object.entries(op.responses as Record<string, { headers?: Record<string, unknown> }>)) {
+        for (const [status, response] of Object.entries(
+          op.responses as Record<string, { headers?: Record<string, unknown> }>
+        )) {
           const where = `${method} ${path} ${status}`
           expect(response.headers?.["x-request-id"], where).toMatchObject({ required: true })
-          expect(response.headers?.["x-content-type-options"], where).toMatchObject({ required: true, schema: { enum: ["nosniff"] } })
+          expect(response.headers?.["x-content-type-options"], where).toMatchObject({
+            required: true,
+            schema: { enum: ["nosniff"] }
+          })
           if (status === "503") expect(response.headers?.["retry-after"], where).toBeDefined()
           if (status === "405") expect(response.headers?.allow, where).toBeDefined()
         }
@@ -93,10 +122,14 @@ withApp({}, readDocs)((it) => {
     it("creations declare Location on their successes and Idempotent-Replayed on every answer they replay", () => {
       const messages = doc.paths["/api/sms/v2/messages/"].post.responses
       for (const status of ["201", "202"]) expect(messages[status].headers.location).toMatchObject({ required: true })
-      for (const status of ["201", "202", "403", "502", "503"]) expect(messages[status].headers["idempotent-replayed"], status).toBeDefined()
+      for (const status of ["201", "202", "403", "502", "503"])
+        expect(messages[status].headers["idempotent-replayed"], status).toBeDefined()
       expect(messages["410"].headers["idempotent-replayed"]).toBeUndefined()
       const batches = doc.paths["/api/sms/v2/message-batches/"].post.responses
-      expect(batches["202"].headers).toMatchObject({ location: { required: true }, "idempotent-replayed": expect.anything() })
+      expect(batches["202"].headers).toMatchObject({
+        location: { required: true },
+        "idempotent-replayed": expect.anything()
+      })
       expect(doc.paths["/api/sms/v2/balance/"].get.responses["200"].headers["idempotent-replayed"]).toBeUndefined()
     })
 

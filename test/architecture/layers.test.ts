@@ -21,7 +21,12 @@ const { default: config } = (await import(configModule)) as { readonly default: 
 
 /** The violations of the layer rules in `baseDir`'s src/, as `rule: from -> to`. */
 const violations = async (baseDir: string): Promise<ReadonlyArray<string>> => {
-  const { output } = await cruise(["src"], { ...config.options, baseDir, validate: true, ruleSet: { forbidden: config.forbidden } })
+  const { output } = await cruise(["src"], {
+    ...config.options,
+    baseDir,
+    validate: true,
+    ruleSet: { forbidden: config.forbidden }
+  })
   const result = output as ICruiseResult
   return result.summary.violations.map((v) => `${v.rule.name}: ${v.from} -> ${v.to}`)
 }
@@ -42,12 +47,18 @@ describe("the layer check", () => {
     write("src/http/Handler.ts", `export const handler = 1\nexport type Body = { readonly a: number }\n`)
     write("src/domain/Rule.ts", `import { handler } from "../http/Handler.ts"\nexport const rule = handler\n`)
     write("src/ledger/Ledger.ts", `import type { Body } from "../http/Handler.ts"\nexport type Entry = Body\n`)
-    write("src/ledger/Lots.ts", `import { organisation } from "../organisations/Organisation.ts"\nexport const lots = organisation\n`)
+    write(
+      "src/ledger/Lots.ts",
+      `import { organisation } from "../organisations/Organisation.ts"\nexport const lots = organisation\n`
+    )
     write("src/organisations/Organisation.ts", `export const organisation = 1\n`)
     write("src/messages/A.ts", `import { b } from "./B.ts"\nexport const a = () => b\n`)
     write("src/messages/B.ts", `import { a } from "./A.ts"\nexport const b = () => a\n`)
-    write("src/misc/Loose.ts", `import { organisation } from "../organisations/Organisation.ts"\nexport const loose = organisation\n`)
-    expect([...await violations(scratch)].sort()).toEqual([
+    write(
+      "src/misc/Loose.ts",
+      `import { organisation } from "../organisations/Organisation.ts"\nexport const loose = organisation\n`
+    )
+    expect([...(await violations(scratch))].sort()).toEqual([
       "layer-domain: src/domain/Rule.ts -> src/http/Handler.ts",
       "layer-ledger: src/ledger/Ledger.ts -> src/http/Handler.ts",
       "layer-ledger: src/ledger/Lots.ts -> src/organisations/Organisation.ts",

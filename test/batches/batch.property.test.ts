@@ -69,19 +69,21 @@ const sizeArb = fc.oneof(
 )
 
 const batchArb: fc.Arbitrary<BatchCase> = sizeArb.chain((size) =>
-  fc.record({
-    tests: fc.subarray(testNumbers, { maxLength: Math.min(testNumbers.length, size) }),
-    base: fc.integer({ min: 0, max: 9_000_000 }),
-    seed: fc.integer(),
-    segments: fc.constantFrom<1 | 2>(1, 2),
-    spare: fc.integer({ min: 0, max: 5 }),
-    gaps: fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 1, maxLength: 10 })
-  }).map(({ tests, base, seed, segments, spare, gaps }) => ({
-    recipients: shuffle([...tests, ...ordinaryNumbers(size - tests.length, base)], seed),
-    segments,
-    spare,
-    gaps
-  }))
+  fc
+    .record({
+      tests: fc.subarray(testNumbers, { maxLength: Math.min(testNumbers.length, size) }),
+      base: fc.integer({ min: 0, max: 9_000_000 }),
+      seed: fc.integer(),
+      segments: fc.constantFrom<1 | 2>(1, 2),
+      spare: fc.integer({ min: 0, max: 5 }),
+      gaps: fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 1, maxLength: 10 })
+    })
+    .map(({ tests, base, seed, segments, spare, gaps }) => ({
+      recipients: shuffle([...tests, ...ordinaryNumbers(size - tests.length, base)], seed),
+      segments,
+      spare,
+      gaps
+    }))
 )
 
 /** Pinned cases run first: the largest batch with every test number, and a two-segment mid-size one. */
@@ -103,9 +105,9 @@ const sizesRun: Array<number> = []
 
 /** Reads every page with `gaps` clock steps before each page after the first; checks the paging contract. */
 const pageThrough = (apiKey: string, batchId: string, recipients: ReadonlyArray<string>, gaps: ReadonlyArray<number>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const seen: Array<MessageBody> = []
-    let cursor: string | undefined 
+    let cursor: string | undefined
     let last = false
     for (let page = 0; page < 20 && !last; page++) {
       if (page > 0) yield* step(gaps[page % gaps.length]!)
@@ -127,27 +129,30 @@ const pageThrough = (apiKey: string, batchId: string, recipients: ReadonlyArray<
 
 /** For a failure message: each member not in its expected final status, with its timeline. */
 const diagnose = (orgId: string, batchId: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const app = yield* App
     const lines: Array<string> = []
     for (const m of yield* membersOf(orgId, batchId)) {
       if (m.status === expectedFinal(m.toNumber)) continue
-      const events = (yield* app.timeline(orgId, m.id)).map((e) =>
-        `${e.fromStatus ?? "-"}->${e.toStatus} by ${e.source} at ${new Date(e.at).toISOString()}`)
-      lines.push(`${m.toNumber} is ${m.status}, expected ${expectedFinal(m.toNumber)}; submits ${app.calls.submits.get(m.id) ?? 0}; ` +
-        `timeline [${events.join("; ")}]`)
+      const events = (yield* app.timeline(orgId, m.id)).map(
+        (e) => `${e.fromStatus ?? "-"}->${e.toStatus} by ${e.source} at ${new Date(e.at).toISOString()}`
+      )
+      lines.push(
+        `${m.toNumber} is ${m.status}, expected ${expectedFinal(m.toNumber)}; submits ${app.calls.submits.get(m.id) ?? 0}; ` +
+          `timeline [${events.join("; ")}]`
+      )
     }
     return `now ${new Date(yield* app.now).toISOString()}; ${lines.join(" | ")}`
   })
 
 const ledgerTotals = (orgId: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const ledger = yield* Ledger
     return yield* ledger.totals(orgId)
   })
 
 const checkCase = (c: BatchCase) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const app = yield* App
     const n = c.recipients.length
     sizesRun.push(n)
@@ -160,7 +165,11 @@ const checkCase = (c: BatchCase) =>
       send_at: withOffset(sendAt, "+03:00")
     })
     const batch = expectAdmitted(res)
-    expect(batch).toMatchObject({ recipient_count: n, credits_reserved: n * c.segments, counts: { ...zeroCounts(), scheduled: n } })
+    expect(batch).toMatchObject({
+      recipient_count: n,
+      credits_reserved: n * c.segments,
+      counts: { ...zeroCounts(), scheduled: n }
+    })
 
     // paging while statuses change: the first page before send_at, the others from send_at on, between clock steps
     const first = yield* getPage(apiKey, batch.id)
@@ -189,13 +198,20 @@ const checkCase = (c: BatchCase) =>
     const stored = yield* membersOf(orgId, batch.id)
     expect(stored.map((m) => [m.id, m.status])).toEqual(members.map((m) => [m.id, m.status]))
     for (const m of members) {
-      if (app.calls.submits.get(m.id) !== 1) expect(`${m.to} submitted ${app.calls.submits.get(m.id) ?? 0} times`).toBe(`${m.to} submitted 1 times`)
+      if (app.calls.submits.get(m.id) !== 1)
+        expect(`${m.to} submitted ${app.calls.submits.get(m.id) ?? 0} times`).toBe(`${m.to} submitted 1 times`)
     }
 
     // docs/decisions.md#credits, member by member
     const reserved = c.segments * (counts.scheduled + counts.processing + counts.unknown)
     const consumed = c.segments * (counts.accepted + counts.delivered + counts.undeliverable)
-    expect(yield* ledgerTotals(orgId)).toEqual({ granted, consumed, reserved, available: granted - consumed - reserved, expiredUnreserved: 0 })
+    expect(yield* ledgerTotals(orgId)).toEqual({
+      granted,
+      consumed,
+      reserved,
+      available: granted - consumed - reserved,
+      expiredUnreserved: 0
+    })
     expect(yield* getBalance(apiKey)).toEqual({
       total: granted - consumed,
       reserved,
@@ -209,27 +225,33 @@ withApp({
   label: "batch_property",
   config: { clock: "test", simulatorReceiptDelayMs: 500, simulatorSlowMs: 0, verifyIntervalMs: 1000 }
 })(`batch properties on the test clock (${backend})`, (it) => {
-  it.effect("random batches: paging yields every recipient once in order while statuses change; counts and credits settle per contract", () =>
-    Effect.gen(function*() {
-      // fast-check runs each case as a promise: the case's Effect runs with the suite's app
-      const run = Effect.runPromiseWith(yield* Effect.context<App | AppServices>())
-      const details = yield* Effect.promise(() =>
-        fc.check(
-          fc.asyncProperty(batchArb, async (c) => {
-            await run(checkCase(c))
-          }),
-          { numRuns: 25, examples: pinned, endOnFailure: true }
+  it.effect(
+    "random batches: paging yields every recipient once in order while statuses change; counts and credits settle per contract",
+    () =>
+      Effect.gen(function* () {
+        // fast-check runs each case as a promise: the case's Effect runs with the suite's app
+        const run = Effect.runPromiseWith(yield* Effect.context<App | AppServices>())
+        const details = yield* Effect.promise(() =>
+          fc.check(
+            fc.asyncProperty(batchArb, async (c) => {
+              await run(checkCase(c))
+            }),
+            { numRuns: 25, examples: pinned, endOnFailure: true }
+          )
         )
-      )
-      if (details.failed) {
-        const [c] = details.counterexample ?? []
-        const error = details.errorInstance instanceof Error ? details.errorInstance : new Error(String(details.errorInstance))
-        error.message = `property failed (seed ${details.seed}, path ${details.counterexamplePath}) on ` +
-          `${c === undefined ? "?" : show(c)}: ${error.message}\nrecipients: ${JSON.stringify(c?.recipients)}`
-        throw error
-      }
-      // not vacuous: some passes really paged while statuses were changing
-      expect(passesMidDispatch).toBeGreaterThan(0)
-      console.log(`batch sizes run: ${sizesRun.join(", ")}; paging passes mid-dispatch: ${passesMidDispatch}`)
-    }), 240_000)
+        if (details.failed) {
+          const [c] = details.counterexample ?? []
+          const error =
+            details.errorInstance instanceof Error ? details.errorInstance : new Error(String(details.errorInstance))
+          error.message =
+            `property failed (seed ${details.seed}, path ${details.counterexamplePath}) on ` +
+            `${c === undefined ? "?" : show(c)}: ${error.message}\nrecipients: ${JSON.stringify(c?.recipients)}`
+          throw error
+        }
+        // not vacuous: some passes really paged while statuses were changing
+        expect(passesMidDispatch).toBeGreaterThan(0)
+        console.log(`batch sizes run: ${sizesRun.join(", ")}; paging passes mid-dispatch: ${passesMidDispatch}`)
+      }),
+    240_000
+  )
 })

@@ -46,21 +46,25 @@ const shuffledNumbers = (n: number, base: number) => {
 withApp()((it) => {
   describe(`message batch admission (${backend})`, () => {
     it.effect("0 recipients: 400 validation_error naming recipients, nothing reserved", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const app = yield* App
         const { apiKey } = yield* app.newOrg({ credits: 10 })
         const res = yield* postBatch(apiKey, body([]))
         expect(expectValidation(res)).toContain("recipients")
         expect(yield* getBalance(apiKey)).toMatchObject({ total: 10, reserved: 0, available: 10 })
-      }))
+      })
+    )
 
     it.effect("1 recipient: 202 with Location and the Batch (send_at normalised to UTC, all eight counts)", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const app = yield* App
         const { apiKey } = yield* app.newOrg({ credits: 10 })
         const sendAt = tomorrow()
         const before = Date.now()
-        const res = yield* postBatch(apiKey, body(["+261340000001"], { text: twoSegmentText, send_at: withOffset(sendAt, "+03:00") }))
+        const res = yield* postBatch(
+          apiKey,
+          body(["+261340000001"], { text: twoSegmentText, send_at: withOffset(sendAt, "+03:00") })
+        )
         const after = Date.now()
         const batch = expectAdmitted(res)
         expect(res.headers.get("location")).toBe(`/api/sms/v2/message-batches/${batch.id}/`)
@@ -91,10 +95,11 @@ withApp()((it) => {
         })
         expect(new Date(page.results[0]!.send_at!).getTime()).toBe(sendAt.getTime())
         expect(page.results[0]!.send_at!.endsWith("Z")).toBe(true)
-      }))
+      })
+    )
 
     it.effect("the explicit sender_name is used for every member", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const app = yield* App
         const { orgId, apiKey } = yield* app.newOrg({ credits: 10 })
         const put = yield* app.admin("PUT", `/organizations/${orgId}/senders/PROMO`, { active: true })
@@ -102,33 +107,46 @@ withApp()((it) => {
         const batch = expectAdmitted(yield* postBatch(apiKey, body(ordinaryNumbers(3, 900), { sender_name: "PROMO" })))
         const { messages } = yield* readAll(apiKey, batch.id)
         expect(messages.map((m) => m.sender_name)).toEqual(["PROMO", "PROMO", "PROMO"])
-      }))
+      })
+    )
 
     it.effect("1000 recipients: 202 and 1000 credits reserved; 2000 with a two-segment text", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const app = yield* App
         const { apiKey } = yield* app.newOrg({ credits: 3000 })
         const one = expectAdmitted(yield* postBatch(apiKey, body(ordinaryNumbers(1000, 0))))
-        expect(one).toMatchObject({ recipient_count: 1000, credits_reserved: 1000, counts: { ...zeroCounts(), scheduled: 1000 } })
+        expect(one).toMatchObject({
+          recipient_count: 1000,
+          credits_reserved: 1000,
+          counts: { ...zeroCounts(), scheduled: 1000 }
+        })
         expect(yield* getBalance(apiKey)).toMatchObject({ total: 3000, reserved: 1000, available: 2000 })
 
-        const two = expectAdmitted(yield* postBatch(apiKey, body(ordinaryNumbers(1000, 5000), { text: twoSegmentText })))
-        expect(two).toMatchObject({ recipient_count: 1000, credits_reserved: 2000, counts: { ...zeroCounts(), scheduled: 1000 } })
+        const two = expectAdmitted(
+          yield* postBatch(apiKey, body(ordinaryNumbers(1000, 5000), { text: twoSegmentText }))
+        )
+        expect(two).toMatchObject({
+          recipient_count: 1000,
+          credits_reserved: 2000,
+          counts: { ...zeroCounts(), scheduled: 1000 }
+        })
         expect(yield* getBalance(apiKey)).toMatchObject({ total: 3000, reserved: 3000, available: 0 })
         expect((yield* getBatch(apiKey, two.id)).counts).toEqual({ ...zeroCounts(), scheduled: 1000 })
-      }))
+      })
+    )
 
     it.effect("1001 recipients: 400 validation_error naming recipients, nothing reserved", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const app = yield* App
         const { apiKey } = yield* app.newOrg({ credits: 2000 })
         const res = yield* postBatch(apiKey, body(ordinaryNumbers(1001, 0)))
         expect(expectValidation(res)).toContain("recipients")
         expect(yield* getBalance(apiKey)).toMatchObject({ total: 2000, reserved: 0, available: 2000 })
-      }))
+      })
+    )
 
     it.effect("a duplicate is rejected with its position named, and nothing is created", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const app = yield* App
         const { apiKey } = yield* app.newOrg({ credits: 10 })
         const [a, b, c] = ordinaryNumbers(3, 100)
@@ -142,17 +160,19 @@ withApp()((it) => {
         expectAdmitted(fixed)
         expect(fixed.headers.get("idempotent-replayed")).toBeNull()
         expect(yield* getBalance(apiKey)).toMatchObject({ reserved: 3, available: 7 })
-      }))
+      })
+    )
 
     it.effect("every repeat is named, each by its own position (duplicates are not removed)", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const app = yield* App
         const { apiKey } = yield* app.newOrg({ credits: 10 })
         const [a, b] = ordinaryNumbers(2, 200)
         const res = yield* postBatch(apiKey, body([a, b, a, b, a]))
         expect(expectValidation(res)).toEqual(["recipients.2", "recipients.3", "recipients.4"])
         expect(yield* getBalance(apiKey)).toMatchObject({ reserved: 0, available: 10 })
-      }))
+      })
+    )
 
     it.effect.each<readonly [string, string, number]>([
       ["a foreign number", "+33612345678", 37],
@@ -161,7 +181,7 @@ withApp()((it) => {
       ["a number too short", "+26134000000", 12],
       ["a number with a space", "+261 340000001", 25]
     ])("one bad number among many (%s) is rejected with its position, nothing created", ([_name, bad, position]) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const app = yield* App
         const { apiKey } = yield* app.newOrg({ credits: 100 })
         const recipients = ordinaryNumbers(50, 300)
@@ -173,35 +193,42 @@ withApp()((it) => {
         recipients[position] = ordinaryNumbers(1, 999)[0]!
         expectAdmitted(yield* postBatch(apiKey, body(recipients), key))
         expect(yield* getBalance(apiKey)).toMatchObject({ reserved: 50, available: 50 })
-      }))
+      })
+    )
 
     it.effect("insufficient credits: 409 insufficient_credits and the balance is unchanged (all or nothing)", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const app = yield* App
         const { apiKey } = yield* app.newOrg({ credits: 5 })
         const key = "credits-key"
         expectError(yield* postBatch(apiKey, body(ordinaryNumbers(6, 400)), key), 409, "insufficient_credits")
         expect(yield* getBalance(apiKey)).toEqual({ total: 5, reserved: 0, available: 5, valid_until: null })
         // three two-segment messages need 6 credits
-        expectError(yield* postBatch(apiKey, body(ordinaryNumbers(3, 400), { text: twoSegmentText })), 409, "insufficient_credits")
+        expectError(
+          yield* postBatch(apiKey, body(ordinaryNumbers(3, 400), { text: twoSegmentText })),
+          409,
+          "insufficient_credits"
+        )
         expect(yield* getBalance(apiKey)).toEqual({ total: 5, reserved: 0, available: 5, valid_until: null })
         // not stored: the same key is free for an admission that fits exactly
         const fits = expectAdmitted(yield* postBatch(apiKey, body(ordinaryNumbers(5, 400)), key))
         expect(fits.credits_reserved).toBe(5)
         expect(yield* getBalance(apiKey)).toEqual({ total: 5, reserved: 5, available: 0, valid_until: null })
-      }))
+      })
+    )
 
     it.effect("missing send_at: 400 validation_error naming send_at (a batch is scheduled only)", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const app = yield* App
         const { apiKey } = yield* app.newOrg({ credits: 10 })
         const res = yield* postBatch(apiKey, { recipients: ordinaryNumbers(2, 500), text: oneSegmentText })
         expect(expectValidation(res)).toContain("send_at")
         expect(yield* getBalance(apiKey)).toMatchObject({ reserved: 0 })
-      }))
+      })
+    )
 
     it.effect("past send_at: 400 invalid_schedule", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const app = yield* App
         const { apiKey } = yield* app.newOrg({ credits: 10 })
         for (const when of [fromNow(-60_000), fromNow(-86_400_000 * 365)]) {
@@ -209,10 +236,11 @@ withApp()((it) => {
           expectError(res, 400, "invalid_schedule")
         }
         expect(yield* getBalance(apiKey)).toMatchObject({ reserved: 0, available: 10 })
-      }))
+      })
+    )
 
     it.effect("send_at without a timezone offset: 400 validation_error naming send_at", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const app = yield* App
         const { apiKey } = yield* app.newOrg({ credits: 10 })
         const local = tomorrow().toISOString().slice(0, 19)
@@ -223,12 +251,13 @@ withApp()((it) => {
         const garbage = yield* postBatch(apiKey, body(ordinaryNumbers(2, 500), { send_at: "tomorrow at noon" }))
         expect(expectValidation(garbage)).toContain("send_at")
         expect(yield* getBalance(apiKey)).toMatchObject({ reserved: 0 })
-      }))
+      })
+    )
 
     it.effect.each(["TOO LONG NAME", "bad-name", " LEADING", "TRAILING ", "ÉCOLE"])(
       "invalid sender name %j: 400 invalid_sender_name",
       (name) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const app = yield* App
           const { apiKey } = yield* app.newOrg({ credits: 10 })
           const res = yield* postBatch(apiKey, body(ordinaryNumbers(2, 600), { sender_name: name }))
@@ -240,7 +269,7 @@ withApp()((it) => {
     )
 
     it.effect("a key without sms.schedule: 403 insufficient_permissions, nothing reserved", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const app = yield* App
         const { orgId, apiKey } = yield* app.newOrg({ credits: 10 })
         const key = yield* app.admin("POST", `/organizations/${orgId}/api-keys`, {
@@ -249,62 +278,87 @@ withApp()((it) => {
         expect(key.status, key.text).toBe(201)
         expectError(yield* postBatch(key.body.api_key, body(ordinaryNumbers(2, 700))), 403, "insufficient_permissions")
         expect(yield* getBalance(apiKey)).toMatchObject({ reserved: 0, available: 10 })
-      }))
+      })
+    )
 
     it.effect("a key without delivery.read: 403 on both GETs (and may still create)", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const app = yield* App
         const { orgId, apiKey } = yield* app.newOrg({ credits: 10 })
         const key = yield* app.admin("POST", `/organizations/${orgId}/api-keys`, { permissions: ["sms.schedule"] })
         expect(key.status, key.text).toBe(201)
         const scheduleOnly: string = key.body.api_key
         const batch = expectAdmitted(yield* postBatch(scheduleOnly, body(ordinaryNumbers(2, 700))))
-        expectError(yield* app.call("GET", batchPath(batch.id), { token: scheduleOnly }), 403, "insufficient_permissions")
-        expectError(yield* app.call("GET", messagesPath(batch.id), { token: scheduleOnly }), 403, "insufficient_permissions")
+        expectError(
+          yield* app.call("GET", batchPath(batch.id), { token: scheduleOnly }),
+          403,
+          "insufficient_permissions"
+        )
+        expectError(
+          yield* app.call("GET", messagesPath(batch.id), { token: scheduleOnly }),
+          403,
+          "insufficient_permissions"
+        )
         yield* getBatch(apiKey, batch.id)
-      }))
+      })
+    )
   })
 
   describe(`message batch idempotency (${backend})`, () => {
     it.effect("Idempotency-Key missing or malformed: 400 invalid_idempotency_key, nothing reserved", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const app = yield* App
         const { apiKey } = yield* app.newOrg({ credits: 10 })
         expectError(yield* postBatch(apiKey, body(ordinaryNumbers(2, 800)), null), 400, "invalid_idempotency_key")
-        expectError(yield* postBatch(apiKey, body(ordinaryNumbers(2, 800)), "has space"), 400, "invalid_idempotency_key")
-        expectError(yield* postBatch(apiKey, body(ordinaryNumbers(2, 800)), "k".repeat(129)), 400, "invalid_idempotency_key")
+        expectError(
+          yield* postBatch(apiKey, body(ordinaryNumbers(2, 800)), "has space"),
+          400,
+          "invalid_idempotency_key"
+        )
+        expectError(
+          yield* postBatch(apiKey, body(ordinaryNumbers(2, 800)), "k".repeat(129)),
+          400,
+          "invalid_idempotency_key"
+        )
         expect(yield* getBalance(apiKey)).toMatchObject({ reserved: 0, available: 10 })
-      }))
+      })
+    )
 
-    it.effect("a replay answers 202 with the same body and Location, Idempotent-Replayed: true, and reserves nothing more", () =>
-      Effect.gen(function*() {
-        const app = yield* App
-        const { apiKey } = yield* app.newOrg({ credits: 20 })
-        const request = body(ordinaryNumbers(4, 810), { text: twoSegmentText, send_at: withOffset(tomorrow(), "-05:00") })
-        const first = yield* postBatch(apiKey, request, "replay-key")
-        const batch = expectAdmitted(first)
-        expect(first.headers.get("idempotent-replayed")).toBeNull()
-        expect(yield* getBalance(apiKey)).toMatchObject({ reserved: 8, available: 12 })
+    it.effect(
+      "a replay answers 202 with the same body and Location, Idempotent-Replayed: true, and reserves nothing more",
+      () =>
+        Effect.gen(function* () {
+          const app = yield* App
+          const { apiKey } = yield* app.newOrg({ credits: 20 })
+          const request = body(ordinaryNumbers(4, 810), {
+            text: twoSegmentText,
+            send_at: withOffset(tomorrow(), "-05:00")
+          })
+          const first = yield* postBatch(apiKey, request, "replay-key")
+          const batch = expectAdmitted(first)
+          expect(first.headers.get("idempotent-replayed")).toBeNull()
+          expect(yield* getBalance(apiKey)).toMatchObject({ reserved: 8, available: 12 })
 
-        const again = yield* postBatch(apiKey, request, "replay-key")
-        expect(again.status, again.text).toBe(202)
-        expect(again.body).toEqual(batch)
-        expect(again.headers.get("location")).toBe(first.headers.get("location"))
-        expect(again.headers.get("idempotent-replayed")).toBe("true")
+          const again = yield* postBatch(apiKey, request, "replay-key")
+          expect(again.status, again.text).toBe(202)
+          expect(again.body).toEqual(batch)
+          expect(again.headers.get("location")).toBe(first.headers.get("location"))
+          expect(again.headers.get("idempotent-replayed")).toBe("true")
 
-        // identical content = same JSON after canonicalisation: key order does not matter
-        const reordered = { send_at: request.send_at, text: request.text, recipients: request.recipients }
-        const third = yield* postBatch(apiKey, reordered, "replay-key")
-        expect(third.status, third.text).toBe(202)
-        expect(third.body).toEqual(batch)
-        expect(third.headers.get("idempotent-replayed")).toBe("true")
+          // identical content = same JSON after canonicalisation: key order does not matter
+          const reordered = { send_at: request.send_at, text: request.text, recipients: request.recipients }
+          const third = yield* postBatch(apiKey, reordered, "replay-key")
+          expect(third.status, third.text).toBe(202)
+          expect(third.body).toEqual(batch)
+          expect(third.headers.get("idempotent-replayed")).toBe("true")
 
-        expect(yield* getBalance(apiKey)).toMatchObject({ reserved: 8, available: 12 })
-        expect((yield* readAll(apiKey, batch.id)).messages).toHaveLength(4)
-      }))
+          expect(yield* getBalance(apiKey)).toMatchObject({ reserved: 8, available: 12 })
+          expect((yield* readAll(apiKey, batch.id)).messages).toHaveLength(4)
+        })
+    )
 
     it.effect("the same key with other content: 409 idempotency_conflict, nothing more reserved", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const app = yield* App
         const { apiKey } = yield* app.newOrg({ credits: 20 })
         const request = body(ordinaryNumbers(3, 820))
@@ -319,10 +373,11 @@ withApp()((it) => {
           expectError(yield* postBatch(apiKey, variant, "conflict-key"), 409, "idempotency_conflict")
         }
         expect(yield* getBalance(apiKey)).toMatchObject({ reserved: 3, available: 17 })
-      }))
+      })
+    )
 
     it.effect("keys are scoped per organisation: another organisation's same key is a new admission", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const app = yield* App
         const one = yield* app.newOrg({ credits: 10 })
         const two = yield* app.newOrg({ credits: 10 })
@@ -332,33 +387,38 @@ withApp()((it) => {
         expectAdmitted(b)
         expect(b.headers.get("idempotent-replayed")).toBeNull()
         expect(b.body.id).not.toBe(a.id)
-      }))
+      })
+    )
   })
 
   describe(`message batch lookups (${backend})`, () => {
     it.effect("another organisation's batch: 404 not_found on both GETs", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const app = yield* App
         const owner = yield* app.newOrg({ credits: 10 })
         const other = yield* app.newOrg({ credits: 10 })
         const batch = expectAdmitted(yield* postBatch(owner.apiKey, body(ordinaryNumbers(2, 840))))
         expectError(yield* app.call("GET", batchPath(batch.id), { token: other.apiKey }), 404, "not_found")
         expectError(yield* app.call("GET", messagesPath(batch.id), { token: other.apiKey }), 404, "not_found")
-      }))
+      })
+    )
 
-    it.effect.each(["not-a-uuid", "00000000-0000-0000-0000-000000000000", "3f2a1c4e-9b7d-4e21-8c3a-5d6e7f8a9b0c", "1234"])(
-      "unknown or garbage batch id %j: 404 not_found on both GETs",
-      (id) =>
-        Effect.gen(function*() {
-          const app = yield* App
-          const { apiKey } = yield* app.newOrg()
-          expectError(yield* app.call("GET", batchPath(id), { token: apiKey }), 404, "not_found")
-          expectError(yield* app.call("GET", messagesPath(id), { token: apiKey }), 404, "not_found")
-        })
+    it.effect.each([
+      "not-a-uuid",
+      "00000000-0000-0000-0000-000000000000",
+      "3f2a1c4e-9b7d-4e21-8c3a-5d6e7f8a9b0c",
+      "1234"
+    ])("unknown or garbage batch id %j: 404 not_found on both GETs", (id) =>
+      Effect.gen(function* () {
+        const app = yield* App
+        const { apiKey } = yield* app.newOrg()
+        expectError(yield* app.call("GET", batchPath(id), { token: apiKey }), 404, "not_found")
+        expectError(yield* app.call("GET", messagesPath(id), { token: apiKey }), 404, "not_found")
+      })
     )
 
     it.effect("a batch of 250 lists as pages of 100, 100 and 50 in submitted order, next_cursor null on the last", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const app = yield* App
         const { apiKey } = yield* app.newOrg({ credits: 300 })
         const recipients = shuffledNumbers(250, 1000)
@@ -382,24 +442,30 @@ withApp()((it) => {
 
         const counts = (yield* getBatch(apiKey, batch.id)).counts
         expect(counts).toEqual({ ...zeroCounts(), scheduled: 250 })
-      }))
+      })
+    )
 
-    it.effect.each<readonly [number, ReadonlyArray<number>]>([[1, [1]], [99, [99]], [100, [100]], [101, [100, 1]], [200, [100, 100]], [201, [100, 100, 1]]])(
-      "a batch of %i lists as pages %j",
-      ([n, sizes]) =>
-        Effect.gen(function*() {
-          const app = yield* App
-          const { apiKey } = yield* app.newOrg({ credits: n })
-          const recipients = shuffledNumbers(n, 2000)
-          const batch = expectAdmitted(yield* postBatch(apiKey, body(recipients)))
-          const all = yield* readAll(apiKey, batch.id)
-          expect(all.sizes).toEqual(sizes)
-          expect(all.messages.map((m) => m.to)).toEqual(recipients)
-        })
+    it.effect.each<readonly [number, ReadonlyArray<number>]>([
+      [1, [1]],
+      [99, [99]],
+      [100, [100]],
+      [101, [100, 1]],
+      [200, [100, 100]],
+      [201, [100, 100, 1]]
+    ])("a batch of %i lists as pages %j", ([n, sizes]) =>
+      Effect.gen(function* () {
+        const app = yield* App
+        const { apiKey } = yield* app.newOrg({ credits: n })
+        const recipients = shuffledNumbers(n, 2000)
+        const batch = expectAdmitted(yield* postBatch(apiKey, body(recipients)))
+        const all = yield* readAll(apiKey, batch.id)
+        expect(all.sizes).toEqual(sizes)
+        expect(all.messages.map((m) => m.to)).toEqual(recipients)
+      })
     )
 
     it.effect("a cursor of another batch: 400 invalid_cursor", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const app = yield* App
         const { apiKey } = yield* app.newOrg({ credits: 400 })
         const a = expectAdmitted(yield* postBatch(apiKey, body(ordinaryNumbers(150, 3000))))
@@ -408,7 +474,8 @@ withApp()((it) => {
         expectError(yield* app.call("GET", messagesPath(b.id, cursorOfA), { token: apiKey }), 400, "invalid_cursor")
         // the cursor still works for its own batch
         expect((yield* getPage(apiKey, a.id, cursorOfA)).results).toHaveLength(50)
-      }))
+      })
+    )
 
     /** The batch's first next_cursor and a one-character change of it at `i` (to the next base64url letter). */
     const tamper = (cursor: string, i: number) => {
@@ -419,7 +486,7 @@ withApp()((it) => {
     }
 
     it.effect("a tampered cursor (one character changed at its start, middle or end): 400 invalid_cursor", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const app = yield* App
         const { apiKey } = yield* app.newOrg({ credits: 250 })
         const batch = expectAdmitted(yield* postBatch(apiKey, body(ordinaryNumbers(250, 5000))))
@@ -428,10 +495,11 @@ withApp()((it) => {
           const res = yield* app.call("GET", messagesPath(batch.id, tamper(cursor, i)), { token: apiKey })
           expectError(res, 400, "invalid_cursor")
         }
-      }))
+      })
+    )
 
     it.effect("every one-character change of a cursor is refused with 400 invalid_cursor", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const app = yield* App
         const { apiKey } = yield* app.newOrg({ credits: 250 })
         const batch = expectAdmitted(yield* postBatch(apiKey, body(ordinaryNumbers(250, 5500))))
@@ -445,12 +513,13 @@ withApp()((it) => {
           }
         }
         expect(accepted, `next_cursor ${cursor}`).toEqual([])
-      }))
+      })
+    )
 
     it.effect.each(["garbage", "", "0", "100", "bm90IGEgY3Vyc29y", "a.b", "a.b.c", "https://example.com/?page=2"])(
       "a garbage cursor %j: 400 invalid_cursor",
       (cursor) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const app = yield* App
           const { apiKey } = yield* app.newOrg({ credits: 150 })
           const batch = expectAdmitted(yield* postBatch(apiKey, body(ordinaryNumbers(150, 6000))))
@@ -459,7 +528,7 @@ withApp()((it) => {
     )
 
     it.effect("a forged cursor (right batch, another position, no valid signature): 400 invalid_cursor", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const app = yield* App
         const { apiKey } = yield* app.newOrg({ credits: 250 })
         const batch = expectAdmitted(yield* postBatch(apiKey, body(ordinaryNumbers(250, 7000))))
@@ -467,6 +536,7 @@ withApp()((it) => {
         const [, signature] = cursor.split(".")
         const forged = `${Buffer.from(`${batch.id}:200`, "utf8").toString("base64url")}.${signature}`
         expectError(yield* app.call("GET", messagesPath(batch.id, forged), { token: apiKey }), 400, "invalid_cursor")
-      }))
+      })
+    )
   })
 })

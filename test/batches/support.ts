@@ -16,7 +16,16 @@ export const messagesPath = (id: string, cursor?: string) =>
   `${batchPath(id)}messages/${cursor === undefined ? "" : `?cursor=${encodeURIComponent(cursor)}`}`
 
 /** The eight statuses of docs/integrators.md#message-lifecycle, in the order of docs/integrators.md#batches's StatusCounts. */
-export const statuses = ["scheduled", "processing", "accepted", "delivered", "undeliverable", "blocked", "failed", "unknown"] as const
+export const statuses = [
+  "scheduled",
+  "processing",
+  "accepted",
+  "delivered",
+  "undeliverable",
+  "blocked",
+  "failed",
+  "unknown"
+] as const
 export type Status = (typeof statuses)[number]
 export type Counts = Record<Status, number>
 
@@ -102,7 +111,14 @@ const utcTimestamp = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/
 
 /** Spec 2.5: exactly the six fields, StatusCounts with all eight statuses, counts summing to recipient_count. */
 export const expectBatchShape = (body: BatchBody) => {
-  expect(Object.keys(body).sort()).toEqual(["counts", "created_at", "credits_reserved", "id", "recipient_count", "send_at"])
+  expect(Object.keys(body).sort()).toEqual([
+    "counts",
+    "created_at",
+    "credits_reserved",
+    "id",
+    "recipient_count",
+    "send_at"
+  ])
   expect(body.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/)
   expect(body.send_at).toMatch(utcTimestamp)
   expect(body.created_at).toMatch(utcTimestamp)
@@ -122,10 +138,12 @@ export const expectMessageShape = (m: MessageBody) => {
 
 /** POSTs a batch under `key` (a fresh one by default; null sends no Idempotency-Key header). */
 export const postBatch = (token: string, body: unknown, key: string | null = randomUUID()) =>
-  Effect.flatMap(App, (app) => app.call("POST", batchesPath, { token, body, ...(key === null ? {} : { headers: { "idempotency-key": key } }) }))
+  Effect.flatMap(App, (app) =>
+    app.call("POST", batchesPath, { token, body, ...(key === null ? {} : { headers: { "idempotency-key": key } }) })
+  )
 
 export const getBatch = (token: string, id: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const res = yield* (yield* App).call("GET", batchPath(id), { token })
     expect(res.status, res.text).toBe(200)
     expectBatchShape(res.body)
@@ -133,7 +151,7 @@ export const getBatch = (token: string, id: string) =>
   })
 
 export const getPage = (token: string, id: string, cursor?: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const res = yield* (yield* App).call("GET", messagesPath(id, cursor), { token })
     expect(res.status, res.text).toBe(200)
     expect(Object.keys(res.body).sort()).toEqual(["next_cursor", "results"])
@@ -145,10 +163,10 @@ export const getPage = (token: string, id: string, cursor?: string) =>
 
 /** Every message of the batch, page after page, with the size of each page. */
 export const readAll = (token: string, id: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const messages: Array<MessageBody> = []
     const sizes: Array<number> = []
-    let cursor: string | undefined 
+    let cursor: string | undefined
     for (let guard = 0; guard < 20; guard++) {
       const page: { results: Array<MessageBody>; nextCursor: string | null } = yield* getPage(token, id, cursor)
       messages.push(...page.results)
@@ -161,7 +179,7 @@ export const readAll = (token: string, id: string) =>
   })
 
 export const getBalance = (token: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const res = yield* (yield* App).call("GET", "/api/sms/v2/balance/", { token })
     expect(res.status, res.text).toBe(200)
     return res.body as { total: number; reserved: number; available: number; valid_until: string | null }
@@ -169,7 +187,7 @@ export const getBalance = (token: string) =>
 
 /** Every member of a batch straight from the store: position order, status, timeline length. */
 export const membersOf = (orgId: string, batchId: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     return yield* sql<{ id: string; position: number; toNumber: string; status: string; events: number }>`SELECT
         m.id::text AS id, m.batch_position AS position, m.to_number, m.status,

@@ -19,7 +19,7 @@ const cli = (argv: ReadonlyArray<string>, options: { readonly env?: Record<strin
 
 /** Runs with --json, expects success and parses stdout. */
 const cliJson = (argv: ReadonlyArray<string>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const result = yield* cli([...argv, "--json"])
     expect(result.stderr).toBe("")
     expect(result.code).toBe(0)
@@ -29,19 +29,23 @@ const cliJson = (argv: ReadonlyArray<string>) =>
 
 /** A fetch that never connects, as when nothing listens at the URL. */
 const refused = appHttpClient(async () => {
-  throw new TypeError("fetch failed", { cause: Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:9"), { code: "ECONNREFUSED" }) })
+  throw new TypeError("fetch failed", {
+    cause: Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:9"), { code: "ECONNREFUSED" })
+  })
 })
 
 withApp()(`sms-admin against the operator API (${backend})`, (it) => {
   it.effect("creates an organisation, grants credits, issues and revokes a key, sets a sender", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const app = yield* App
       const created = yield* cli(["org", "create", "Acme Corp", "--sender", "ACME"])
       expect(created).toMatchObject({ code: 0, stderr: "" })
       const orgId = /^id {14}(\S+)$/m.exec(created.stdout)?.[1]
       expect(orgId).toBeDefined()
-      expect(created.stdout).toBe(`id              ${orgId}\nname            Acme Corp\nsms enabled     yes\ndefault sender  ACME\n` +
-        "retention       the service's default\n")
+      expect(created.stdout).toBe(
+        `id              ${orgId}\nname            Acme Corp\nsms enabled     yes\ndefault sender  ACME\n` +
+          "retention       the service's default\n"
+      )
 
       expect(yield* cliJson(["org", "create", "Beta"])).toEqual({
         id: expect.any(String),
@@ -55,7 +59,8 @@ withApp()(`sms-admin against the operator API (${backend})`, (it) => {
       expect(granted).toEqual({
         code: 0,
         stderr: "",
-        stdout: `organisation  ${orgId}\ngranted       1000 credits, valid until -\n` +
+        stdout:
+          `organisation  ${orgId}\ngranted       1000 credits, valid until -\n` +
           "balance       total 1000  reserved 0  available 1000  valid until -\n"
       })
       expect(yield* cliJson(["credits", "grant", orgId!, "50", "--valid-until", "2999-12-31"])).toEqual({
@@ -81,7 +86,8 @@ withApp()(`sms-admin against the operator API (${backend})`, (it) => {
       expect(yield* cli(["org", "show", orgId!])).toEqual({
         code: 0,
         stderr: "",
-        stdout: `id              ${orgId}\nname            Acme Corp\nsms enabled     yes\ndefault sender  ACME\n` +
+        stdout:
+          `id              ${orgId}\nname            Acme Corp\nsms enabled     yes\ndefault sender  ACME\n` +
           "retention       the service's default\n" +
           "balance         total 1050  reserved 0  available 1050  valid until 2999-12-31\n"
       })
@@ -99,7 +105,10 @@ withApp()(`sms-admin against the operator API (${backend})`, (it) => {
         stderr: "",
         stdout: `organisation  ${orgId}\nsender        SHOP\nactive        yes\n`
       })
-      expect(yield* cliJson(["sender", "set", orgId!, "SHOP", "--active", "false"])).toEqual({ name: "SHOP", active: false })
+      expect(yield* cliJson(["sender", "set", orgId!, "SHOP", "--active", "false"])).toEqual({
+        name: "SHOP",
+        active: false
+      })
 
       const updated = yield* cli(["org", "update", orgId!, "--sms-enabled", "false"])
       expect(updated.code).toBe(0)
@@ -111,15 +120,22 @@ withApp()(`sms-admin against the operator API (${backend})`, (it) => {
       const kept = yield* cli(["org", "update", orgId!, "--retention-days", "30"])
       expect(kept.code, kept.stderr).toBe(0)
       expect(kept.stdout).toMatch(/^retention {7}30 days$/m)
-      expect(yield* cliJson(["org", "update", orgId!, "--retention-days", "default"])).toMatchObject({ retention_days: null })
+      expect(yield* cliJson(["org", "update", orgId!, "--retention-days", "default"])).toMatchObject({
+        retention_days: null
+      })
 
-      expect(yield* cli(["key", "revoke", keyId!])).toEqual({ code: 0, stderr: "", stdout: `key id   ${keyId}\nrevoked  yes\n` })
+      expect(yield* cli(["key", "revoke", keyId!])).toEqual({
+        code: 0,
+        stderr: "",
+        stdout: `key id   ${keyId}\nrevoked  yes\n`
+      })
       expect(yield* cliJson(["key", "revoke", keyJson.key_id])).toEqual({ key_id: keyJson.key_id, revoked: true })
       expect((yield* app.call("GET", "/api/sms/v2/balance/", { token: apiKey! })).status).toBe(401)
-    }))
+    })
+  )
 
   it.effect("lists organisations a page at a time, newest first", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const older = (yield* cliJson(["org", "create", "Listed older"])).id
       const newer = (yield* cliJson(["org", "create", "Listed newer"])).id
 
@@ -148,10 +164,11 @@ withApp()(`sms-admin against the operator API (${backend})`, (it) => {
       const second = yield* cliJson(["org", "list", "--limit", "1", "--cursor", cursor!])
       expect(second.results).toHaveLength(1)
       expect(first.stdout).not.toContain(second.results[0].id)
-    }))
+    })
+  )
 
   it.effect("lists an organisation's keys (never a secret) and senders", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const app = yield* App
       const { orgId, keyId, apiKey } = yield* app.newOrg({ permissions: ["sms.send"] })
       expect((yield* cli(["key", "revoke", keyId])).code).toBe(0)
@@ -165,19 +182,36 @@ withApp()(`sms-admin against the operator API (${backend})`, (it) => {
       expect(rows[0]).toMatch(new RegExp(`^${keyId}  sms\\.send +\\S+Z  \\S+Z$`))
       expect(rows[1]).toMatch(new RegExp(`^${second.key_id}  delivery\\.read +\\S+Z  -$`))
       for (const secret of [apiKey, second.api_key]) expect(keys.stdout).not.toContain(secret.split(".")[1])
-      expect((yield* cliJson(["key", "list", orgId])).results.map((k: { key_id: string; revoked_at: string | null }) => [k.key_id, k.revoked_at === null]))
-        .toEqual([[keyId, false], [second.key_id, true]])
+      expect(
+        (yield* cliJson(["key", "list", orgId])).results.map((k: { key_id: string; revoked_at: string | null }) => [
+          k.key_id,
+          k.revoked_at === null
+        ])
+      ).toEqual([
+        [keyId, false],
+        [second.key_id, true]
+      ])
 
       expect((yield* cli(["sender", "set", orgId, "PROMO", "--active", "false"])).code).toBe(0)
-      expect(yield* cli(["sender", "list", orgId])).toEqual({ code: 0, stderr: "", stdout: "NAME   ACTIVE\nINFO   yes\nPROMO  no\n" })
-      expect(yield* cliJson(["sender", "list", orgId])).toEqual({ results: [{ name: "INFO", active: true }, { name: "PROMO", active: false }] })
+      expect(yield* cli(["sender", "list", orgId])).toEqual({
+        code: 0,
+        stderr: "",
+        stdout: "NAME   ACTIVE\nINFO   yes\nPROMO  no\n"
+      })
+      expect(yield* cliJson(["sender", "list", orgId])).toEqual({
+        results: [
+          { name: "INFO", active: true },
+          { name: "PROMO", active: false }
+        ]
+      })
 
       const empty = yield* cli(["key", "list", (yield* cliJson(["org", "create", "No keys"])).id])
       expect(empty.stdout).toBe("KEY ID  PERMISSIONS  CREATED  REVOKED\n(none)\n")
-    }))
+    })
+  )
 
   it.effect("shows a message by its id alone, with its organisation and timeline, and erases it", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const app = yield* App
       const { orgId, apiKey } = yield* app.newOrg({ credits: 5 })
       const sent = yield* app.call("POST", "/api/sms/v2/messages/", {
@@ -205,14 +239,15 @@ withApp()(`sms-admin against the operator API (${backend})`, (it) => {
       expect(erased.code).toBe(0)
       expect(erased.stdout).toMatch(/^to {13}\(erased\)\nsender name {4}\(erased\)$/m)
       expect((yield* cliJson(["message", "show", id])).to).toBe("")
-    }))
+    })
+  )
 
   it.effect("asks again about an unknown message, and refuses a message that is not unknown", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const app = yield* App
       const { orgId, apiKey } = yield* app.newOrg({ credits: 5 })
       const send = (to: string) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const sent = yield* app.call("POST", "/api/sms/v2/messages/", {
             token: apiKey,
             headers: { "idempotency-key": `cli-${randomUUID()}` },
@@ -237,63 +272,82 @@ withApp()(`sms-admin against the operator API (${backend})`, (it) => {
       const refused = yield* cli(["message", "verify", orgId, failed])
       expect(refused).toMatchObject({ code: 1, stdout: "" })
       expect(refused.stderr).toMatch(new RegExp(`^error: message_not_unknown: .*failed\n  message_id: ${failed}\n$`))
-    }))
+    })
+  )
 
-  it.effect("prints API errors as `error: <code>: <message>` (or the error body with --json) on stderr and exits 1", () =>
-    Effect.gen(function*() {
-      const app = yield* App
-      const unknown = yield* cli(["org", "show", randomUUID()])
-      expect(unknown).toMatchObject({ code: 1, stdout: "" })
-      expect(unknown.stderr).toMatch(/^error: not_found: \S.*\n$/)
+  it.effect(
+    "prints API errors as `error: <code>: <message>` (or the error body with --json) on stderr and exits 1",
+    () =>
+      Effect.gen(function* () {
+        const app = yield* App
+        const unknown = yield* cli(["org", "show", randomUUID()])
+        expect(unknown).toMatchObject({ code: 1, stdout: "" })
+        expect(unknown.stderr).toMatch(/^error: not_found: \S.*\n$/)
 
-      const unknownJson = yield* cli(["org", "show", randomUUID(), "--json"])
-      expect(unknownJson.code).toBe(1)
-      expect(JSON.parse(unknownJson.stderr)).toEqual({ error: { code: "not_found", message: expect.any(String) } })
+        const unknownJson = yield* cli(["org", "show", randomUUID(), "--json"])
+        expect(unknownJson.code).toBe(1)
+        expect(JSON.parse(unknownJson.stderr)).toEqual({ error: { code: "not_found", message: expect.any(String) } })
 
-      expect((yield* cli(["message", "show", randomUUID()])).stderr).toMatch(/^error: not_found: /)
-      expect((yield* cli(["key", "list", randomUUID()])).code).toBe(1)
-      expect((yield* cli(["org", "list", "--cursor", "garbage"])).stderr).toMatch(/^error: invalid_cursor: /)
+        expect((yield* cli(["message", "show", randomUUID()])).stderr).toMatch(/^error: not_found: /)
+        expect((yield* cli(["key", "list", randomUUID()])).code).toBe(1)
+        expect((yield* cli(["org", "list", "--cursor", "garbage"])).stderr).toMatch(/^error: invalid_cursor: /)
 
-      const { orgId } = yield* app.newOrg()
-      const past = yield* cli(["credits", "grant", orgId, "10", "--valid-until", "2000-01-01"])
-      expect(past.code).toBe(1)
-      expect(past.stderr).toMatch(/^error: validation_error: .+\n {2}valid_until: must be today or later \(UTC\)\n$/)
-      const badSender = yield* cli(["sender", "set", orgId, "TOO-LONG-NAME!", "--active", "true"])
-      expect(badSender.code).toBe(1)
-      expect(badSender.stderr).toMatch(/^error: validation_error: .+\n {2}name: /)
-    }))
+        const { orgId } = yield* app.newOrg()
+        const past = yield* cli(["credits", "grant", orgId, "10", "--valid-until", "2000-01-01"])
+        expect(past.code).toBe(1)
+        expect(past.stderr).toMatch(/^error: validation_error: .+\n {2}valid_until: must be today or later \(UTC\)\n$/)
+        const badSender = yield* cli(["sender", "set", orgId, "TOO-LONG-NAME!", "--active", "true"])
+        expect(badSender.code).toBe(1)
+        expect(badSender.stderr).toMatch(/^error: validation_error: .+\n {2}name: /)
+      })
+  )
 
   it.effect("refuses a wrong operator token with exit 1", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const app = yield* App
       const { orgId, apiKey } = yield* app.newOrg()
       const wrong = yield* cli(["org", "show", orgId, "--token", apiKey])
       expect(wrong.code).toBe(1)
       expect(wrong.stderr).toMatch(/^error: invalid_api_key: /)
-    }))
+    })
+  )
 
   it.effect("names the URL when the service cannot be reached, and exits 2", () =>
-    Effect.gen(function*() {
-      const result = yield* Effect.promise(() => runIn(refused, ["org", "show", "o1", "--url", "http://127.0.0.1:9/"], { SMS_ADMIN_TOKEN: "t" }))
+    Effect.gen(function* () {
+      const result = yield* Effect.promise(() =>
+        runIn(refused, ["org", "show", "o1", "--url", "http://127.0.0.1:9/"], { SMS_ADMIN_TOKEN: "t" })
+      )
       expect(result).toEqual({
         code: 2,
         stdout: "",
-        stderr: "error: cannot reach the SMS service at http://127.0.0.1:9/admin/v1/organizations/o1: connect ECONNREFUSED 127.0.0.1:9\n"
+        stderr:
+          "error: cannot reach the SMS service at http://127.0.0.1:9/admin/v1/organizations/o1: connect ECONNREFUSED 127.0.0.1:9\n"
       })
-    }))
+    })
+  )
 
   it.effect("takes the URL and token from SMS_ADMIN_URL and SMS_ADMIN_TOKEN, the flags winning over them", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const app = yield* App
-      const fromEnv = yield* Effect.promise(() => runIn(refused, ["org", "show", "o1"], { SMS_ADMIN_TOKEN: "t", SMS_ADMIN_URL: "https://sms.example/base/" }))
+      const fromEnv = yield* Effect.promise(() =>
+        runIn(refused, ["org", "show", "o1"], { SMS_ADMIN_TOKEN: "t", SMS_ADMIN_URL: "https://sms.example/base/" })
+      )
       expect(fromEnv.stderr).toMatch(/at https:\/\/sms\.example\/base\/admin\/v1\/organizations\/o1: /)
-      const fromFlag = yield* Effect.promise(() => runIn(refused, ["org", "show", "o1", "--url", "http://other:1234"], { SMS_ADMIN_TOKEN: "t", SMS_ADMIN_URL: "http://x" }))
+      const fromFlag = yield* Effect.promise(() =>
+        runIn(refused, ["org", "show", "o1", "--url", "http://other:1234"], {
+          SMS_ADMIN_TOKEN: "t",
+          SMS_ADMIN_URL: "http://x"
+        })
+      )
       expect(fromFlag.stderr).toMatch(/at http:\/\/other:1234\/admin\/v1\/organizations\/o1: /)
       const byDefault = yield* Effect.promise(() => runIn(refused, ["org", "show", "o1"], { SMS_ADMIN_TOKEN: "t" }))
       expect(byDefault.stderr).toMatch(/at http:\/\/127\.0\.0\.1:8080\/admin\/v1\/organizations\/o1: /)
 
       const { orgId } = yield* app.newOrg()
-      expect((yield* cli(["org", "show", orgId, "--token", adminToken], { env: { SMS_ADMIN_URL: "http://sms.test" } })).code).toBe(0)
+      expect(
+        (yield* cli(["org", "show", orgId, "--token", adminToken], { env: { SMS_ADMIN_URL: "http://sms.test" } })).code
+      ).toBe(0)
       expect((yield* cli(["org", "show", orgId, "--token", "wrong-token-123456789"])).code).toBe(1)
-    }))
+    })
+  )
 })

@@ -14,7 +14,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 const launcher = fileURLToPath(new URL("../../bin/sms-admin.mjs", import.meta.url))
 
 /** The Node running the tests (>= 22.18: imports in-process) and, when present, a system Node (older: re-spawns). */
-const nodes = [process.execPath, "/usr/bin/node", "/usr/local/bin/node"].filter((p, i, all) => existsSync(p) && all.indexOf(p) === i)
+const nodes = [process.execPath, "/usr/bin/node", "/usr/local/bin/node"].filter(
+  (p, i, all) => existsSync(p) && all.indexOf(p) === i
+)
 
 const launch = (node: string, args: ReadonlyArray<string>, extraEnv: Record<string, string> = {}) =>
   new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve, reject) => {
@@ -34,13 +36,22 @@ const launch = (node: string, args: ReadonlyArray<string>, extraEnv: Record<stri
 // A stand-in for the service that answers every call with the spec's 401 error body.
 const server = createServer((_request, response) => {
   response.writeHead(401, { "content-type": "application/json" })
-  response.end(JSON.stringify({ error: { code: "invalid_api_key", message: "The operator API needs Authorization: Bearer <SMS_ADMIN_TOKEN>" } }))
+  response.end(
+    JSON.stringify({
+      error: { code: "invalid_api_key", message: "The operator API needs Authorization: Bearer <SMS_ADMIN_TOKEN>" }
+    })
+  )
 })
 let serverUrl = ""
-beforeAll(() => new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => {
-  serverUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  resolve()
-})))
+beforeAll(
+  () =>
+    new Promise<void>((resolve) =>
+      server.listen(0, "127.0.0.1", () => {
+        serverUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+        resolve()
+      })
+    )
+)
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())))
 
 describe.each(nodes)("bin/sms-admin.mjs started by %s", (node) => {
@@ -55,11 +66,13 @@ describe.each(nodes)("bin/sms-admin.mjs started by %s", (node) => {
   it("exits 64 on a usage error and 2 when nothing answers", async () => {
     const usage = await launch(node, ["org", "frobnicate"])
     expect(usage.status).toBe(64)
-    expect(usage.stderr).toContain("error: Unknown subcommand \"frobnicate\" for \"sms-admin org\"")
+    expect(usage.stderr).toContain('error: Unknown subcommand "frobnicate" for "sms-admin org"')
     // port 1 is refused by fetch before any connection: a network error without a network
     const network = await launch(node, ["org", "show", "o1", "--token", "t", "--url", "http://127.0.0.1:1"])
     expect(network.status).toBe(2)
-    expect(network.stderr).toMatch(/^error: cannot reach the SMS service at http:\/\/127\.0\.0\.1:1\/admin\/v1\/organizations\/o1: /)
+    expect(network.stderr).toMatch(
+      /^error: cannot reach the SMS service at http:\/\/127\.0\.0\.1:1\/admin\/v1\/organizations\/o1: /
+    )
   })
 
   it("keeps Node's compile cache in the temporary directory, so that later calls compile less", async () => {
@@ -74,7 +87,10 @@ describe.each(nodes)("bin/sms-admin.mjs started by %s", (node) => {
   })
 
   it("exits 1 when the API answers an error, reading SMS_ADMIN_URL and SMS_ADMIN_TOKEN", async () => {
-    const result = await launch(node, ["org", "show", "o1"], { SMS_ADMIN_URL: serverUrl, SMS_ADMIN_TOKEN: "wrong-token" })
+    const result = await launch(node, ["org", "show", "o1"], {
+      SMS_ADMIN_URL: serverUrl,
+      SMS_ADMIN_TOKEN: "wrong-token"
+    })
     expect(result).toEqual({
       status: 1,
       stdout: "",

@@ -21,23 +21,33 @@ const platform = Layer.mergeAll(
   FileSystem.layerNoop({}),
   Path.layer,
   Stdio.layerTest({}),
-  Layer.succeed(Terminal.Terminal, Terminal.make({
-    columns: Effect.succeed(80),
-    rows: Effect.succeed(24),
-    size: Effect.die("no terminal in tests"),
-    readInput: Effect.die("no terminal input in tests"),
-    readLine: Effect.die("no terminal input in tests"),
-    display: () => Effect.void
-  })),
-  Layer.succeed(ChildProcessSpawner.ChildProcessSpawner, ChildProcessSpawner.make(() => Effect.die("no child processes in tests"))),
+  Layer.succeed(
+    Terminal.Terminal,
+    Terminal.make({
+      columns: Effect.succeed(80),
+      rows: Effect.succeed(24),
+      size: Effect.die("no terminal in tests"),
+      readInput: Effect.die("no terminal input in tests"),
+      readLine: Effect.die("no terminal input in tests"),
+      display: () => Effect.void
+    })
+  ),
+  Layer.succeed(
+    ChildProcessSpawner.ChildProcessSpawner,
+    ChildProcessSpawner.make(() => Effect.die("no child processes in tests"))
+  ),
   CliOutput.layer(CliOutput.defaultFormatter({ colors: false }))
 )
 
 const lines = (printed: ReadonlyArray<unknown>) => printed.map((chunk) => `${String(chunk)}\n`).join("")
 
 /** Runs `argv` with `env` (SMS_ADMIN_URL, SMS_ADMIN_TOKEN) over `http`. */
-export const runIn = (http: Layer.Layer<HttpClient.HttpClient>, argv: ReadonlyArray<string>, env: Record<string, string>): Promise<CliResult> =>
-  Effect.gen(function*() {
+export const runIn = (
+  http: Layer.Layer<HttpClient.HttpClient>,
+  argv: ReadonlyArray<string>,
+  env: Record<string, string>
+): Promise<CliResult> =>
+  Effect.gen(function* () {
     const code = yield* runCli(argv)
     return { code, stdout: lines(yield* TestConsole.logLines), stderr: lines(yield* TestConsole.errorLines) }
   }).pipe(

@@ -10,9 +10,13 @@ import { smsAdmin } from "../../src/admin/cli/Commands.ts"
 import { runIn } from "./support.ts"
 
 /** An HttpClient that fails the test if a usage error ever made a call. */
-const noCalls = Layer.succeed(HttpClient.HttpClient, HttpClient.make((request) => Effect.die(new Error(`unexpected call to ${request.url}`))))
+const noCalls = Layer.succeed(
+  HttpClient.HttpClient,
+  HttpClient.make((request) => Effect.die(new Error(`unexpected call to ${request.url}`)))
+)
 
-const cli = (argv: ReadonlyArray<string>, env: Record<string, string> = { SMS_ADMIN_TOKEN: "tok" }) => runIn(noCalls, argv, env)
+const cli = (argv: ReadonlyArray<string>, env: Record<string, string> = { SMS_ADMIN_TOKEN: "tok" }) =>
+  runIn(noCalls, argv, env)
 
 /** Every command, as an operator types it. */
 const everyCommand = [
@@ -37,9 +41,9 @@ const everyCommand = [
 
 describe("sms-admin usage", () => {
   it("lists every command in --help, on stdout, exit 0, with or without a token", async () => {
-    const tree = smsAdmin.subcommands.flatMap((g) => g.commands).flatMap((group) =>
-      group.subcommands.flatMap((s) => s.commands).map((c) => `${group.name} ${c.name}`)
-    )
+    const tree = smsAdmin.subcommands
+      .flatMap((g) => g.commands)
+      .flatMap((group) => group.subcommands.flatMap((s) => s.commands).map((c) => `${group.name} ${c.name}`))
     expect(tree).toEqual(everyCommand)
     for (const argv of [["--help"], ["-h"], ["org", "create", "-h"]]) {
       const help = await cli(argv, {})
@@ -64,7 +68,9 @@ describe("sms-admin usage", () => {
     // the shared flags are checked first: without a token, that is what a bare command line hears about
     const noToken = await cli([], {})
     expect(noToken).toMatchObject({ code: 64, stdout: "" })
-    expect(noToken.stderr).toMatch(/^error: no operator token: .*\nusage: sms-admin <subcommand> \[flags\]\nRun 'sms-admin --help'/)
+    expect(noToken.stderr).toMatch(
+      /^error: no operator token: .*\nusage: sms-admin <subcommand> \[flags\]\nRun 'sms-admin --help'/
+    )
     const group = await cli(["org"])
     expect(group).toMatchObject({ code: 64, stdout: "" })
     expect(group.stderr).toContain("sms-admin org <subcommand>")
@@ -75,7 +81,8 @@ describe("sms-admin usage", () => {
     expect(missing).toEqual({
       code: 64,
       stdout: "",
-      stderr: "error: Missing required argument: amount\nusage: sms-admin credits grant [flags] <org_id> <amount>\n" +
+      stderr:
+        "error: Missing required argument: amount\nusage: sms-admin credits grant [flags] <org_id> <amount>\n" +
         "Run 'sms-admin credits grant --help' for its arguments and flags.\n"
     })
   })

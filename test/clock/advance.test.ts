@@ -26,7 +26,7 @@ const heldForMs = 60_000
 describe("the test clock's advance", { timeout: 120_000 }, () => {
   withApp({ label: "advance", config: { clock: "test" } })((it) => {
     it.effect("reaches its target exactly past due work it cannot take, and stops where that work is freed", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const app = yield* App
         const sql = yield* SqlClient.SqlClient
         const { apiKey, orgId } = yield* app.newOrg({ credits: 20, permissions: withWebhooks })
@@ -60,11 +60,15 @@ describe("the test clock's advance", { timeout: 120_000 }, () => {
         yield* app.advanceTo(start + heldForMs + 5_000)
         expect(yield* app.now).toBe(start + heldForMs + 5_000)
         expect(receiver.received).toHaveLength(count)
-        const attempts = yield* sql<{ state: string; attempted: Date }>`SELECT state, updated_at AS attempted FROM webhook_deliveries
+        const attempts = yield* sql<{
+          state: string
+          attempted: Date
+        }>`SELECT state, updated_at AS attempted FROM webhook_deliveries
           WHERE organisation_id = ${orgId}`
         expect(attempts.map((a) => [a.state, a.attempted.getTime()])).toEqual(
           Array.from({ length: count }, () => ["succeeded", heldUntil.getTime()])
         )
-      }))
+      })
+    )
   })
 })

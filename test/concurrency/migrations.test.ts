@@ -13,8 +13,10 @@ const databaseUrl = process.env.DATABASE_URL
 
 /** The versions a process logged as applied. */
 const appliedBy = (served: Served): ReadonlyArray<number> =>
-  served.started.output().stdout.split("\n")
-    .filter((line) => line.includes("\"migration applied\""))
+  served.started
+    .output()
+    .stdout.split("\n")
+    .filter((line) => line.includes('"migration applied"'))
     .map((line) => (JSON.parse(line) as { annotations: { version: number } }).annotations.version)
 
 describe.skipIf(!databaseUrl)("needs PostgreSQL (set DATABASE_URL; two service processes on one database)", () => {

@@ -35,7 +35,11 @@ const database = async (label: string) => {
 
 /** POSTs a creation under a fresh key; the answer and the message id. */
 const send = async (through: Served, apiKey: string, c: Creation) => {
-  const reply = await through.call("POST", messagesPath, { token: apiKey, body: bodyOf(c), headers: { "idempotency-key": crypto.randomUUID() } })
+  const reply = await through.call("POST", messagesPath, {
+    token: apiKey,
+    body: bodyOf(c),
+    headers: { "idempotency-key": crypto.randomUUID() }
+  })
   const id: string = reply.body?.id ?? reply.body?.message_id
   expect(id, reply.text).toBeDefined()
   return { id, status: reply.status, code: reply.body?.error?.code as string | undefined }
@@ -45,7 +49,12 @@ const send = async (through: Served, apiKey: string, c: Creation) => {
 const messageOf = async (through: Served, orgId: string, id: string) => {
   const reply = await through.admin("GET", `/organizations/${orgId}/messages/${id}`)
   expect(reply.status, reply.text).toBe(200)
-  const timeline = reply.body.timeline as ReadonlyArray<{ from_status: string | null; to_status: string; source: string; at: string }>
+  const timeline = reply.body.timeline as ReadonlyArray<{
+    from_status: string | null
+    to_status: string
+    source: string
+    at: string
+  }>
   return {
     status: reply.body.status as string,
     transitions: timeline.map((t) => `${t.from_status ?? "-"}>${t.to_status}@${t.source}`),
@@ -53,7 +62,8 @@ const messageOf = async (through: Served, orgId: string, id: string) => {
   }
 }
 
-const balanceOf = async (through: Served, orgId: string) => (await through.admin("GET", `/organizations/${orgId}`)).body.balance
+const balanceOf = async (through: Served, orgId: string) =>
+  (await through.admin("GET", `/organizations/${orgId}`)).body.balance
 
 describe.skipIf(!databaseUrl)("needs PostgreSQL (set DATABASE_URL; several service processes on one database)", () => {
   it("(a) kill -9 right after the sends, a new process on the same database: every number reaches its contract status", async () => {
@@ -68,7 +78,11 @@ describe.skipIf(!databaseUrl)("needs PostgreSQL (set DATABASE_URL; several servi
     const { orgId, apiKey } = await first.newOrg({ credits: 20 })
     const numbers = Object.values(testNumbers)
     const sent = await Promise.all(numbers.map((to) => send(first, apiKey, { to, text: `before the kill to ${to}` })))
-    const scheduled = await send(first, apiKey, { to: testNumbers.delivered, text: "due after the kill", sendAt: Date.now() + 3000 })
+    const scheduled = await send(first, apiKey, {
+      to: testNumbers.delivered,
+      text: "due after the kill",
+      sendAt: Date.now() + 3000
+    })
     first.started.child.kill("SIGKILL")
     expect(await first.started.exited).toBeNull()
     const killedAt = Date.now()
@@ -98,10 +112,14 @@ describe.skipIf(!databaseUrl)("needs PostgreSQL (set DATABASE_URL; several servi
       [testNumbers.unknownForGood]: "unknown"
     }
     const read = () => Promise.all([...sent, scheduled].map((s) => messageOf(second, orgId, s.id)))
-    const settledAfter = await eventually(read, (ms) => ms.every((m, i) => m.status === (i < numbers.length ? expected[numbers[i]!] : "delivered")), {
-      timeoutMs: 30_000,
-      what: "every message in its contract status"
-    })
+    const settledAfter = await eventually(
+      read,
+      (ms) => ms.every((m, i) => m.status === (i < numbers.length ? expected[numbers[i]!] : "delivered")),
+      {
+        timeoutMs: 30_000,
+        what: "every message in its contract status"
+      }
+    )
     const [delivered, undeliverable, , verified, , , slow, neverReceived, forGood] = settledAfter
     // receipts owed at the kill were sent by the new process, after it
     for (const m of [delivered!, undeliverable!, slow!]) {
@@ -134,15 +152,28 @@ describe.skipIf(!databaseUrl)("needs PostgreSQL (set DATABASE_URL; several servi
     const sender = await serve({ ...common, SMS_SCHEDULER_ENABLED: "false" })
     const verifier = await serve({ ...common, SMS_SCHEDULER_ENABLED: "true" })
     const { orgId, apiKey } = await sender.newOrg({ credits: 20 })
-    const sent = await Promise.all(Array.from({ length: 20 }, (_, i) => send(sender, apiKey, { to: testNumbers.unknownThenAccepted, text: `four ${i}` })))
+    const sent = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        send(sender, apiKey, { to: testNumbers.unknownThenAccepted, text: `four ${i}` })
+      )
+    )
     expect(sent.map((s) => [s.status, s.code])).toEqual(sent.map(() => [502, "provider_result_unknown"]))
 
-    const final = await eventually(() => Promise.all(sent.map((s) => messageOf(verifier, orgId, s.id))), (ms) => ms.every((m) => m.status === "delivered"), {
-      timeoutMs: 30_000,
-      what: "all 20 delivered"
-    })
+    const final = await eventually(
+      () => Promise.all(sent.map((s) => messageOf(verifier, orgId, s.id))),
+      (ms) => ms.every((m) => m.status === "delivered"),
+      {
+        timeoutMs: 30_000,
+        what: "all 20 delivered"
+      }
+    )
     for (const m of final) {
-      expect(m.transitions).toEqual(["->processing@admission", "processing>unknown@provider", "unknown>accepted@verification", "accepted>delivered@receipt"])
+      expect(m.transitions).toEqual([
+        "->processing@admission",
+        "processing>unknown@provider",
+        "unknown>accepted@verification",
+        "accepted>delivered@receipt"
+      ])
     }
     expect(await balanceOf(sender, orgId)).toEqual({ total: 0, reserved: 0, available: 0, valid_until: null })
   })

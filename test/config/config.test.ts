@@ -82,8 +82,17 @@ describe("configuration from the environment", () => {
     expect(decoded.ok).toBe(false)
     if (decoded.ok) return
     const names = [
-      "PORT", "DATABASE_URL", "SMS_ADMIN_TOKEN", "SMS_PROVIDER", "SMS_SIMULATOR_RECEIPT_DELAY_MS", "SMS_SCHEDULER_ENABLED", "LOG_LEVEL",
-      "SMS_CLOCK", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_SERVICE_NAME", "SMS_METRICS_RECOUNT_INTERVAL_MS",
+      "PORT",
+      "DATABASE_URL",
+      "SMS_ADMIN_TOKEN",
+      "SMS_PROVIDER",
+      "SMS_SIMULATOR_RECEIPT_DELAY_MS",
+      "SMS_SCHEDULER_ENABLED",
+      "LOG_LEVEL",
+      "SMS_CLOCK",
+      "OTEL_EXPORTER_OTLP_ENDPOINT",
+      "OTEL_SERVICE_NAME",
+      "SMS_METRICS_RECOUNT_INTERVAL_MS",
       "SMS_RETENTION_DAYS"
     ]
     expect(decoded.errors).toHaveLength(names.length)

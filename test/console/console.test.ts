@@ -88,7 +88,13 @@ describe.skipIf(!haveChromium)("the simulator console in Chromium", () => {
   let receiver: Receiver
   const pageErrors: Array<string> = []
 
-  const call = async (method: string, path: string, token: string, body?: unknown, headers: Record<string, string> = {}) => {
+  const call = async (
+    method: string,
+    path: string,
+    token: string,
+    body?: unknown,
+    headers: Record<string, string> = {}
+  ) => {
     const res = await fetch(`${service.base}${path}`, {
       method,
       headers: { authorization: `Bearer ${token}`, "content-type": "application/json", ...headers },
@@ -105,7 +111,14 @@ describe.skipIf(!haveChromium)("the simulator console in Chromium", () => {
     browser = await chromium.launch({
       executablePath: chromiumPath,
       // this machine's closed network: no background connections, no first-run work
-      args: ["--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+      args: [
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync"
+      ]
     })
     page = await browser.newPage({ viewport: { width: 1440, height: 900 } })
     page.setDefaultTimeout(waitMs)
@@ -131,13 +144,17 @@ describe.skipIf(!haveChromium)("the simulator console in Chromium", () => {
       const service = (await admin("GET", "/clock")).body.now
       const button = await page.locator("#advance").textContent()
       const alerts = await page.getByRole("alert").allTextContents()
-      throw new Error(`the page never showed the clock at ${iso}: it shows ${shown}, the service's is ${service}, ` +
-        `the button says ${JSON.stringify(button)}, alerts: ${JSON.stringify(alerts)}`, { cause: e })
+      throw new Error(
+        `the page never showed the clock at ${iso}: it shows ${shown}, the service's is ${service}, ` +
+          `the button says ${JSON.stringify(button)}, alerts: ${JSON.stringify(alerts)}`,
+        { cause: e }
+      )
     }
   }
 
   /** The row of a message in the page's table, once it shows `status`. */
-  const rowWithStatus = (id: string, status: string) => page.locator(`tr[data-message-id="${id}"][data-status="${status}"]`)
+  const rowWithStatus = (id: string, status: string) =>
+    page.locator(`tr[data-message-id="${id}"][data-status="${status}"]`)
 
   it("shows every simulator number reach its contract status as the page advances the clock, and sends a receipt", async () => {
     const org = await admin("POST", "/organizations", { name: "Console test", default_sender_name: "SHOP" })
@@ -148,8 +165,13 @@ describe.skipIf(!haveChromium)("the simulator console in Chromium", () => {
     const apiKey: string = key.body.api_key
     // a webhook endpoint whose deliveries the page shows
     const hooksKey = await admin("POST", `/organizations/${orgId}/api-keys`, { permissions: ["webhooks.manage"] })
-    const endpoint = await call("POST", "/api/sms/v2/webhooks/", hooksKey.body.api_key, { url: receiver.url, events: ["message.delivered"] },
-      { "idempotency-key": "console-webhook" })
+    const endpoint = await call(
+      "POST",
+      "/api/sms/v2/webhooks/",
+      hooksKey.body.api_key,
+      { url: receiver.url, events: ["message.delivered"] },
+      { "idempotency-key": "console-webhook" }
+    )
     expect(endpoint.status).toBe(201)
 
     // a wrong token is refused; the right one opens the console and stays out of the URL
@@ -167,21 +189,36 @@ describe.skipIf(!haveChromium)("the simulator console in Chromium", () => {
     // one message to each simulator number, and a batch, through the public API
     const ids: Array<string> = []
     for (const [to, status] of outcomes) {
-      const sent = await call("POST", "/api/sms/v2/messages/", apiKey, { to, text: `To ${to}` }, { "idempotency-key": `console-${to}` })
+      const sent = await call(
+        "POST",
+        "/api/sms/v2/messages/",
+        apiKey,
+        { to, text: `To ${to}` },
+        { "idempotency-key": `console-${to}` }
+      )
       expect({ to, status: sent.status }).toEqual({ to, status })
       ids.push(sent.body.id ?? sent.body.message_id)
     }
     const clockBefore = Date.parse((await admin("GET", "/clock")).body.now)
-    const batch = await call("POST", "/api/sms/v2/message-batches/", apiKey, {
-      recipients: [testNumbers.delivered, testNumbers.undeliverable, testNumbers.rejected],
-      text: "Batch",
-      send_at: new Date(clockBefore + 20_000).toISOString()
-    }, { "idempotency-key": "console-batch" })
+    const batch = await call(
+      "POST",
+      "/api/sms/v2/message-batches/",
+      apiKey,
+      {
+        recipients: [testNumbers.delivered, testNumbers.undeliverable, testNumbers.rejected],
+        text: "Batch",
+        send_at: new Date(clockBefore + 20_000).toISOString()
+      },
+      { "idempotency-key": "console-batch" }
+    )
     expect(batch.status).toBe(202)
 
     await page.locator(`[data-org-id="${orgId}"]`).click()
     for (const [i, [, , first]] of outcomes.entries()) await rowWithStatus(ids[i]!, first).waitFor()
-    await page.locator(`tr[data-batch-id="${batch.body.id}"] [data-count="scheduled"]`).filter({ hasText: "scheduled 3" }).waitFor()
+    await page
+      .locator(`tr[data-batch-id="${batch.body.id}"] [data-count="scheduled"]`)
+      .filter({ hasText: "scheduled 3" })
+      .waitFor()
 
     // the page's own control moves the clock (which stands still otherwise): once the work due
     // by then is done, the page shows the new time
@@ -196,8 +233,15 @@ describe.skipIf(!haveChromium)("the simulator console in Chromium", () => {
       await row.waitFor()
       expect({ to, shown: await row.locator(".status").textContent() }).toEqual({ to, shown: final })
     }
-    for (const [status, count] of [["delivered", 1], ["undeliverable", 1], ["failed", 1]] as const) {
-      await page.locator(`tr[data-batch-id="${batch.body.id}"] [data-count="${status}"]`).filter({ hasText: `${status} ${count}` }).waitFor()
+    for (const [status, count] of [
+      ["delivered", 1],
+      ["undeliverable", 1],
+      ["failed", 1]
+    ] as const) {
+      await page
+        .locator(`tr[data-batch-id="${batch.body.id}"] [data-count="${status}"]`)
+        .filter({ hasText: `${status} ${count}` })
+        .waitFor()
     }
     // consumed: 01 02 04 06 07 and the batch's two; released: 03 05 08 and the batch's 03; reserved: 09
     await page.locator('[data-balance="available"]').filter({ hasText: /^92$/ }).waitFor()
@@ -205,8 +249,9 @@ describe.skipIf(!haveChromium)("the simulator console in Chromium", () => {
     // the timeline of the message that went through verification
     await page.locator(`tr[data-message-id="${ids[3]}"]`).click()
     await page.locator('#timeline li[data-to-status="delivered"]').waitFor()
-    expect(await page.locator("#timeline li").evaluateAll((items) => items.map((li) => li.getAttribute("data-to-status"))))
-      .toEqual(["processing", "unknown", "accepted", "delivered"])
+    expect(
+      await page.locator("#timeline li").evaluateAll((items) => items.map((li) => li.getAttribute("data-to-status")))
+    ).toEqual(["processing", "unknown", "accepted", "delivered"])
     expect(await page.locator("#timeline li").last().textContent()).toContain("by receipt")
     mkdirSync(join(screenshotPath, ".."), { recursive: true })
     await page.screenshot({ path: screenshotPath, fullPage: true })

@@ -10,7 +10,13 @@ import { isTransient } from "../../src/db/SqlErrors.ts"
 import { inTransaction } from "../../src/db/Transactions.ts"
 
 const connectionLost = (operation: string) =>
-  new SqlError.SqlError({ reason: new SqlError.ConnectionError({ cause: new Error("Connection closed"), message: "connection lost", operation }) })
+  new SqlError.SqlError({
+    reason: new SqlError.ConnectionError({
+      cause: new Error("Connection closed"),
+      message: "connection lost",
+      operation
+    })
+  })
 
 /** effect/sql's own transaction machinery over a connection that is lost mid-transaction. */
 const withTransaction = SqlClient.makeWithTransaction({
@@ -34,7 +40,9 @@ describe("a transaction whose ROLLBACK fails", () => {
   it("fails with the ROLLBACK's SqlError through inTransaction: transient, so it is run again", async () => {
     let attempts = 0
     const body = Effect.suspend(() => (++attempts < 3 ? cut : Effect.succeed("settled")))
-    const result = await Effect.runPromise(inTransaction({ withTransaction })(body).pipe(Effect.retry({ while: isTransient })))
+    const result = await Effect.runPromise(
+      inTransaction({ withTransaction })(body).pipe(Effect.retry({ while: isTransient }))
+    )
     expect({ result, attempts }).toEqual({ result: "settled", attempts: 3 })
   })
 

@@ -54,35 +54,55 @@ describe("error classes", () => {
   })
 
   it("the table above is every error class the module exports", () => {
-    const exported = Object.entries(Errors).filter(([, v]) => typeof v === "function" && "withMessage" in v).map(([k]) => k)
+    const exported = Object.entries(Errors)
+      .filter(([, v]) => typeof v === "function" && "withMessage" in v)
+      .map(([k]) => k)
     expect(exported.sort()).toEqual(table.map(([tag]) => tag).sort())
   })
 
   it("withMessage adds details and message_id only when given", () => {
     const details = [{ field: "to", message: "must be a Malagasy mobile number" }]
-    expect(JSON.parse(JSON.stringify(Errors.ValidationError.withMessage("bad", { details, messageId: "m-1" })))).toEqual({
+    expect(
+      JSON.parse(JSON.stringify(Errors.ValidationError.withMessage("bad", { details, messageId: "m-1" })))
+    ).toEqual({
       error: { code: "validation_error", message: "bad", details },
       message_id: "m-1"
     })
-    expect(Object.keys(Errors.ProviderRejected.withMessage("no", { messageId: "m-2" })).sort()).toEqual(["error", "message_id"])
-    expect(Object.keys(Errors.ValidationError.withMessage("bad", { details }).error).sort()).toEqual(["code", "details", "message"])
+    expect(Object.keys(Errors.ProviderRejected.withMessage("no", { messageId: "m-2" })).sort()).toEqual([
+      "error",
+      "message_id"
+    ])
+    expect(Object.keys(Errors.ValidationError.withMessage("bad", { details }).error).sort()).toEqual([
+      "code",
+      "details",
+      "message"
+    ])
     expect(Object.keys(Errors.NotFound.withMessage("none").error).sort()).toEqual(["code", "message"])
     expect(Object.keys(Errors.NotFound.withMessage("none")).sort()).toEqual(["error"])
   })
 
   it("encodes details field by field (the wire body of a validation error)", () => {
     const details = [{ field: "to", message: "must be a Malagasy mobile number" }]
-    expect(Schema.encodeSync(Errors.ValidationError)(Errors.ValidationError.withMessage("bad", { details, messageId: "m-1" }))).toEqual({
+    expect(
+      Schema.encodeSync(Errors.ValidationError)(
+        Errors.ValidationError.withMessage("bad", { details, messageId: "m-1" })
+      )
+    ).toEqual({
       error: { code: "validation_error", message: "bad", details },
       message_id: "m-1"
     })
-    expect(() => Schema.decodeUnknownSync(Errors.ValidationError)({ error: { code: "validation_error", message: "m", details: [{ field: 1 }] } }))
-      .toThrow()
+    expect(() =>
+      Schema.decodeUnknownSync(Errors.ValidationError)({
+        error: { code: "validation_error", message: "m", details: [{ field: 1 }] }
+      })
+    ).toThrow()
   })
 
   it("errorBody writes the same body without a schema", () => {
     expect(errorBodyKeys(Errors.errorBody("not_found", "none"))).toEqual({ top: ["error"], error: ["code", "message"] })
-    expect(Errors.errorBody("validation_error", "bad", { details: [{ field: "f", message: "m" }], messageId: "x" })).toEqual({
+    expect(
+      Errors.errorBody("validation_error", "bad", { details: [{ field: "f", message: "m" }], messageId: "x" })
+    ).toEqual({
       error: { code: "validation_error", message: "bad", details: [{ field: "f", message: "m" }] },
       message_id: "x"
     })
@@ -90,10 +110,21 @@ describe("error classes", () => {
 
   it("CommonErrors are the ten any endpoint may answer", () => {
     expect(Errors.CommonErrors.map((c) => c.code)).toEqual([
-      "validation_error", "parse_error", "invalid_api_key", "not_found", "method_not_allowed", "not_acceptable",
-      "payload_too_large", "unsupported_media_type", "internal_error", "service_unavailable"
+      "validation_error",
+      "parse_error",
+      "invalid_api_key",
+      "not_found",
+      "method_not_allowed",
+      "not_acceptable",
+      "payload_too_large",
+      "unsupported_media_type",
+      "internal_error",
+      "service_unavailable"
     ])
   })
 })
 
-const errorBodyKeys = (body: { error: object }) => ({ top: Object.keys(body).sort(), error: Object.keys(body.error).sort() })
+const errorBodyKeys = (body: { error: object }) => ({
+  top: Object.keys(body).sort(),
+  error: Object.keys(body.error).sort()
+})

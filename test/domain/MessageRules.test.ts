@@ -1,6 +1,11 @@
 /** The rules of a message creation beyond its JSON shape: text length, sender syntax, send_at, keys, recipients. */
 import { describe, expect, it } from "vitest"
-import { checkContent, checkDistinctRecipients, idempotencyKeyPattern, requireFuture } from "../../src/domain/MessageRules.ts"
+import {
+  checkContent,
+  checkDistinctRecipients,
+  idempotencyKeyPattern,
+  requireFuture
+} from "../../src/domain/MessageRules.ts"
 import { countSegments, describeSegments } from "../../src/domain/Segments.ts"
 
 const asJson = (x: unknown) => JSON.parse(JSON.stringify(x))
@@ -38,8 +43,10 @@ describe("checkContent", () => {
   })
 
   it("reads a valid send_at as its instant, and refuses an invalid one naming send_at", () => {
-    expect(checkContent({ text: "x", send_at: "2026-01-10T15:00:00+03:00" }))
-      .toEqual({ segments: 1, sendAt: new Date("2026-01-10T12:00:00Z") })
+    expect(checkContent({ text: "x", send_at: "2026-01-10T15:00:00+03:00" })).toEqual({
+      segments: 1,
+      sendAt: new Date("2026-01-10T12:00:00Z")
+    })
     const result = checkContent({ text: "x", send_at: "2026-01-10T15:00:00" })
     expect(result).toMatchObject({ _tag: "ValidationError" })
     expect(asJson(result)).toEqual({

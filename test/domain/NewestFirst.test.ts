@@ -13,7 +13,10 @@ describe("list cursors", () => {
     expect(Buffer.from(cursor, "base64url").toString("utf8")).toBe(`2026-01-10T12:34:56.789Z|${id}`)
     expect(cursor).toMatch(/^[A-Za-z0-9_-]+$/)
     expect(decodeListCursor(cursor)).toEqual({ createdAt: at, id })
-    expect(decodeListCursor(raw(`2026-01-10T12:34:56.789Z|${id.toUpperCase()}`))).toEqual({ createdAt: at, id: id.toUpperCase() })
+    expect(decodeListCursor(raw(`2026-01-10T12:34:56.789Z|${id.toUpperCase()}`))).toEqual({
+      createdAt: at,
+      id: id.toUpperCase()
+    })
   })
 
   it.each([
@@ -57,6 +60,8 @@ describe("positionAfter", () => {
     expect(Exit.isSuccess(failed)).toBe(true)
     const error = Exit.isSuccess(failed) ? failed.value : undefined
     expect(error?._tag).toBe("InvalidCursor")
-    expect(error?.error.message).toBe("The cursor is not a next_cursor of this list; use it unchanged or restart from the first page")
+    expect(error?.error.message).toBe(
+      "The cursor is not a next_cursor of this list; use it unchanged or restart from the first page"
+    )
   })
 })

@@ -7,7 +7,7 @@ import type { SegmentCount } from "../../src/domain/Segments.ts"
 const basicRows = [
   ["@", "£", "$", "¥", "è", "é", "ù", "ì", "ò", "Ç", "\n", "Ø", "ø", "\r", "Å", "å"],
   ["Δ", "_", "Φ", "Γ", "Λ", "Ω", "Π", "Ψ", "Σ", "Θ", "Ξ", /* ESC */ "Æ", "æ", "ß", "É"],
-  [" ", "!", "\"", "#", "¤", "%", "&", "'", "(", ")", "*", "+", ",", "-", ".", "/"],
+  [" ", "!", '"', "#", "¤", "%", "&", "'", "(", ")", "*", "+", ",", "-", ".", "/"],
   ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9", ":", ";", "<", "=", ">", "?"],
   ["¡", ..."ABCDEFGHIJKLMNO"],
   [..."PQRSTUVWXYZ", "Ä", "Ö", "Ñ", "Ü", "§"],
@@ -67,15 +67,20 @@ describe("countSegments: tables", () => {
   })
 
   it("counts every basic character as one GSM-7 septet", () => {
-    for (const c of basic) expect(countSegments(c), JSON.stringify(c)).toEqual({ encoding: "GSM-7", units: 1, segments: 1, forcedBy: [] })
+    for (const c of basic)
+      expect(countSegments(c), JSON.stringify(c)).toEqual({ encoding: "GSM-7", units: 1, segments: 1, forcedBy: [] })
   })
 
   it("counts every extension character as two GSM-7 septets", () => {
-    for (const c of extension) expect(countSegments(c), JSON.stringify(c)).toEqual({ encoding: "GSM-7", units: 2, segments: 1, forcedBy: [] })
+    for (const c of extension)
+      expect(countSegments(c), JSON.stringify(c)).toEqual({ encoding: "GSM-7", units: 2, segments: 1, forcedBy: [] })
   })
 
   it("forces UCS-2 for every other code unit in U+0000..U+07FF and U+2000..U+20FF", () => {
-    const codes = [...Array.from({ length: 0x800 }, (_, i) => i), ...Array.from({ length: 0x100 }, (_, i) => 0x2000 + i)]
+    const codes = [
+      ...Array.from({ length: 0x800 }, (_, i) => i),
+      ...Array.from({ length: 0x100 }, (_, i) => 0x2000 + i)
+    ]
     for (const code of codes) {
       const c = String.fromCharCode(code)
       const expected = gsm.has(c) ? "GSM-7" : "UCS-2"
@@ -152,8 +157,18 @@ describe("countSegments: examples", () => {
   })
 
   it("never cuts a surrogate pair: 66 'ж' + emoji + 66 'ж' is 134 units but 3 segments", () => {
-    expectCount(rep("ж", 66) + emoji + rep("ж", 66), { encoding: "UCS-2", units: 134, segments: 3, forcedBy: ["ж", emoji] })
-    expectCount(rep("ж", 65) + emoji + rep("ж", 67), { encoding: "UCS-2", units: 134, segments: 2, forcedBy: ["ж", emoji] })
+    expectCount(rep("ж", 66) + emoji + rep("ж", 66), {
+      encoding: "UCS-2",
+      units: 134,
+      segments: 3,
+      forcedBy: ["ж", emoji]
+    })
+    expectCount(rep("ж", 65) + emoji + rep("ж", 67), {
+      encoding: "UCS-2",
+      units: 134,
+      segments: 2,
+      forcedBy: ["ж", emoji]
+    })
     expectCount(rep("ж", 68) + emoji, { encoding: "UCS-2", units: 70, segments: 1 })
   })
 
@@ -299,9 +314,23 @@ describe("countSegments: properties", () => {
 // GSM 03.38 code of each character, written out independently: the row tables above with the
 // escape put back at 0x1B, and the extension characters' codes after the escape.
 const septetOf: ReadonlyMap<string, ReadonlyArray<number>> = new Map<string, ReadonlyArray<number>>([
-  ...[...basic.slice(0, 27), "\u001b", ...basic.slice(27)].map((c, code) => [c, [code]] as const).filter(([c]) => c !== "\u001b"),
-  ...([["\f", 0x0a], ["^", 0x14], ["{", 0x28], ["}", 0x29], ["\\", 0x2f], ["[", 0x3c], ["~", 0x3d], ["]", 0x3e], ["|", 0x40], ["€", 0x65]] as const)
-    .map(([c, code]) => [c, [0x1b, code]] as const)
+  ...[...basic.slice(0, 27), "\u001b", ...basic.slice(27)]
+    .map((c, code) => [c, [code]] as const)
+    .filter(([c]) => c !== "\u001b"),
+  ...(
+    [
+      ["\f", 0x0a],
+      ["^", 0x14],
+      ["{", 0x28],
+      ["}", 0x29],
+      ["\\", 0x2f],
+      ["[", 0x3c],
+      ["~", 0x3d],
+      ["]", 0x3e],
+      ["|", 0x40],
+      ["€", 0x65]
+    ] as const
+  ).map(([c, code]) => [c, [0x1b, code]] as const)
 ])
 const referenceBytes = (chunk: string, encoding: string): Array<number> =>
   encoding === "GSM-7"
@@ -311,12 +340,15 @@ const referenceBytes = (chunk: string, encoding: string): Array<number> =>
 describe("encodeSegments", () => {
   it("cuts where the count cuts and encodes each segment (GSM-7 unpacked septets, UCS-2 big-endian)", () => {
     fc.assert(
-      fc.property(fc.oneof(gsmText, ucs2Text).filter((t) => t.length > 0), (t) => {
-        const ref = referenceSegments(t)
-        const got = encodeSegments(t)
-        expect(got.encoding).toBe(ref.encoding)
-        expect(got.segments.map((s) => Array.from(s))).toEqual(ref.chunks.map((c) => referenceBytes(c, ref.encoding)))
-      }),
+      fc.property(
+        fc.oneof(gsmText, ucs2Text).filter((t) => t.length > 0),
+        (t) => {
+          const ref = referenceSegments(t)
+          const got = encodeSegments(t)
+          expect(got.encoding).toBe(ref.encoding)
+          expect(got.segments.map((s) => Array.from(s))).toEqual(ref.chunks.map((c) => referenceBytes(c, ref.encoding)))
+        }
+      ),
       { numRuns: 300 }
     )
   })
@@ -357,23 +389,43 @@ describe("surrogates at the edges of their ranges", () => {
   ] as const
 
   it.each(sequences)("%s: counted, cut and listed as the reference does", (_name, seq) => {
-    for (const text of [rep("ж", 66) + seq + rep("ж", 10), rep("ж", 65) + seq + rep("ж", 10), seq, rep("ж", 66) + seq]) {
+    for (const text of [
+      rep("ж", 66) + seq + rep("ж", 10),
+      rep("ж", 65) + seq + rep("ж", 10),
+      seq,
+      rep("ж", 66) + seq
+    ]) {
       const ref = referenceSegments(text)
       const count = countSegments(text)
       expect(count.segments, JSON.stringify(text.slice(60))).toBe(ref.chunks.length)
       expect(count.forcedBy, JSON.stringify(seq)).toEqual(referenceForced(text))
-      expect(encodeSegments(text).segments.map((s) => Array.from(s))).toEqual(ref.chunks.map((c) => referenceBytes(c, "UCS-2")))
+      expect(encodeSegments(text).segments.map((s) => Array.from(s))).toEqual(
+        ref.chunks.map((c) => referenceBytes(c, "UCS-2"))
+      )
     }
   })
 
   it("matches the reference for texts mixing lone surrogates, pairs and edge units", () => {
-    const edgeUnit = fc.constantFrom("\ud800", "\udbff", "\udc00", "\udfff", "\ud7ff", "\ue000", "\uffff", emoji, "ж", "a")
+    const edgeUnit = fc.constantFrom(
+      "\ud800",
+      "\udbff",
+      "\udc00",
+      "\udfff",
+      "\ud7ff",
+      "\ue000",
+      "\uffff",
+      emoji,
+      "ж",
+      "a"
+    )
     fc.assert(
       fc.property(fc.string({ unit: edgeUnit, minLength: 1, maxLength: 160 }), (t) => {
         const ref = referenceSegments(t)
         expect(countSegments(t).segments).toBe(ref.chunks.length)
         expect(countSegments(t).forcedBy).toEqual(referenceForced(t))
-        expect(encodeSegments(t).segments.map((s) => Array.from(s))).toEqual(ref.chunks.map((c) => referenceBytes(c, ref.encoding)))
+        expect(encodeSegments(t).segments.map((s) => Array.from(s))).toEqual(
+          ref.chunks.map((c) => referenceBytes(c, ref.encoding))
+        )
       }),
       { numRuns: 300 }
     )

@@ -14,11 +14,21 @@ describe("Malagasy mobile numbers", () => {
   })
 
   it.each([
-    "261341234567", "+261241234567", "+26134123456", "+2613412345678", "+26134123456a", " +261341234567",
-    "+261341234567 ", "+33612345678", "x+261341234567", "+2613a1234567"
+    "261341234567",
+    "+261241234567",
+    "+26134123456",
+    "+2613412345678",
+    "+26134123456a",
+    " +261341234567",
+    "+261341234567 ",
+    "+33612345678",
+    "x+261341234567",
+    "+2613a1234567"
   ])("refuse %j with a plain message", (n) => {
     expect(phonePattern.test(n)).toBe(false)
-    expect(() => Schema.decodeUnknownSync(PhoneNumber)(n)).toThrow(/must be a Malagasy mobile number: \+2613 followed by 8 digits/)
+    expect(() => Schema.decodeUnknownSync(PhoneNumber)(n)).toThrow(
+      /must be a Malagasy mobile number: \+2613 followed by 8 digits/
+    )
   })
 
   it("are documented with a description and an example", () => {
@@ -44,10 +54,15 @@ describe("sender names", () => {
     expect(Schema.decodeUnknownSync(SenderName)(name)).toBe(name)
   })
 
-  it.each(["", " ", " A", "A ", "ABCDEFGHIJKL", "A_B", "Élan", "A-B", "A\tB", "AB\n"])("refuse %j with a plain message", (name) => {
-    expect(isValidSenderName(name)).toBe(false)
-    expect(() => Schema.decodeUnknownSync(SenderName)(name)).toThrow(/must be 1 to 11 ASCII letters, digits or internal spaces/)
-  })
+  it.each(["", " ", " A", "A ", "ABCDEFGHIJKL", "A_B", "Élan", "A-B", "A\tB", "AB\n"])(
+    "refuse %j with a plain message",
+    (name) => {
+      expect(isValidSenderName(name)).toBe(false)
+      expect(() => Schema.decodeUnknownSync(SenderName)(name)).toThrow(
+        /must be 1 to 11 ASCII letters, digits or internal spaces/
+      )
+    }
+  )
 })
 
 describe("storable text", () => {
@@ -74,10 +89,16 @@ describe("storable text", () => {
   })
 
   it("keeps the annotations of a field built with TextWith or annotated after the check, and refuses what Text refuses", () => {
-    expect(Schema.toJsonSchemaDocument(Text.annotate({ description: "annotated after" })).schema)
-      .toEqual({ type: "string", description: "annotated after" })
+    expect(Schema.toJsonSchemaDocument(Text.annotate({ description: "annotated after" })).schema).toEqual({
+      type: "string",
+      description: "annotated after"
+    })
     const Field = TextWith({ description: "a described field", format: "email" })
-    expect(Schema.toJsonSchemaDocument(Field).schema).toEqual({ type: "string", description: "a described field", format: "email" })
+    expect(Schema.toJsonSchemaDocument(Field).schema).toEqual({
+      type: "string",
+      description: "a described field",
+      format: "email"
+    })
     expect(Schema.toJsonSchemaDocument(Text).schema).toEqual({ type: "string" })
     expect(() => Schema.decodeUnknownSync(Field)("a\u0000")).toThrow(unstorableTextMessage)
   })
@@ -106,7 +127,14 @@ describe("uuids", () => {
 
 describe("permissions", () => {
   it("are the five of docs/integrators.md#authentication and webhooks.manage (docs/decisions.md#webhooks)", () => {
-    expect([...Permissions]).toEqual(["sms.send", "sms.schedule", "delivery.read", "balance.read", "contacts.manage", "webhooks.manage"])
+    expect([...Permissions]).toEqual([
+      "sms.send",
+      "sms.schedule",
+      "delivery.read",
+      "balance.read",
+      "contacts.manage",
+      "webhooks.manage"
+    ])
     for (const p of Permissions) expect(Schema.is(PermissionSchema)(p)).toBe(true)
     expect(Schema.is(PermissionSchema)("sms.admin")).toBe(false)
   })

@@ -51,7 +51,13 @@ describe("webhook retries", () => {
 describe("webhook events", () => {
   it("are the seven of docs/decisions.md#webhooks, message statuses from accepted on, at most 10 endpoints", () => {
     expect([...WebhookEventTypes].sort()).toEqual([
-      "batch.completed", "message.accepted", "message.blocked", "message.delivered", "message.failed", "message.undeliverable", "message.unknown"
+      "batch.completed",
+      "message.accepted",
+      "message.blocked",
+      "message.delivered",
+      "message.failed",
+      "message.undeliverable",
+      "message.unknown"
     ])
     expect(webhookMessageStatuses).toEqual(["accepted", "delivered", "undeliverable", "failed", "blocked", "unknown"])
     expect(webhookEndpointsMax).toBe(10)

@@ -21,10 +21,18 @@ const figures: Record<string, number> = {}
 
 // npm without the npm_* variables of the `npm test` running vitest (they name this repository as
 // the prefix and the package): the temporary project must be its own
-const npmEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.toLowerCase().startsWith("npm_")))
+const npmEnv = Object.fromEntries(
+  Object.entries(process.env).filter(([name]) => !name.toLowerCase().startsWith("npm_"))
+)
 
 /** Runs `command` in `cwd`, timing it under `label`; a failure carries its output. */
-const timed = async (label: string, command: string, args: ReadonlyArray<string>, cwd: string, env: NodeJS.ProcessEnv) => {
+const timed = async (
+  label: string,
+  command: string,
+  args: ReadonlyArray<string>,
+  cwd: string,
+  env: NodeJS.ProcessEnv
+) => {
   const started = performance.now()
   try {
     return await run(command, args, { cwd, env, maxBuffer: 16 * 1024 * 1024 })
@@ -47,16 +55,28 @@ let demoKey: string
 beforeAll(async () => {
   const install = async () => {
     mkdirSync(join(temp, "client"))
-    const { stdout } = await timed("npm pack (prepack build)", "npm", ["pack", "--json", "--pack-destination", join(temp, "client")], join(root, "client"), npmEnv)
+    const { stdout } = await timed(
+      "npm pack (prepack build)",
+      "npm",
+      ["pack", "--json", "--pack-destination", join(temp, "client")],
+      join(root, "client"),
+      npmEnv
+    )
     packed = (JSON.parse(stdout) as ReadonlyArray<Packed>)[0]!
     mkdirSync(project)
     for (const file of readdirSync(join(root, "examples"))) {
-      if (/\.(ts|json)$/.test(file) && file !== "package-lock.json") copyFileSync(join(root, "examples", file), join(project, file))
+      if (/\.(ts|json)$/.test(file) && file !== "package-lock.json")
+        copyFileSync(join(root, "examples", file), join(project, file))
     }
     await timed("npm install", "npm", ["install", "--no-audit", "--no-fund", "--prefer-offline"], project, npmEnv)
   }
   const start = async (env: Record<string, string>) => {
-    const service = await startService({ SMS_DATA_DIR: "memory://", SMS_ADMIN_TOKEN: adminToken, LOG_LEVEL: "warn", ...env })
+    const service = await startService({
+      SMS_DATA_DIR: "memory://",
+      SMS_ADMIN_TOKEN: adminToken,
+      LOG_LEVEL: "warn",
+      ...env
+    })
     await service.waitFor(servingLine)
     return service
   }
@@ -74,7 +94,11 @@ afterAll(async () => {
     await service?.exited
   }
   rmSync(temp, { recursive: true, force: true })
-  process.stdout.write(`[examples figures] ${Object.entries(figures).map(([k, v]) => `${k} ${v} s`).join(", ")}\n`)
+  process.stdout.write(
+    `[examples figures] ${Object.entries(figures)
+      .map(([k, v]) => `${k} ${v} s`)
+      .join(", ")}\n`
+  )
 })
 
 /** Node 22 in the installed project, with only PATH and `env`. */
@@ -85,7 +109,9 @@ describe("the packed client, installed into an integrator's project", () => {
   it("is JavaScript with its declarations and a package.json, under 1 MB", () => {
     expect(packed.size).toBeLessThan(1_000_000)
     const paths = packed.files.map((f) => f.path)
-    expect(paths.filter((p) => !/^(dist\/(api|client|domain)\/\w+\.(js|d\.ts)|package\.json|README\.md)$/.test(p))).toEqual([])
+    expect(
+      paths.filter((p) => !/^(dist\/(api|client|domain)\/\w+\.(js|d\.ts)|package\.json|README\.md)$/.test(p))
+    ).toEqual([])
     expect(paths).toEqual(expect.arrayContaining(["dist/client/index.js", "dist/client/index.d.ts", "package.json"]))
     const manifest = JSON.parse(readFileSync(join(project, "node_modules/sms-service-client/package.json"), "utf8"))
     expect(manifest.peerDependencies).toEqual({ effect: "^4.1.0" })
@@ -93,7 +119,9 @@ describe("the packed client, installed into an integrator's project", () => {
   })
 
   it("type-checks the examples against the installed declarations", async () => {
-    await timed("tsc of the examples", join(root, "node_modules/.bin/tsc"), ["-p", "."], project, { PATH: process.env.PATH ?? "" })
+    await timed("tsc of the examples", join(root, "node_modules/.bin/tsc"), ["-p", "."], project, {
+      PATH: process.env.PATH ?? ""
+    })
   })
 
   it("runs the README's example: an SMS sent, replayed, delivered, through the installed client", async () => {

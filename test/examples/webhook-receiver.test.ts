@@ -22,19 +22,24 @@ describe("the README's webhook receiver", { timeout: 120_000 }, () => {
     })
 
     it.effect("receives a message's events, verified, once each", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const app = yield* App
         const { apiKey } = yield* app.newOrg({ credits: 5, permissions: withWebhooks })
         const events: Array<StatusEvent> = []
         // the secret comes with the endpoint: create it, start the receiver with it, point the endpoint at it
-        const endpoint = yield* createEndpoint(apiKey, { url: "http://127.0.0.1:9/sms-events", events: ["message.accepted", "message.delivered"] })
+        const endpoint = yield* createEndpoint(apiKey, {
+          url: "http://127.0.0.1:9/sms-events",
+          events: ["message.accepted", "message.delivered"]
+        })
         const receiver = makeReceiver(endpoint.secret, (event) => events.push(event))
         yield* Effect.promise(() => new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve)))
         const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/sms-events`
         expect((yield* app.call("PATCH", webhookPath(endpoint.id), { token: apiKey, body: { url } })).status).toBe(200)
 
         const sent = yield* app.call("POST", "/api/sms/v2/messages/", {
-          token: apiKey, headers: { "idempotency-key": "readme-receiver-1" }, body: { to: "+261340000001", text: "Salama" }
+          token: apiKey,
+          headers: { "idempotency-key": "readme-receiver-1" },
+          body: { to: "+261340000001", text: "Salama" }
         })
         expect(sent.status, sent.text).toBe(201)
         yield* app.advance(app.config.simulatorReceiptDelayMs + 1000)
@@ -43,6 +48,7 @@ describe("the README's webhook receiver", { timeout: 120_000 }, () => {
           ["message.delivered", sent.body.id, "delivered"]
         ])
         yield* Effect.promise(() => new Promise<void>((resolve) => receiver.close(() => resolve())))
-      }))
+      })
+    )
   })
 })

@@ -18,7 +18,10 @@ export const makeReceiver = (secret: string, onEvent: (event: StatusEvent) => vo
       let event: StatusEvent
       try {
         // throws unless a signature matches and the timestamp is within 5 minutes
-        event = webhook.verify(Buffer.concat(chunks).toString("utf8"), req.headers as Record<string, string>) as StatusEvent
+        event = webhook.verify(
+          Buffer.concat(chunks).toString("utf8"),
+          req.headers as Record<string, string>
+        ) as StatusEvent
       } catch {
         res.writeHead(400).end()
         return

@@ -53,12 +53,21 @@ afterAll(async () => {
 })
 
 const describeRequest = (r: FuzzRequest) => {
-  const body = r.body === undefined ? "" : typeof r.body === "string" ? ` body ${JSON.stringify(r.body.slice(0, 200))}${r.body.length > 200 ? `… (${r.body.length})` : ""}` : ` body ${r.body.length} bytes`
+  const body =
+    r.body === undefined
+      ? ""
+      : typeof r.body === "string"
+        ? ` body ${JSON.stringify(r.body.slice(0, 200))}${r.body.length > 200 ? `… (${r.body.length})` : ""}`
+        : ` body ${r.body.length} bytes`
   return `[${r.kind}] ${r.method} ${r.path.slice(0, 200)} headers ${JSON.stringify(r.headers).slice(0, 300)}${r.chunked ? " chunked" : ""}${body}`
 }
 
 /** The lines the service logged at level ERROR (a 500 logs one). */
-const loggedErrors = () => service.output().stdout.split("\n").filter((line) => line.includes("\"level\":\"ERROR\""))
+const loggedErrors = () =>
+  service
+    .output()
+    .stdout.split("\n")
+    .filter((line) => line.includes('"level":"ERROR"'))
 
 /**
  * Every generated request in order, `total` of them, the test clock's advances last: their jumps
@@ -91,52 +100,110 @@ describe("the HTTP fuzz", () => {
       const outcome = await client.send(request)
       const ms = Date.now() - sentAt
       if (outcome._tag === "NoAnswer") {
-        tally.record(request.route, request.kind, "none", ms, { index, request: describeRequest(request), problems: [outcome.reason] })
+        tally.record(request.route, request.kind, "none", ms, {
+          index,
+          request: describeRequest(request),
+          problems: [outcome.reason]
+        })
         return
       }
       const problems = problemsOf(routes, request.method, request.path, outcome.answer, request.unstorable)
-      if (request.unstorable !== undefined) unstorable.set(outcome.answer.status, (unstorable.get(outcome.answer.status) ?? 0) + 1)
-      tally.record(request.route, request.kind, String(outcome.answer.status), ms, problems.length === 0
-        ? undefined
-        : { index, request: describeRequest(request), problems: [...problems, `answer ${outcome.answer.status} ${outcome.answer.body.toString("utf8").slice(0, 200)}`] })
+      if (request.unstorable !== undefined)
+        unstorable.set(outcome.answer.status, (unstorable.get(outcome.answer.status) ?? 0) + 1)
+      tally.record(
+        request.route,
+        request.kind,
+        String(outcome.answer.status),
+        ms,
+        problems.length === 0
+          ? undefined
+          : {
+              index,
+              request: describeRequest(request),
+              problems: [
+                ...problems,
+                `answer ${outcome.answer.status} ${outcome.answer.body.toString("utf8").slice(0, 200)}`
+              ]
+            }
+      )
     })
     client.close()
     const seconds = ((Date.now() - started) / 1000).toFixed(1)
-    console.log(tally.report(`fuzz: seed ${seed}, ${tally.count} generated requests over ${routes.length} routes in ${seconds} s, ${inFlight} in flight`))
-    console.log(`  NUL or unpaired surrogate in a field or path id: ${[...unstorable.values()].reduce((a, b) => a + b, 0)} requests, answered ${[...unstorable].sort().map(([k, n]) => `${k}:${n}`).join(" ")}`)
-    for (const f of tally.failures().slice(0, 30)) console.log(`#${f.index} ${f.request}\n    ${f.problems.join("\n    ")}`)
+    console.log(
+      tally.report(
+        `fuzz: seed ${seed}, ${tally.count} generated requests over ${routes.length} routes in ${seconds} s, ${inFlight} in flight`
+      )
+    )
+    console.log(
+      `  NUL or unpaired surrogate in a field or path id: ${[...unstorable.values()].reduce((a, b) => a + b, 0)} requests, answered ${[
+        ...unstorable
+      ]
+        .sort()
+        .map(([k, n]) => `${k}:${n}`)
+        .join(" ")}`
+    )
+    for (const f of tally.failures().slice(0, 30))
+      console.log(`#${f.index} ${f.request}\n    ${f.problems.join("\n    ")}`)
     const logged = loggedErrors()
-    if (logged.length > 0) console.log(`the service logged ${logged.length} errors; the first:\n${logged.slice(0, 5).map((l) => l.slice(0, 1500)).join("\n")}`)
+    if (logged.length > 0)
+      console.log(
+        `the service logged ${logged.length} errors; the first:\n${logged
+          .slice(0, 5)
+          .map((l) => l.slice(0, 1500))
+          .join("\n")}`
+      )
 
     expect(tally.count).toBe(total)
     expect(tally.failures().map((f) => `#${f.index}: ${f.problems[0]}`)).toEqual([])
     // every route was exercised, a plain one included (a tenth of an even share at least)
-    for (const route of routes) expect(tally.perRoute(route.key), route.key).toBeGreaterThanOrEqual(Math.floor(total / routes.length / 10))
+    for (const route of routes)
+      expect(tally.perRoute(route.key), route.key).toBeGreaterThanOrEqual(Math.floor(total / routes.length / 10))
   })
 
   it("answers each raw request no client sends exactly once, with the spec's body, then closes", async () => {
     const started = Date.now()
-    const cases: ReadonlyArray<RawCase & { readonly upTo?: number }> = [...rawCases(fixtures), ...mutatedCases(fixtures, mutations, seed)]
+    const cases: ReadonlyArray<RawCase & { readonly upTo?: number }> = [
+      ...rawCases(fixtures),
+      ...mutatedCases(fixtures, mutations, seed)
+    ]
     const tally = makeTally()
     await runPool(cases.entries(), inFlight, async ([index, c]) => {
       const sentAt = Date.now()
       const { raw, closedBy } = await exchange(service.port, c.chunks, { halfClose: true })
-      const { answers, rest } = splitAnswers(raw, c.requests.map((r) => r.method))
+      const { answers, rest } = splitAnswers(
+        raw,
+        c.requests.map((r) => r.method)
+      )
       const [least, most] = c.upTo === undefined ? [c.requests.length, c.requests.length] : [1, c.upTo]
       const problems = [
         ...(closedBy === "server" ? [] : ["the connection stayed open"]),
-        ...(answers.length >= least && answers.length <= most ? [] : [`${answers.length} answers, expected ${least === most ? least : `${least} to ${most}`}`]),
-        ...(rest.length === 0 ? [] : [`bytes after the answers: ${JSON.stringify(rest.toString("latin1").slice(0, 200))}`]),
+        ...(answers.length >= least && answers.length <= most
+          ? []
+          : [`${answers.length} answers, expected ${least === most ? least : `${least} to ${most}`}`]),
+        ...(rest.length === 0
+          ? []
+          : [`bytes after the answers: ${JSON.stringify(rest.toString("latin1").slice(0, 200))}`]),
         ...answers.flatMap((a, i) => problemsOf(routes, c.requests[i]?.method ?? "-", c.requests[i]?.path ?? "", a))
       ]
       const route = c.upTo === undefined ? "raw: handwritten" : "raw: mutated"
-      tally.record(route, route, answers.map((a) => a.status).join("+") || "none", Date.now() - sentAt, problems.length === 0
-        ? undefined
-        : { index, request: c.name, problems: [...problems, `received ${JSON.stringify(raw.toString("latin1").slice(0, 400))}`] })
+      tally.record(
+        route,
+        route,
+        answers.map((a) => a.status).join("+") || "none",
+        Date.now() - sentAt,
+        problems.length === 0
+          ? undefined
+          : {
+              index,
+              request: c.name,
+              problems: [...problems, `received ${JSON.stringify(raw.toString("latin1").slice(0, 400))}`]
+            }
+      )
     })
     const seconds = ((Date.now() - started) / 1000).toFixed(1)
     console.log(tally.report(`fuzz: seed ${seed}, ${tally.count} raw requests in ${seconds} s`))
-    for (const f of tally.failures().slice(0, 30)) console.log(`#${f.index} ${f.request}\n    ${f.problems.join("\n    ")}`)
+    for (const f of tally.failures().slice(0, 30))
+      console.log(`#${f.index} ${f.request}\n    ${f.problems.join("\n    ")}`)
     expect(tally.failures().map((f) => `${f.request}: ${f.problems[0]}`)).toEqual([])
   })
 

@@ -43,7 +43,14 @@ describe("kill -9 of a service process under mixed load, then a new process and 
     const first = await serve(env)
     const orgs = [await first.newOrg({ credits: 100_000 }), await first.newOrg({ credits: 100_000 })]
     // a lot that expires first is drawn from first: it runs out mid-load, so reservations span two lots
-    expect((await first.admin("POST", `/organizations/${orgs[0]!.orgId}/credits`, { amount: 150, valid_until: "2099-12-31" })).status).toBe(201)
+    expect(
+      (
+        await first.admin("POST", `/organizations/${orgs[0]!.orgId}/credits`, {
+          amount: 150,
+          valid_until: "2099-12-31"
+        })
+      ).status
+    ).toBe(201)
     const apiKeyOf = new Map<string, string>()
     const run = `kill9-${Date.now()}`
 
@@ -92,10 +99,16 @@ describe("kill -9 of a service process under mixed load, then a new process and 
     expect(outcomeProblems(settled.messages), "submissions and final statuses").toEqual([])
     expect(ledgerProblems(settled), "ledger").toEqual([])
 
-    const recovery = await withDatabase(postgres().url, Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      return yield* sql<{ n: number; last: Date | null }>`SELECT count(*)::integer AS n, max(at) AS last FROM (${sql.literal(timelineEntriesSql)}) AS e WHERE source = 'recovery'`
-    }))
+    const recovery = await withDatabase(
+      postgres().url,
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        return yield* sql<{
+          n: number
+          last: Date | null
+        }>`SELECT count(*)::integer AS n, max(at) AS last FROM (${sql.literal(timelineEntriesSql)}) AS e WHERE source = 'recovery'`
+      })
+    )
     printFigures("kill9", {
       requests_sent: results.length,
       answered_before_kill: beforeKill.length,

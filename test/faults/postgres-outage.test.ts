@@ -23,7 +23,17 @@ import { testNumbers } from "../../src/provider/inprocess/Simulator.ts"
 import { eventually } from "../support/Eventually.ts"
 import { isRunning, serve } from "../support/ServedProcess.ts"
 import { printFigures, seconds } from "./support/Figures.ts"
-import { codeOf, drive, type Exchange, exchange, isDefinite, mixedOperation, perform, resourceOf, type Result } from "./support/Operations.ts"
+import {
+  codeOf,
+  drive,
+  type Exchange,
+  exchange,
+  isDefinite,
+  mixedOperation,
+  perform,
+  resourceOf,
+  type Result
+} from "./support/Operations.ts"
 import { atRest, ledgerProblems, outcomeProblems, readFacts, statusCounts, withDatabase } from "./support/Outcomes.ts"
 import { creationProblems, replayEvery, replayProblems, unexpectedAnswers } from "./support/Replay.ts"
 import { countByMessage, logLines } from "./support/LogLines.ts"
@@ -68,7 +78,10 @@ interface Outage {
 
 /** Whether the exchange is the spec's 503 service_unavailable with Retry-After. */
 const isServiceUnavailable = (e: Exchange): boolean =>
-  e.status === 503 && codeOf(e) === "service_unavailable" && typeof e.body?.error?.message === "string" && Number(e.retryAfter) > 0
+  e.status === 503 &&
+  codeOf(e) === "service_unavailable" &&
+  typeof e.body?.error?.message === "string" &&
+  Number(e.retryAfter) > 0
 
 const describeExchange = (e: Exchange & { readonly path?: string; readonly op?: { readonly key: string } }) =>
   `${e.path ?? e.op?.key}: ${e.status ?? e.closed} ${JSON.stringify(e.body)} retry-after ${e.retryAfter}`
@@ -105,7 +118,8 @@ describe("PostgreSQL stopped, then killed with kill -9, under a steady load", ()
     })
     const probing = (async () => {
       while (!stopping) {
-        for (const path of ["/ready", "/health", "/api/sms/v2/balance/"]) probes.push({ path, ...await exchange(served, "GET", path, { token: apiKey }) })
+        for (const path of ["/ready", "/health", "/api/sms/v2/balance/"])
+          probes.push({ path, ...(await exchange(served, "GET", path, { token: apiKey })) })
         await sleep(200)
       }
     })()
@@ -114,14 +128,24 @@ describe("PostgreSQL stopped, then killed with kill -9, under a steady load", ()
     for (const how of ["stop", "kill9"] as const) {
       await sleep(3_000)
       // due while the database is down
-      const due = await Promise.all(Array.from({ length: 10 }, (_, j) =>
-        perform(served, apiKey, {
-          kind: "scheduled",
-          key: `${run}-due-${how}-${j}`,
-          path: "/api/sms/v2/messages/",
-          body: { to: j % 2 === 0 ? testNumbers.delivered : "+261341234567", text: `due during the ${how}`, send_at: new Date(Date.now() + 2_000 + j * 500).toISOString() }
-        })))
-      expect(due.map((d) => d.status), "scheduled before the outage").toEqual(due.map(() => 202))
+      const due = await Promise.all(
+        Array.from({ length: 10 }, (_, j) =>
+          perform(served, apiKey, {
+            kind: "scheduled",
+            key: `${run}-due-${how}-${j}`,
+            path: "/api/sms/v2/messages/",
+            body: {
+              to: j % 2 === 0 ? testNumbers.delivered : "+261341234567",
+              text: `due during the ${how}`,
+              send_at: new Date(Date.now() + 2_000 + j * 500).toISOString()
+            }
+          })
+        )
+      )
+      expect(
+        due.map((d) => d.status),
+        "scheduled before the outage"
+      ).toEqual(due.map(() => 202))
       results.push(...due)
       const began = Date.now()
       if (how === "stop") await postgres().stop()
@@ -139,34 +163,69 @@ describe("PostgreSQL stopped, then killed with kill -9, under a steady load", ()
         (at) => at.every((t) => t !== undefined),
         { timeoutMs: 60_000, intervalMs: 100, what: "creations answered and /ready 200 after the start" }
       )
-      outages.push({ how, began, down, upAt, up, recoveredAt: recoveredAt!, readyAt: readyAt!, due: due.map((d) => resourceOf(d)!) })
+      outages.push({
+        how,
+        began,
+        down,
+        upAt,
+        up,
+        recoveredAt: recoveredAt!,
+        readyAt: readyAt!,
+        due: due.map((d) => resourceOf(d)!)
+      })
     }
     await sleep(2_000)
     stopping = true
     await Promise.all([load, probing])
 
-    expect(isRunning(served.started) && served.started.child.pid === pid, "the same process served throughout").toBe(true)
+    expect(isRunning(served.started) && served.started.child.pid === pid, "the same process served throughout").toBe(
+      true
+    )
     const everything: Array<Probe | Result> = [...results, ...probes]
-    expect(everything.filter((e) => e.closed !== undefined).map(describeExchange), "connections closed without an answer").toEqual([])
+    expect(
+      everything.filter((e) => e.closed !== undefined).map(describeExchange),
+      "connections closed without an answer"
+    ).toEqual([])
     expect(everything.filter((e) => e.status === 500).map(describeExchange), "500 internal_error").toEqual([])
     // creations get the answers the database gives them, or 503 service_unavailable; probes 200 or 503
-    expect(results.filter((r) => !isDefinite(r) && !isServiceUnavailable(r)).map(describeExchange), "creations neither answered nor 503").toEqual([])
+    expect(
+      results.filter((r) => !isDefinite(r) && !isServiceUnavailable(r)).map(describeExchange),
+      "creations neither answered nor 503"
+    ).toEqual([])
     expect(unexpectedAnswers(results), "answers to creations").toEqual([])
-    expect(probes.filter((p) => p.status !== 200 && !isServiceUnavailable(p)).map(describeExchange), "probes neither 200 nor 503").toEqual([])
+    expect(
+      probes.filter((p) => p.status !== 200 && !isServiceUnavailable(p)).map(describeExchange),
+      "probes neither 200 nor 503"
+    ).toEqual([])
 
     for (const o of outages) {
-      const during = <E extends Exchange>(list: ReadonlyArray<E>) => list.filter((e) => e.sentAt >= o.down && e.answeredAt <= o.upAt)
+      const during = <E extends Exchange>(list: ReadonlyArray<E>) =>
+        list.filter((e) => e.sentAt >= o.down && e.answeredAt <= o.upAt)
       const api = [...during(results), ...during(probes).filter((p) => p.path.startsWith("/api/"))]
       expect(api.length, `API calls during the ${o.how}`).toBeGreaterThan(20)
-      expect(api.filter((e) => !isServiceUnavailable(e)).map(describeExchange), `API answers during the ${o.how}`).toEqual([])
+      expect(
+        api.filter((e) => !isServiceUnavailable(e)).map(describeExchange),
+        `API answers during the ${o.how}`
+      ).toEqual([])
       const ready = during(probes).filter((p) => p.path === "/ready")
       expect(ready.length).toBeGreaterThan(0)
-      expect(ready.filter((p) => !isServiceUnavailable(p)).map(describeExchange), `/ready during the ${o.how}`).toEqual([])
-      expect(during(probes).filter((p) => p.path === "/health" && p.status !== 200).map(describeExchange), `/health during the ${o.how}`).toEqual([])
+      expect(ready.filter((p) => !isServiceUnavailable(p)).map(describeExchange), `/ready during the ${o.how}`).toEqual(
+        []
+      )
+      expect(
+        during(probes)
+          .filter((p) => p.path === "/health" && p.status !== 200)
+          .map(describeExchange),
+        `/health during the ${o.how}`
+      ).toEqual([])
     }
 
     // every key sent, replayed identically: a definite answer, the same one when it had one
-    const replays = await replayEvery(served, results.map((r) => ({ op: r.op, apiKey })), Date.now() + 60_000)
+    const replays = await replayEvery(
+      served,
+      results.map((r) => ({ op: r.op, apiKey })),
+      Date.now() + 60_000
+    )
     expect(replayProblems(results, replays), "replays").toEqual([])
     expect(creationProblems(replays, (await readFacts(postgres().url)).messages), "messages per creation").toEqual([])
 
@@ -175,15 +234,24 @@ describe("PostgreSQL stopped, then killed with kill -9, under a steady load", ()
     expect(ledgerProblems(settled), "ledger").toEqual([])
 
     // what fell due while the database was down was sent once it was back
-    const dispatched = await withDatabase(postgres().url, Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      return yield* sql<{ messageId: string; at: Date }>`SELECT message_id::text, at FROM (${sql.literal(timelineEntriesSql)}) AS e
+    const dispatched = await withDatabase(
+      postgres().url,
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        return yield* sql<{
+          messageId: string
+          at: Date
+        }>`SELECT message_id::text, at FROM (${sql.literal(timelineEntriesSql)}) AS e
         WHERE from_status = 'scheduled' AND to_status = 'processing'
           AND message_id = ANY(${outages.flatMap((o) => o.due)}::uuid[])`
-    }))
+      })
+    )
     const dispatchedAt = new Map(dispatched.map((d) => [d.messageId, d.at.getTime()]))
     for (const o of outages) {
-      expect(o.due.filter((id) => !((dispatchedAt.get(id) ?? 0) >= o.upAt)), `due during the ${o.how}, not sent after it`).toEqual([])
+      expect(
+        o.due.filter((id) => !((dispatchedAt.get(id) ?? 0) >= o.upAt)),
+        `due during the ${o.how}, not sent after it`
+      ).toEqual([])
     }
 
     // what the outages made the process log, from its JSON lines: no ERROR; from each background
@@ -191,9 +259,16 @@ describe("PostgreSQL stopped, then killed with kill -9, under a steady load", ()
     // again: at most a few WARN lines of one message per outage (warnLinesMax), the in-process
     // simulator's included (it logged each failed poll and submission before)
     const lines = logLines(served.started.output().stdout)
-    const during = outages.map((o, i) => lines.filter((l) => l.at >= o.began && l.at < (outages[i + 1]?.began ?? Number.POSITIVE_INFINITY)))
+    const during = outages.map((o, i) =>
+      lines.filter((l) => l.at >= o.began && l.at < (outages[i + 1]?.began ?? Number.POSITIVE_INFINITY))
+    )
     const warnings = during.map((w) => countByMessage(w, "WARN"))
-    expect.soft(lines.filter((l) => l.level === "ERROR").map((l) => l.message), "ERROR lines").toEqual([])
+    expect
+      .soft(
+        lines.filter((l) => l.level === "ERROR").map((l) => l.message),
+        "ERROR lines"
+      )
+      .toEqual([])
     outages.forEach((o, i) => {
       const floods = Object.entries(warnings[i]!).filter(([message, n]) => n > warnLinesMax(message))
       expect.soft(Object.fromEntries(floods), `WARN lines logged more than a few times during the ${o.how}`).toEqual({})
@@ -204,7 +279,8 @@ describe("PostgreSQL stopped, then killed with kill -9, under a steady load", ()
       answered_500: everything.filter((e) => e.status === 500).length,
       closed_without_answer: everything.filter((e) => e.closed !== undefined).length,
       outages: outages.map((o) => {
-        const down = <E extends Exchange>(list: ReadonlyArray<E>) => list.filter((e) => e.sentAt >= o.down && e.answeredAt <= o.upAt)
+        const down = <E extends Exchange>(list: ReadonlyArray<E>) =>
+          list.filter((e) => e.sentAt >= o.down && e.answeredAt <= o.upAt)
         const api = [...down(results), ...down(probes).filter((p) => p.path.startsWith("/api/"))]
         const ready = down(probes).filter((p) => p.path === "/ready")
         return {
@@ -224,7 +300,10 @@ describe("PostgreSQL stopped, then killed with kill -9, under a steady load", ()
         how: o.how,
         error: during[i]!.filter((l) => l.level === "ERROR").length,
         warn: warnings[i],
-        info: countByMessage(during[i]!.filter((l) => l.message !== "http"), "INFO")
+        info: countByMessage(
+          during[i]!.filter((l) => l.message !== "http"),
+          "INFO"
+        )
       })),
       keys_replayed: replays.length,
       messages: settled.messages.length,

@@ -77,9 +77,12 @@ describe("three service processes sharing one SMSC entry with binds 1 and mps 10
     const smsc = await startSmscProcess(smscPort, dataDir, { SMS_SIMULATOR_RECEIPT_DELAY_MS: "500" })
     try {
       const providersFile = join(dataDir, "providers.json")
-      writeFileSync(providersFile, JSON.stringify([
-        { name: "smsc", smpp_url: `smpp://sim:sim@127.0.0.1:${smscPort}`, prefixes: ["*"], window: 50, mps, binds: 1 }
-      ]))
+      writeFileSync(
+        providersFile,
+        JSON.stringify([
+          { name: "smsc", smpp_url: `smpp://sim:sim@127.0.0.1:${smscPort}`, prefixes: ["*"], window: 50, mps, binds: 1 }
+        ])
+      )
       const env = {
         DATABASE_URL: postgres().url,
         SMS_PROVIDER: "smpp",
@@ -87,30 +90,44 @@ describe("three service processes sharing one SMSC entry with binds 1 and mps 10
         SMS_VERIFY_INTERVAL_MS: "1000"
       }
       const first = await serve(env)
-      const processes = [first, ...await Promise.all([serve(env), serve(env)])]
+      const processes = [first, ...(await Promise.all([serve(env), serve(env)]))]
       const { orgId, apiKey } = await first.newOrg({ credits: 3 * immediatePerProcess + scheduledCount })
 
       // one of the three binds; the others are on standby, and ready (they hand their sends over)
-      expect(await within(20_000, async () => (await Promise.all(processes.map(readiness))).filter((r) => r.holds).length === 1), "one holder")
-        .toBeDefined()
+      expect(
+        await within(
+          20_000,
+          async () => (await Promise.all(processes.map(readiness))).filter((r) => r.holds).length === 1
+        ),
+        "one holder"
+      ).toBeDefined()
       const before = await Promise.all(processes.map(readiness))
-      expect(before.map((r) => r.status), "every process ready").toEqual([200, 200, 200])
+      expect(
+        before.map((r) => r.status),
+        "every process ready"
+      ).toEqual([200, 200, 200])
       const holder = processes[before.findIndex((r) => r.holds)]!
       const others = processes.filter((p) => p !== holder)
 
       // the scheduled messages, admitted by processes without the bind, due once the immediate sends are answered
       const sendAt = new Date(Date.now() + 10_000).toISOString()
-      const admitted = await Promise.all(Array.from({ length: batches }, (_, b) =>
-        others[b % others.length]!.call("POST", "/api/sms/v2/message-batches/", {
-          token: apiKey,
-          headers: { "idempotency-key": `fleet-batch-${b}` },
-          body: {
-            recipients: Array.from({ length: batchSize }, (_, j) => number(1000 + b * batchSize + j)),
-            text: "Fault suite: one bind for the fleet.",
-            send_at: sendAt
-          }
-        })))
-      expect(admitted.map((r) => r.status), admitted.map((r) => r.text).join("\n")).toEqual(admitted.map(() => 202))
+      const admitted = await Promise.all(
+        Array.from({ length: batches }, (_, b) =>
+          others[b % others.length]!.call("POST", "/api/sms/v2/message-batches/", {
+            token: apiKey,
+            headers: { "idempotency-key": `fleet-batch-${b}` },
+            body: {
+              recipients: Array.from({ length: batchSize }, (_, j) => number(1000 + b * batchSize + j)),
+              text: "Fault suite: one bind for the fleet.",
+              send_at: sendAt
+            }
+          })
+        )
+      )
+      expect(
+        admitted.map((r) => r.status),
+        admitted.map((r) => r.text).join("\n")
+      ).toEqual(admitted.map(() => 202))
 
       // immediate sends to every process: the two without the bind hand theirs to the holder
       const immediate: Array<Exchange & { readonly to: string; readonly holder: boolean }> = await Promise.all(
@@ -127,19 +144,25 @@ describe("three service processes sharing one SMSC entry with binds 1 and mps 10
         )
       )
       const wrong = immediate.filter((a) => a.status !== 201)
-      expect(wrong.map((a) => `${a.to} (${a.holder ? "holder" : "handed over"}): ${a.status} ${JSON.stringify(a.body)}`), "immediate answers")
-        .toEqual([])
+      expect(
+        wrong.map((a) => `${a.to} (${a.holder ? "holder" : "handed over"}): ${a.status} ${JSON.stringify(a.body)}`),
+        "immediate answers"
+      ).toEqual([])
 
       // kill -9 of the holder mid-drain
       const immediateCount = 3 * immediatePerProcess
-      expect(await within(120_000, async () => takenMessages(dataDir).length >= immediateCount + takenBeforeKill), "the drain under way")
-        .toBeDefined()
+      expect(
+        await within(120_000, async () => takenMessages(dataDir).length >= immediateCount + takenBeforeKill),
+        "the drain under way"
+      ).toBeDefined()
       holder.started.child.kill("SIGKILL")
       const killedAt = Date.now()
       expect(await holder.started.exited, "killed by a signal").toBeNull()
       const takenAtKill = takenMessages(dataDir).length
 
-      const replacedAfterMs = await within(2 * replacedWithinMs, async () => (await Promise.all(others.map(readiness))).some((r) => r.holds))
+      const replacedAfterMs = await within(2 * replacedWithinMs, async () =>
+        (await Promise.all(others.map(readiness))).some((r) => r.holds)
+      )
       expect(replacedAfterMs, "another process holds the bind").toBeDefined()
       expect(replacedAfterMs!, "bound again after the kill, within 15 s (ms)").toBeLessThanOrEqual(replacedWithinMs)
 
@@ -157,7 +180,9 @@ describe("three service processes sharing one SMSC entry with binds 1 and mps 10
 
       expect.soft(timelines.length, "messages").toBe(total)
       expect.soft(counts.binds.sim?.max, "most binds of the account at once, as the SMSC counted").toBe(1)
-      expect.soft(counts.maxSubmitsPerSecond, "most submit_sm in any 1 s window, as the SMSC counted").toBeLessThanOrEqual(mps)
+      expect
+        .soft(counts.maxSubmitsPerSecond, "most submit_sm in any 1 s window, as the SMSC counted")
+        .toBeLessThanOrEqual(mps)
       expect.soft(takenProblems(timelines, taken), "messages against what the SMSC took (each once)").toEqual([])
       expect.soft(await pendingReceipts(postgres().url), "receipts matched to no message").toBe(0)
       expect.soft(ledgerProblems(await readFacts(postgres().url)), "ledger").toEqual([])
@@ -175,7 +200,9 @@ describe("three service processes sharing one SMSC entry with binds 1 and mps 10
         bound_again_after_kill_s: seconds(replacedAfterMs ?? Number.NaN),
         all_at_rest_after_kill_s: seconds(atRestAt - killedAt),
         immediate_answer_ms_holder_p50: median(immediate.filter((a) => a.holder).map((a) => a.answeredAt - a.sentAt)),
-        immediate_answer_ms_handed_over_p50: median(immediate.filter((a) => !a.holder).map((a) => a.answeredAt - a.sentAt)),
+        immediate_answer_ms_handed_over_p50: median(
+          immediate.filter((a) => !a.holder).map((a) => a.answeredAt - a.sentAt)
+        ),
         statuses: statusCounts(timelines)
       })
     } finally {
@@ -185,4 +212,5 @@ describe("three service processes sharing one SMSC entry with binds 1 and mps 10
   })
 })
 
-const median = (xs: ReadonlyArray<number>): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN
+const median = (xs: ReadonlyArray<number>): number =>
+  [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN

@@ -63,7 +63,8 @@ describe("the SMPP fuzz: a hostile SMSC under load", () => {
       SMS_VERIFY_INTERVAL_MS: "1000"
     })
     /** How the process ended, if it has. */
-    const exitedYet = () => Promise.race([served.started.exited.then((code) => `exited with ${code}`), sleep(100).then(() => undefined)])
+    const exitedYet = () =>
+      Promise.race([served.started.exited.then((code) => `exited with ${code}`), sleep(100).then(() => undefined)])
     try {
       const { orgId, apiKey } = await served.newOrg({ credits: 100_000 })
       let ticking = true
@@ -87,27 +88,35 @@ describe("the SMPP fuzz: a hostile SMSC under load", () => {
       expect(batch.status, JSON.stringify(batch.body)).toBe(202)
       const sends: Array<Send> = []
       let next = 0
-      await Promise.all(Array.from({ length: clients }, async () => {
-        while (Date.now() - start < loadMs) {
-          const to = immediateNumber(next++)
-          sends.push({
-            to,
-            ...await exchange(served, "POST", "/api/sms/v2/messages/", {
-              token: apiKey,
-              headers: { "idempotency-key": `fuzz-${seed}-${to}` },
-              body: { to, text: "SMPP fuzz: immediate" }
+      await Promise.all(
+        Array.from({ length: clients }, async () => {
+          while (Date.now() - start < loadMs) {
+            const to = immediateNumber(next++)
+            sends.push({
+              to,
+              ...(await exchange(served, "POST", "/api/sms/v2/messages/", {
+                token: apiKey,
+                headers: { "idempotency-key": `fuzz-${seed}-${to}` },
+                body: { to, text: "SMPP fuzz: immediate" }
+              }))
             })
-          })
-          await sleep(20)
-        }
-      }))
+            await sleep(20)
+          }
+        })
+      )
       const loadEnd = Date.now()
       smsc.killing = false
       // the process lives: nothing the SMSC sent ended it
       expect(await exitedYet(), "the service process after the load").toBeUndefined()
 
       const created = sends.filter((s) => resourceOf(s) !== undefined).length + batchSize
-      const timelines = await timelinesWhen(postgres().url, [orgId], created, (m) => expectedStatuses(smsc, m.toNumber).includes(m.status), settleTimeoutMs)
+      const timelines = await timelinesWhen(
+        postgres().url,
+        [orgId],
+        created,
+        (m) => expectedStatuses(smsc, m.toNumber).includes(m.status),
+        settleTimeoutMs
+      )
       expect.soft(timelines.length, "messages created").toBe(created)
       // the SMSC's last requests answered, every owed receipt acknowledged
       const answersDeadline = Date.now() + 30_000
@@ -131,7 +140,10 @@ describe("the SMPP fuzz: a hostile SMSC under load", () => {
       const notDrawn = smsc.junkLabels.filter((label) => !smsc.written.has(label))
       expect.soft(notDrawn, "junk kinds never sent").toEqual([])
       expect.soft(ledgerProblems(await readFacts(postgres().url)), "ledger").toEqual([])
-      const errors = served.started.output().stdout.split("\n").filter((line) => line.includes("\"level\":\"ERROR\""))
+      const errors = served.started
+        .output()
+        .stdout.split("\n")
+        .filter((line) => line.includes('"level":"ERROR"'))
       expect.soft(errors, "ERROR lines of the service").toEqual([])
 
       const submits = [...smsc.submits.values()].map((list) => list[0]!)

@@ -63,15 +63,17 @@ describe("kill -9 of a service process under 300 concurrent SMPP sends, then a n
         killedAt = Date.now()
       }, 5)
       const start = Date.now()
-      await Promise.all(Array.from({ length: sends }, async (_, i) => {
-        const to = number(i)
-        const answer = await exchange(first, "POST", "/api/sms/v2/messages/", {
-          token: apiKey,
-          headers: { "idempotency-key": `smpp-kill9-${i}` },
-          body: { to, text: "Fault suite: kill -9 under SMPP sends" }
+      await Promise.all(
+        Array.from({ length: sends }, async (_, i) => {
+          const to = number(i)
+          const answer = await exchange(first, "POST", "/api/sms/v2/messages/", {
+            token: apiKey,
+            headers: { "idempotency-key": `smpp-kill9-${i}` },
+            body: { to, text: "Fault suite: kill -9 under SMPP sends" }
+          })
+          answers.push({ to, ...answer })
         })
-        answers.push({ to, ...answer })
-      }))
+      )
       clearInterval(killer)
       expect(killedAt, "the process was killed mid-load").toBeGreaterThan(0)
       expect(await first.started.exited, "killed by a signal").toBeNull()
@@ -89,8 +91,15 @@ describe("kill -9 of a service process under 300 concurrent SMPP sends, then a n
 
       expect.soft(takenProblems(timelines, taken), "messages against what the SMSC took").toEqual([])
       expect.soft(await pendingReceipts(postgres().url), "receipts matched to no message").toBe(0)
-      const wrongAnswers = before.filter((a) => !(a.status === 201 || (a.status === 502 && codeOf(a) === "provider_result_unknown")))
-      expect.soft(wrongAnswers.map((a) => `${a.to}: ${a.status} ${JSON.stringify(a.body)}`), "answers before the kill").toEqual([])
+      const wrongAnswers = before.filter(
+        (a) => !(a.status === 201 || (a.status === 502 && codeOf(a) === "provider_result_unknown"))
+      )
+      expect
+        .soft(
+          wrongAnswers.map((a) => `${a.to}: ${a.status} ${JSON.stringify(a.body)}`),
+          "answers before the kill"
+        )
+        .toEqual([])
       const facts = await readFacts(postgres().url)
       expect.soft(ledgerProblems(facts), "ledger").toEqual([])
       expect.soft((await second.call("GET", "/health")).status).toBe(200)

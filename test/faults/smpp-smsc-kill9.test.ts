@@ -45,14 +45,17 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** Messages accepted before `acceptedBefore` and delivered after `deliveredAfterMs` (their receipt was owed across the restart). */
 const deliveredAfter = (url: string, acceptedBefore: number, deliveredAfterMs: number): Promise<number> =>
-  withDatabase(url, Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const [row] = yield* sql<{ n: number }>`WITH e AS (${sql.literal(timelineEntriesSql)})
+  withDatabase(
+    url,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const [row] = yield* sql<{ n: number }>`WITH e AS (${sql.literal(timelineEntriesSql)})
       SELECT count(*)::integer AS n FROM e AS a
       JOIN e AS d ON d.organisation_id = a.organisation_id AND d.message_id = a.message_id AND d.to_status = 'delivered'
       WHERE a.to_status = 'accepted' AND a.at < ${new Date(acceptedBefore)} AND d.at > ${new Date(deliveredAfterMs)}`
-    return row!.n
-  }))
+      return row!.n
+    })
+  )
 
 describe("kill -9 of the SMSC simulator for 5 s under 200 SMPP sends", () => {
   it("fails no send 503, takes none twice, applies every receipt, keeps the ledger exact", async () => {
@@ -77,31 +80,33 @@ describe("kill -9 of the SMSC simulator for 5 s under 200 SMPP sends", () => {
       let restart: Promise<void> | undefined
       const start = Date.now()
       let next = 0
-      await Promise.all(Array.from({ length: clients }, async () => {
-        while (next < sends) {
-          const to = number(next++)
-          answers.push({
-            to,
-            ...await exchange(served, "POST", "/api/sms/v2/messages/", {
-              token: apiKey,
-              headers: { "idempotency-key": `smsc-kill9-${to}` },
-              body: { to, text: "Fault suite: the SMSC killed under SMPP sends" }
+      await Promise.all(
+        Array.from({ length: clients }, async () => {
+          while (next < sends) {
+            const to = number(next++)
+            answers.push({
+              to,
+              ...(await exchange(served, "POST", "/api/sms/v2/messages/", {
+                token: apiKey,
+                headers: { "idempotency-key": `smsc-kill9-${to}` },
+                body: { to, text: "Fault suite: the SMSC killed under SMPP sends" }
+              }))
             })
-          })
-          if (restart === undefined && answers.length >= answersBeforeKill) {
-            restart = (async () => {
-              await kill9(smsc)
-              outage.killedAt = Date.now()
-              await sleep(downMs)
-              outage.restartedAt = Date.now()
-              smsc = await startSmscProcess(smscPort, dataDir, smscEnv)
-              outage.listeningAt = Date.now()
-            })()
+            if (restart === undefined && answers.length >= answersBeforeKill) {
+              restart = (async () => {
+                await kill9(smsc)
+                outage.killedAt = Date.now()
+                await sleep(downMs)
+                outage.restartedAt = Date.now()
+                smsc = await startSmscProcess(smscPort, dataDir, smscEnv)
+                outage.listeningAt = Date.now()
+              })()
+            }
+            // a steady flow rather than one burst, so that sends start before, during and after the outage
+            await sleep(150)
           }
-          // a steady flow rather than one burst, so that sends start before, during and after the outage
-          await sleep(150)
-        }
-      }))
+        })
+      )
       await restart
       const loadEnd = Date.now()
       expect(outage.listeningAt, "the SMSC killed and started again mid-load").toBeGreaterThan(0)
@@ -110,9 +115,17 @@ describe("kill -9 of the SMSC simulator for 5 s under 200 SMPP sends", () => {
       const timelines = await timelinesWhen(postgres().url, [orgId], sends, restsAsTaken(taken), atRestTimeoutMs)
       const atRestAt = Date.now()
 
-      const answerOf = (a: Exchange) => (a.status === undefined ? `closed: ${a.closed}` : `${a.status} ${codeOf(a) ?? ""}`.trim())
-      const refused = answers.filter((a) => a.status !== 201 && !(a.status === 502 && codeOf(a) === "provider_result_unknown"))
-      expect.soft(refused.map((a) => `${a.to}: ${answerOf(a)} ${JSON.stringify(a.body)}`), "answers neither 201 nor 502 provider_result_unknown").toEqual([])
+      const answerOf = (a: Exchange) =>
+        a.status === undefined ? `closed: ${a.closed}` : `${a.status} ${codeOf(a) ?? ""}`.trim()
+      const refused = answers.filter(
+        (a) => a.status !== 201 && !(a.status === 502 && codeOf(a) === "provider_result_unknown")
+      )
+      expect
+        .soft(
+          refused.map((a) => `${a.to}: ${answerOf(a)} ${JSON.stringify(a.body)}`),
+          "answers neither 201 nor 502 provider_result_unknown"
+        )
+        .toEqual([])
       expect.soft(timelines.length, "messages").toBe(sends)
       expect.soft(takenProblems(timelines, taken), "messages against what the SMSC took").toEqual([])
       // a send whose write the dying SMSC never read cannot be delivered: it must be rare, and unknown
@@ -124,7 +137,9 @@ describe("kill -9 of the SMSC simulator for 5 s under 200 SMPP sends", () => {
       const lostAnswers = timelines.filter((m) => went(m, "unknown>accepted@matched_receipt")).length
       const owedAcross = await deliveredAfter(postgres().url, outage.killedAt, outage.listeningAt)
       expect.soft(lostAnswers, "messages whose answer died with the SMSC").toBeGreaterThan(0)
-      expect.soft(owedAcross, "messages accepted before the kill, delivered by a receipt after the restart").toBeGreaterThan(0)
+      expect
+        .soft(owedAcross, "messages accepted before the kill, delivered by a receipt after the restart")
+        .toBeGreaterThan(0)
 
       const during = answers.filter((a) => a.sentAt >= outage.killedAt && a.sentAt <= outage.listeningAt)
       printFigures("smpp-smsc-kill9", {

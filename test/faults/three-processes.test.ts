@@ -28,54 +28,80 @@ const submissionsBy = async (p: Served): Promise<number> => {
   const reply = await p.call("GET", "/metrics", { token: adminToken })
   expect(reply.status).toBe(200)
   const samples = parseSamples(reply.text)
-  return ["accepted", "rejected", "unknown", "unreachable"]
-    .reduce((n, result) => n + sampleValue(samples, "sms_provider_submit_duration_seconds_count", { result }), 0)
+  return ["accepted", "rejected", "unknown", "unreachable"].reduce(
+    (n, result) => n + sampleValue(samples, "sms_provider_submit_duration_seconds_count", { result }),
+    0
+  )
 }
 
 describe("three service processes on one database draining 10,000 due messages", () => {
   it("submit each exactly once, all three taking part, and deliver every one", async () => {
     const env = { DATABASE_URL: postgres().url, SMS_SIMULATOR_RECEIPT_DELAY_MS: "500" }
     const first = await serve(env)
-    const processes = [first, ...await Promise.all([serve(env), serve(env)])]
+    const processes = [first, ...(await Promise.all([serve(env), serve(env)]))]
     const { apiKey } = await first.newOrg({ credits: dueCount })
 
     const sendAt = new Date(Date.now() + dueInMs)
     const admissionStart = Date.now()
-    const admitted = await Promise.all(Array.from({ length: batches }, (_, b) =>
-      processes[b % 3]!.call("POST", "/api/sms/v2/message-batches/", {
-        token: apiKey,
-        headers: { "idempotency-key": `three-${b}` },
-        body: {
-          recipients: Array.from({ length: batchSize }, (_, j) => `+26133${String(b * batchSize + j).padStart(7, "0")}`),
-          text: "Fault suite: three processes, one database.",
-          send_at: sendAt.toISOString()
-        }
-      })))
+    const admitted = await Promise.all(
+      Array.from({ length: batches }, (_, b) =>
+        processes[b % 3]!.call("POST", "/api/sms/v2/message-batches/", {
+          token: apiKey,
+          headers: { "idempotency-key": `three-${b}` },
+          body: {
+            recipients: Array.from(
+              { length: batchSize },
+              (_, j) => `+26133${String(b * batchSize + j).padStart(7, "0")}`
+            ),
+            text: "Fault suite: three processes, one database.",
+            send_at: sendAt.toISOString()
+          }
+        })
+      )
+    )
     const admittedAt = Date.now()
-    expect(admitted.map((r) => r.status), admitted.map((r) => r.text).join("\n")).toEqual(admitted.map(() => 202))
+    expect(
+      admitted.map((r) => r.status),
+      admitted.map((r) => r.text).join("\n")
+    ).toEqual(admitted.map(() => 202))
 
     const settled = await atRest(postgres().url, 300_000)
     const deliveredAt = Date.now()
     expect(settled.messages.length).toBe(dueCount)
     expect(statusCounts(settled.messages)).toEqual({ delivered: dueCount })
-    expect(settled.messages.filter((m) => m.submissions !== 1).map((m) => `${m.id}: ${m.submissions}`), "not submitted exactly once").toEqual([])
+    expect(
+      settled.messages.filter((m) => m.submissions !== 1).map((m) => `${m.id}: ${m.submissions}`),
+      "not submitted exactly once"
+    ).toEqual([])
     expect(outcomeProblems(settled.messages)).toEqual([])
     expect(ledgerProblems(settled), "ledger").toEqual([])
 
-    const timeline = await withDatabase(postgres().url, Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const [row] = yield* sql<{ dispatches: number; messages: number; lastAccepted: Date }>`SELECT
+    const timeline = await withDatabase(
+      postgres().url,
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const [row] = yield* sql<{ dispatches: number; messages: number; lastAccepted: Date }>`SELECT
           count(*) FILTER (WHERE from_status = 'scheduled' AND to_status = 'processing')::integer AS dispatches,
           count(DISTINCT message_id) FILTER (WHERE from_status = 'scheduled' AND to_status = 'processing')::integer AS messages,
           max(at) FILTER (WHERE to_status = 'accepted') AS last_accepted
         FROM (${sql.literal(timelineEntriesSql)}) AS e`
-      return row!
-    }))
-    expect({ dispatches: timeline.dispatches, messages: timeline.messages }, "one dispatch per message").toEqual({ dispatches: dueCount, messages: dueCount })
+        return row!
+      })
+    )
+    expect({ dispatches: timeline.dispatches, messages: timeline.messages }, "one dispatch per message").toEqual({
+      dispatches: dueCount,
+      messages: dueCount
+    })
 
     const perProcess = await Promise.all(processes.map(submissionsBy))
-    expect(perProcess.filter((n) => n === 0), `submissions per process: ${perProcess.join(", ")}`).toEqual([])
-    expect(perProcess.reduce((a, b) => a + b, 0), "submissions of the three").toBe(dueCount)
+    expect(
+      perProcess.filter((n) => n === 0),
+      `submissions per process: ${perProcess.join(", ")}`
+    ).toEqual([])
+    expect(
+      perProcess.reduce((a, b) => a + b, 0),
+      "submissions of the three"
+    ).toBe(dueCount)
 
     const drainStart = Math.max(sendAt.getTime(), admittedAt)
     const drainMs = timeline.lastAccepted.getTime() - drainStart

@@ -46,7 +46,11 @@ const deliveredWithinMs = 150_000
 /** Waits until every message is at rest and no delivery is pending, then checks nothing was lost. */
 const everyEventDelivered = async (org: { orgId: string; endpointId: string; receiver: WebhookReceiver }) => {
   const settled = await atRest(postgres().url, 120_000)
-  await eventually(() => pendingDeliveries(postgres().url), (n) => n === 0, { timeoutMs: deliveredWithinMs, intervalMs: 500, what: "every delivery done" })
+  await eventually(
+    () => pendingDeliveries(postgres().url),
+    (n) => n === 0,
+    { timeoutMs: deliveredWithinMs, intervalMs: 500, what: "every delivery done" }
+  )
   const facts = await readWebhookFacts(postgres().url)
   expect(lostEvents(facts, [org]), "events lost").toEqual([])
   // the figures of this test's organisation (the file's database holds the other test's too)
@@ -127,11 +131,15 @@ describe("status webhooks through crashes", () => {
       results,
       stop: () => stopping
     })
-    await eventually(async () => receiver.events.size >= 300 && receiver.open() > 0, (ready) => ready, {
-      timeoutMs: 60_000,
-      intervalMs: 5,
-      what: "deliveries in flight"
-    })
+    await eventually(
+      async () => receiver.events.size >= 300 && receiver.open() > 0,
+      (ready) => ready,
+      {
+        timeoutMs: 60_000,
+        intervalMs: 5,
+        what: "deliveries in flight"
+      }
+    )
     const inFlightAtStop = receiver.open()
     const stoppedAt = Date.now()
     await postgres().stop()
@@ -144,7 +152,9 @@ describe("status webhooks through crashes", () => {
     await load
 
     const { settled, facts } = await everyEventDelivered(org)
-    expect(isRunning(served.started) && served.started.child.pid === pid, "the same process served throughout").toBe(true)
+    expect(isRunning(served.started) && served.started.child.pid === pid, "the same process served throughout").toBe(
+      true
+    )
     const answeredWhileDown = results.filter((r) => r.sentAt >= down && r.answeredAt <= upAt)
     expect(answeredWhileDown.length, "requests answered while the database was down").toBeGreaterThan(0)
 

@@ -24,7 +24,10 @@ const declared = <Id extends string, Groups extends HttpApiGroup.Constraint>(api
 const common = [...new Set(CommonErrors.map((e) => e.status))].sort()
 
 describe("declared errors", () => {
-  it.each([...declared(Api), ...declared(AdminApi), ...declared(MetricsApi)])("%s declares every common error status", (_route, statuses) => {
-    expect(common.filter((status) => !statuses.includes(status))).toEqual([])
-  })
+  it.each([...declared(Api), ...declared(AdminApi), ...declared(MetricsApi)])(
+    "%s declares every common error status",
+    (_route, statuses) => {
+      expect(common.filter((status) => !statuses.includes(status))).toEqual([])
+    }
+  )
 })

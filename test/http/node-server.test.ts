@@ -90,15 +90,30 @@ describe("what Node's parser refuses gets the error body", () => {
   })
 
   it.each([
-    ["a method Node does not know on a route: 405 with Allow", "FOO /api/sms/v2/messages/ HTTP/1.1\r\nHost: x\r\n\r\n", 405, "method_not_allowed"],
+    [
+      "a method Node does not know on a route: 405 with Allow",
+      "FOO /api/sms/v2/messages/ HTTP/1.1\r\nHost: x\r\n\r\n",
+      405,
+      "method_not_allowed"
+    ],
     ["a method Node does not know elsewhere: 404", "FOO /nothing HTTP/1.1\r\nHost: x\r\n\r\n", 404, "not_found"],
     ["a garbage request line", "GARBAGE\r\n\r\n", 400, "bad_request"],
     ["an invalid header name", "GET /health HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n", 400, "bad_request"],
     ["a NUL in the request target", "GET /a\u0000b HTTP/1.1\r\nHost: x\r\n\r\n", 400, "bad_request"],
     ["an unknown HTTP version", "GET /health HTTP/9.9\r\nHost: x\r\n\r\n", 400, "bad_request"],
     ["an HTTP/2 preface", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 400, "bad_request"],
-    ["both Content-Length and Transfer-Encoding", "POST /api/sms/v2/contacts/ HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400, "bad_request"],
-    ["headers over Node's limit", `GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`, 431, "headers_too_large"]
+    [
+      "both Content-Length and Transfer-Encoding",
+      "POST /api/sms/v2/contacts/ HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+      400,
+      "bad_request"
+    ],
+    [
+      "headers over Node's limit",
+      `GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`,
+      431,
+      "headers_too_large"
+    ]
   ])("%s: %s %s", async (_name, bytes, status, code) => {
     const reply = await ask(bytes)
     expectErrorReply(reply, status, code)
@@ -113,7 +128,10 @@ describe("what Node's parser refuses gets the error body", () => {
   })
 
   it("an unknown method pipelined after a good request is judged on its own request line", async () => {
-    const raw = await exchange(port, "GET /health HTTP/1.1\r\nHost: x\r\n\r\nFOO /api/sms/v2/balance/ HTTP/1.1\r\nHost: x\r\n\r\n")
+    const raw = await exchange(
+      port,
+      "GET /health HTTP/1.1\r\nHost: x\r\n\r\nFOO /api/sms/v2/balance/ HTTP/1.1\r\nHost: x\r\n\r\n"
+    )
     const second = parseReply(raw.slice(raw.indexOf("HTTP/1.1", 1)))
     expectErrorReply(second, 405, "method_not_allowed")
     expect(second.headers.allow).toBe("GET")
@@ -138,7 +156,9 @@ describe("what Node's parser refuses gets the error body", () => {
   it("a request without Host, or with an Expect the service has no use for, is served", async () => {
     const noHost = parseReply(await exchange(port, "GET /health HTTP/1.1\r\nConnection: close\r\n\r\n"))
     expect(noHost.status, noHost.raw).toBe(200)
-    const expectation = parseReply(await exchange(port, "GET /health HTTP/1.1\r\nHost: x\r\nExpect: something\r\nConnection: close\r\n\r\n"))
+    const expectation = parseReply(
+      await exchange(port, "GET /health HTTP/1.1\r\nHost: x\r\nExpect: something\r\nConnection: close\r\n\r\n")
+    )
     expect(expectation.status, expectation.raw).toBe(200)
   })
 
@@ -180,27 +200,42 @@ describe("a request whose body breaks after it was routed, a client that half-cl
   })
 
   it("a body cut short by the client's half-close while its handler waits for it: one answer, 400 bad_request", async () => {
-    const raw = await exchange(port, `${contacts}Authorization: Bearer ${apiKey}\r\nContent-Length: 50\r\n\r\n{"phone_number":`, true)
+    const raw = await exchange(
+      port,
+      `${contacts}Authorization: Bearer ${apiKey}\r\nContent-Length: 50\r\n\r\n{"phone_number":`,
+      true
+    )
     const replies = allReplies(raw)
     expect(replies).toHaveLength(1)
     expectErrorReply(replies[0]!, 400, "bad_request")
   })
 
   it("a broken chunk while its handler waits for the body: one answer, 400 bad_request", async () => {
-    const raw = await exchange(port, `${contacts}Authorization: Bearer ${apiKey}\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}XX`)
+    const raw = await exchange(
+      port,
+      `${contacts}Authorization: Bearer ${apiKey}\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}XX`
+    )
     const replies = allReplies(raw)
     expect(replies).toHaveLength(1)
     expectErrorReply(replies[0]!, 400, "bad_request")
   })
 
   it("a request the database must answer, the client half-closing once it is sent (nc -N): answered, then closed", async () => {
-    const raw = await exchange(port, `GET /api/sms/v2/balance/ HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${apiKey}\r\n\r\n`, true)
+    const raw = await exchange(
+      port,
+      `GET /api/sms/v2/balance/ HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${apiKey}\r\n\r\n`,
+      true
+    )
     const replies = allReplies(raw)
     expect(replies.map((r) => [r.status, r.body?.total])).toEqual([[200, 5]])
   })
 
   it("a good request then garbage, half-closed: both answered, in order", async () => {
-    const raw = await exchange(port, `GET /api/sms/v2/balance/ HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${apiKey}\r\n\r\nGARBAGE\r\n\r\n`, true)
+    const raw = await exchange(
+      port,
+      `GET /api/sms/v2/balance/ HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${apiKey}\r\n\r\nGARBAGE\r\n\r\n`,
+      true
+    )
     const replies = allReplies(raw)
     expect(replies.map((r) => r.status)).toEqual([200, 400])
     expectErrorReply(replies[1]!, 400, "bad_request")
@@ -210,7 +245,9 @@ describe("a request whose body breaks after it was routed, a client that half-cl
     const body = `{"phone_number":"+261340000001","address":"${"x".repeat(420_000)}"}`
     const half = body.length >> 1
     const chunks = `${half.toString(16)}\r\n${body.slice(0, half)}\r\n${(body.length - half).toString(16)}\r\n${body.slice(half)}\r\n0\r\n\r\n`
-    const replies = allReplies(await exchange(port, `${contacts}Authorization: Bearer ${apiKey}\r\nTransfer-Encoding: chunked\r\n\r\n${chunks}`))
+    const replies = allReplies(
+      await exchange(port, `${contacts}Authorization: Bearer ${apiKey}\r\nTransfer-Encoding: chunked\r\n\r\n${chunks}`)
+    )
     expect(replies).toHaveLength(1)
     expectErrorReply(replies[0]!, 413, "payload_too_large")
     expect(replies[0]!.headers.connection).toBe("close")
@@ -230,7 +267,9 @@ describe("a request too slow to arrive", () => {
   let slowPort: number
   beforeAll(async () => {
     slow = answerNodeRefusals(
-      createServer({ headersTimeout: 300, requestTimeout: 300, connectionsCheckingInterval: 100 }, (_req, res) => res.end()),
+      createServer({ headersTimeout: 300, requestTimeout: 300, connectionsCheckingInterval: 100 }, (_req, res) =>
+        res.end()
+      ),
       routes,
       { write: undefined }
     )
@@ -240,7 +279,11 @@ describe("a request too slow to arrive", () => {
   afterAll(() => new Promise<void>((resolve) => slow.close(() => resolve())))
 
   it("408 request_timeout with the error body", async () => {
-    expectErrorReply(parseReply(await exchange(slowPort, "GET /health HTTP/1.1\r\nHost: x\r\n")), 408, "request_timeout")
+    expectErrorReply(
+      parseReply(await exchange(slowPort, "GET /health HTTP/1.1\r\nHost: x\r\n")),
+      408,
+      "request_timeout"
+    )
   })
 })
 

@@ -7,22 +7,47 @@ import { describe, expect, it } from "vitest"
 import { readinessAnswer } from "../../src/http/Health.ts"
 import type { RouteHealth } from "../../src/provider/Provider.ts"
 
-const standby: RouteHealth = { route: "telma", connected: false, detail: "standby: the fleet's bind is held by other processes", slot: { held: null, of: 1 } }
-const refused: RouteHealth = { route: "telma", connected: false, detail: "bind refused by 10.1.2.3:2775: 0x0d ESME_RBINDFAIL", slot: { held: 0, of: 1 } }
-const bound: RouteHealth = { route: "telma", connected: true, detail: "bound to 10.1.2.3:2775 as aggregator", slot: { held: 0, of: 1 } }
+const standby: RouteHealth = {
+  route: "telma",
+  connected: false,
+  detail: "standby: the fleet's bind is held by other processes",
+  slot: { held: null, of: 1 }
+}
+const refused: RouteHealth = {
+  route: "telma",
+  connected: false,
+  detail: "bind refused by 10.1.2.3:2775: 0x0d ESME_RBINDFAIL",
+  slot: { held: 0, of: 1 }
+}
+const bound: RouteHealth = {
+  route: "telma",
+  connected: true,
+  detail: "bound to 10.1.2.3:2775 as aggregator",
+  slot: { held: 0, of: 1 }
+}
 
 describe("/ready with bind slots", () => {
   it("is 200 on standby and when bound, with each route's slot", () => {
-    expect(readinessAnswer({ database: true, routes: [standby] })).toEqual({ status: 200, body: { status: "ready", routes: [standby] } })
-    expect(readinessAnswer({ database: true, routes: [bound] })).toEqual({ status: 200, body: { status: "ready", routes: [bound] } })
+    expect(readinessAnswer({ database: true, routes: [standby] })).toEqual({
+      status: 200,
+      body: { status: "ready", routes: [standby] }
+    })
+    expect(readinessAnswer({ database: true, routes: [bound] })).toEqual({
+      status: 200,
+      body: { status: "ready", routes: [bound] }
+    })
   })
 
   it("is 503 when this process holds the slot and cannot bind, or the database does not answer", () => {
     const notBound = readinessAnswer({ database: true, routes: [refused] })
     expect(notBound.status).toBe(503)
-    expect(notBound.body).toMatchObject({ error: { details: [{ field: "database" }, { field: "routes.telma", message: `not bound: ${refused.detail}` }] } })
+    expect(notBound.body).toMatchObject({
+      error: { details: [{ field: "database" }, { field: "routes.telma", message: `not bound: ${refused.detail}` }] }
+    })
     const noDatabase = readinessAnswer({ database: false, routes: [standby] })
     expect(noDatabase.status).toBe(503)
-    expect(noDatabase.body).toMatchObject({ error: { details: [{ field: "database" }, { field: "routes.telma", message: `standby: ${standby.detail}` }] } })
+    expect(noDatabase.body).toMatchObject({
+      error: { details: [{ field: "database" }, { field: "routes.telma", message: `standby: ${standby.detail}` }] }
+    })
   })
 })

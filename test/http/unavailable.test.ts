@@ -21,7 +21,11 @@ import { makeCaller, testConfig } from "../support/TestApp.ts"
 /** A server error as @effect/sql-pg reports it: the reason carries the server's fields on its cause. */
 const serverError = (
   code: string,
-  Reason: new(props: { cause: unknown; message: string; operation: string }) => SqlError.SqlErrorReason = SqlError.UnknownError
+  Reason: new (props: {
+    cause: unknown
+    message: string
+    operation: string
+  }) => SqlError.SqlErrorReason = SqlError.UnknownError
 ) =>
   new SqlError.SqlError({
     reason: new Reason({
@@ -43,10 +47,19 @@ const unavailable: ReadonlyArray<readonly [string, unknown]> = [
   ["57P03 cannot_connect_now (starting up / shutting down)", serverError("57P03")],
   ["53300 too_many_connections", serverError("53300")],
   ["a connect timeout", connection("PgConnection: Connection timed out", new Error("Connection timed out"))],
-  ["a refused socket", connection("PgConnection: Failed to connect", Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }))],
+  [
+    "a refused socket",
+    connection(
+      "PgConnection: Failed to connect",
+      Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" })
+    )
+  ],
   ["a closed connection", connection("PgConnection: Connection is closed", new Error("Connection is closed"))],
   ["a socket reset under a query", serverError("ECONNRESET")],
-  ["a failed authentication", new SqlError.SqlError({ reason: new SqlError.AuthenticationError({ cause: new Error("28P01") }) })],
+  [
+    "a failed authentication",
+    new SqlError.SqlError({ reason: new SqlError.AuthenticationError({ cause: new Error("28P01") }) })
+  ],
   ["a connection failure wrapped in another error", new Error("wrapped", { cause: serverError("57P03") })]
 ]
 
@@ -58,11 +71,14 @@ const notUnavailable: ReadonlyArray<readonly [string, unknown]> = [
   ["53100 disk_full", serverError("53100")],
   ["a plain Error", new Error("boom")],
   ["a string", "boom"],
-  ["a cyclic cause chain", (() => {
-    const e = new Error("loop") as Error & { cause?: unknown }
-    e.cause = e
-    return e
-  })()]
+  [
+    "a cyclic cause chain",
+    (() => {
+      const e = new Error("loop") as Error & { cause?: unknown }
+      e.cause = e
+      return e
+    })()
+  ]
 ]
 
 describe("isConnectionFailure: the one classification of an unreachable database", () => {
@@ -73,7 +89,10 @@ describe("isConnectionFailure: the one classification of an unreachable database
     expect(isConnectionFailure(failure)).toBe(false)
   })
   it("a deadlock or a serialization failure is transient (worth running again), not unavailable", () => {
-    for (const [code, Reason] of [["40P01", SqlError.DeadlockError], ["40001", SqlError.SerializationError]] as const) {
+    for (const [code, Reason] of [
+      ["40P01", SqlError.DeadlockError],
+      ["40001", SqlError.SerializationError]
+    ] as const) {
       const error = serverError(code, Reason)
       expect(sqlStateOf(error)).toBe(code)
       expect(isConnectionFailure(error)).toBe(false)
@@ -88,18 +107,24 @@ describe("isConnectionFailure: the one classification of an unreachable database
 // stores' boundary (fromDatabase): every authenticated request then meets that failure in a
 // service call, as a handler would.
 let failure: SqlError.SqlError = serverError("57P03")
-const FailingApiKeys = Layer.succeed(ApiKeys, ApiKeys.of({
-  issue: () => Effect.die("not used"),
-  revoke: () => Effect.die("not used"),
-  list: () => Effect.die("not used"),
-  authenticate: () => fromDatabase(Effect.suspend(() => Effect.fail(failure)) as Effect.Effect<Option.Option<never>, SqlError.SqlError>)
-}))
+const FailingApiKeys = Layer.succeed(
+  ApiKeys,
+  ApiKeys.of({
+    issue: () => Effect.die("not used"),
+    revoke: () => Effect.die("not used"),
+    list: () => Effect.die("not used"),
+    authenticate: () =>
+      fromDatabase(Effect.suspend(() => Effect.fail(failure)) as Effect.Effect<Option.Option<never>, SqlError.SqlError>)
+  })
+)
 const logged: Array<{ level: string; message: unknown; annotations: Record<string, unknown> }> = []
 const accessLines: Array<string> = []
 const config = testConfig()
 const app = httpAppLayer.pipe(
   Layer.provide(FailingApiKeys),
-  Layer.provideMerge(serviceLayer({ config, database: databaseLayer, provider: providerLayer, clock: clockLayer("system") })),
+  Layer.provideMerge(
+    serviceLayer({ config, database: databaseLayer, provider: providerLayer, clock: clockLayer("system") })
+  ),
   Layer.provide(HttpServer.layerServices),
   Layer.provide(Layer.succeed(AccessLogWriter, (line: string) => void accessLines.push(line))),
   // merged into the app's output: toWebHandler runs requests with it, so their logs are captured
@@ -112,15 +137,18 @@ const balance = (headers: Record<string, string> = {}) =>
   call("GET", "/api/sms/v2/balance/", { token: "svc_sms_abc.def", headers })
 
 describe("a failing database behind a handler", () => {
-  it.each(unavailable.filter(([, f]) => SqlError.isSqlError(f)))("%s: 503 service_unavailable with Retry-After", async (_name, f) => {
-    failure = f as SqlError.SqlError
-    const res = await balance()
-    expect(res.status, res.text).toBe(503)
-    expect(res.headers.get("retry-after")).toBe(String(retryAfterSeconds))
-    expect(res.body).toEqual({ error: { code: "service_unavailable", message: expect.any(String) } })
-    expect(res.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/)
-    expect(res.text).not.toMatch(/PgConnection|server said|ECONN/)
-  })
+  it.each(unavailable.filter(([, f]) => SqlError.isSqlError(f)))(
+    "%s: 503 service_unavailable with Retry-After",
+    async (_name, f) => {
+      failure = f as SqlError.SqlError
+      const res = await balance()
+      expect(res.status, res.text).toBe(503)
+      expect(res.headers.get("retry-after")).toBe(String(retryAfterSeconds))
+      expect(res.body).toEqual({ error: { code: "service_unavailable", message: expect.any(String) } })
+      expect(res.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/)
+      expect(res.text).not.toMatch(/PgConnection|server said|ECONN/)
+    }
+  )
 
   it("any other failure: 500 internal_error revealing nothing, logged at error level with the id the response carries", async () => {
     failure = serverError("42601", SqlError.SqlSyntaxError)
@@ -133,12 +161,22 @@ describe("a failing database behind a handler", () => {
     expect(res.headers.get("x-request-id")).toBe("client-chosen-id-42")
     const errors = logged.filter((l) => l.level === "ERROR")
     expect(errors).toHaveLength(1)
-    expect(errors[0]!.annotations).toMatchObject({ request_id: "client-chosen-id-42", method: "GET", path: "/api/sms/v2/balance/" })
+    expect(errors[0]!.annotations).toMatchObject({
+      request_id: "client-chosen-id-42",
+      method: "GET",
+      path: "/api/sms/v2/balance/"
+    })
     expect(accessLines).toHaveLength(1)
     expect(JSON.parse(accessLines[0]!)).toMatchObject({
       message: "http",
       level: "INFO",
-      annotations: { method: "GET", path: "/api/sms/v2/balance/", status: 500, request_id: "client-chosen-id-42", ms: expect.any(Number) }
+      annotations: {
+        method: "GET",
+        path: "/api/sms/v2/balance/",
+        status: 500,
+        request_id: "client-chosen-id-42",
+        ms: expect.any(Number)
+      }
     })
   })
 

@@ -16,7 +16,9 @@ const judged = (row: KeyRow, fingerprint: string) => {
   const exit = Effect.runSyncExit(judgeStoredKey(row, fingerprint))
   return Exit.isSuccess(exit)
     ? exit.value
-    : Effect.runSync(Effect.flip(judgeStoredKey(row, fingerprint)).pipe(Effect.map((e) => ({ _tag: e._tag, error: e.error }))))
+    : Effect.runSync(
+        Effect.flip(judgeStoredKey(row, fingerprint)).pipe(Effect.map((e) => ({ _tag: e._tag, error: e.error })))
+      )
 }
 
 describe("judgeStoredKey", () => {
@@ -25,12 +27,18 @@ describe("judgeStoredKey", () => {
       _tag: "Replay",
       answer: { status: 201, body: { id: "m1", to: "+261340000001" }, location: "/api/sms/v2/messages/m1/" }
     })
-    expect(judged({ ...done, responseStatus: 502, responseBody: null, responseLocation: null }, "f1"))
-      .toEqual({ _tag: "Replay", answer: { status: 502, body: null, location: null } })
+    expect(judged({ ...done, responseStatus: 502, responseBody: null, responseLocation: null }, "f1")).toEqual({
+      _tag: "Replay",
+      answer: { status: 502, body: null, location: null }
+    })
   })
 
   it("409 idempotency_conflict for other content, whatever else is stored (erased or in progress too)", () => {
-    for (const row of [done, { ...done, erased: true }, { ...done, state: "in_progress" as const, responseStatus: null }]) {
+    for (const row of [
+      done,
+      { ...done, erased: true },
+      { ...done, state: "in_progress" as const, responseStatus: null }
+    ]) {
       expect(judged(row, "f2")).toEqual({
         _tag: "IdempotencyConflict",
         error: {
@@ -59,7 +67,9 @@ describe("judgeStoredKey", () => {
         message: "An identical request with this Idempotency-Key is still processing; retry identically later"
       }
     }
-    expect(judged({ ...done, state: "in_progress", responseStatus: null, responseBody: null }, "f1")).toEqual(inProgress)
+    expect(judged({ ...done, state: "in_progress", responseStatus: null, responseBody: null }, "f1")).toEqual(
+      inProgress
+    )
     expect(judged({ ...done, state: "in_progress" }, "f1")).toEqual(inProgress)
     expect(judged({ ...done, responseStatus: null }, "f1")).toEqual(inProgress)
   })

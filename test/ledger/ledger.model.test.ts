@@ -16,7 +16,16 @@ import type { QuickAdmission } from "../../src/messages/QuickAdmission.ts"
 import type { Organisations } from "../../src/organisations/Organisations.ts"
 import { admitScheduledQuickly } from "../support/QuickAdmit.ts"
 import { addDays, LedgerModel, type ModelReservation, nextMidnight } from "./model.ts"
-import { backend, entrySums, holdRows, LedgerTestLayer, lotRows, newOrganisation, settlementEntries, start } from "./support.ts"
+import {
+  backend,
+  entrySums,
+  holdRows,
+  LedgerTestLayer,
+  lotRows,
+  newOrganisation,
+  settlementEntries,
+  start
+} from "./support.ts"
 
 type Services = Ledger | Organisations | QuickAdmission | SqlClient.SqlClient
 
@@ -37,19 +46,34 @@ const numRuns = Number(process.env.LEDGER_NUM_RUNS ?? (process.env.CI ? 1000 : 2
  * grant-order example in ledger.test.ts).
  */
 const lotsByExpiry = (
-  lots: ReadonlyArray<{ readonly validUntil: string | null; readonly amount: number; readonly reserved: number; readonly consumed: number }>
+  lots: ReadonlyArray<{
+    readonly validUntil: string | null
+    readonly amount: number
+    readonly reserved: number
+    readonly consumed: number
+  }>
 ) => {
   const groups = new Map<string, { validUntil: string | null; amount: number; reserved: number; consumed: number }>()
   for (const l of lots) {
     const g = groups.get(String(l.validUntil)) ?? { validUntil: l.validUntil, amount: 0, reserved: 0, consumed: 0 }
-    groups.set(String(l.validUntil), { ...g, amount: g.amount + l.amount, reserved: g.reserved + l.reserved, consumed: g.consumed + l.consumed })
+    groups.set(String(l.validUntil), {
+      ...g,
+      amount: g.amount + l.amount,
+      reserved: g.reserved + l.reserved,
+      consumed: g.consumed + l.consumed
+    })
   }
   return [...groups.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, g]) => g)
 }
 
 /** Each message's holds summed per valid_until of their lots and state. */
 const holdsByExpiry = (
-  holds: ReadonlyArray<{ readonly messageId: string; readonly validUntil: string | null; readonly amount: number; readonly state: string }>
+  holds: ReadonlyArray<{
+    readonly messageId: string
+    readonly validUntil: string | null
+    readonly amount: number
+    readonly state: string
+  }>
 ) => {
   const groups = new Map<string, { messageId: string; validUntil: string | null; state: string; amount: number }>()
   for (const h of holds) {
@@ -62,19 +86,24 @@ const holdsByExpiry = (
 
 /** The database must agree with the model on everything observable, and both must satisfy the invariant. */
 const verify = async (model: LedgerModel, real: Real, after: string): Promise<void> => {
-  const { balance, totals, lots, holds } = await real.run(Effect.gen(function*() {
-    const ledger = yield* Ledger
-    return {
-      balance: yield* ledger.balance(real.orgId),
-      totals: yield* ledger.totals(real.orgId),
-      lots: yield* lotRows(real.orgId),
-      // a settled hold is its consume (posted) or release (voided) entry: the table keeps pending ones only
-      holds: [
-        ...yield* holdRows(real.orgId),
-        ...(yield* settlementEntries(real.orgId)).map((e) => ({ ...e, state: e.kind === "consume" ? "posted" : "voided" }))
-      ]
-    }
-  }))
+  const { balance, totals, lots, holds } = await real.run(
+    Effect.gen(function* () {
+      const ledger = yield* Ledger
+      return {
+        balance: yield* ledger.balance(real.orgId),
+        totals: yield* ledger.totals(real.orgId),
+        lots: yield* lotRows(real.orgId),
+        // a settled hold is its consume (posted) or release (voided) entry: the table keeps pending ones only
+        holds: [
+          ...(yield* holdRows(real.orgId)),
+          ...(yield* settlementEntries(real.orgId)).map((e) => ({
+            ...e,
+            state: e.kind === "consume" ? "posted" : "voided"
+          }))
+        ]
+      }
+    })
+  )
   const where = `after ${after} (today ${model.today})`
   expect(balance, `balance ${where}`).toEqual(model.balance())
   expect(totals, `totals ${where}`).toEqual(model.totals())
@@ -99,9 +128,11 @@ class GrantCommand implements LedgerCommand {
   async run(model: LedgerModel, real: Real) {
     const validUntil = this.dayOffset === null ? null : addDays(model.today, this.dayOffset)
     const amount = this.amount
-    await real.run(Effect.gen(function*() {
-      yield* (yield* Ledger).grant(real.orgId, amount, validUntil)
-    }))
+    await real.run(
+      Effect.gen(function* () {
+        yield* (yield* Ledger).grant(real.orgId, amount, validUntil)
+      })
+    )
     model.grant(this.amount, validUntil)
     await verify(model, real, this.toString())
   }
@@ -123,23 +154,24 @@ class ReserveCommand implements LedgerCommand {
     }))
     const fundable = model.canFund(reservations)
     const inTransaction = this.inTransaction
-    const outcome = await real.run(Effect.gen(function*() {
-      const ledger = yield* Ledger
-      const sql = yield* SqlClient.SqlClient
-      const reserve = ledger.reserve(real.orgId, reservations)
-      return yield* (inTransaction ? sql.withTransaction(reserve) : reserve).pipe(
-        Effect.as("reserved" as const),
-        Effect.catchTag("InsufficientCredits", () => Effect.succeed("insufficient" as const))
-      )
-    }))
+    const outcome = await real.run(
+      Effect.gen(function* () {
+        const ledger = yield* Ledger
+        const sql = yield* SqlClient.SqlClient
+        const reserve = ledger.reserve(real.orgId, reservations)
+        return yield* (inTransaction ? sql.withTransaction(reserve) : reserve).pipe(
+          Effect.as("reserved" as const),
+          Effect.catchTag("InsufficientCredits", () => Effect.succeed("insufficient" as const))
+        )
+      })
+    )
     expect(outcome, `${this.toString()} with ${model.balance().available} available today ${model.today}`).toBe(
       fundable ? "reserved" : "insufficient"
     )
     expect(model.reserve(reservations)).toBe(fundable)
     await verify(model, real, this.toString())
   }
-  toString = () =>
-    `reserve([${this.credits.join(", ")}]${this.inTransaction ? ", in transaction" : ""})`
+  toString = () => `reserve([${this.credits.join(", ")}]${this.inTransaction ? ", in transaction" : ""})`
 }
 
 /** How the quick reservations of the whole run ended: the run fails if the one-statement path never admitted. */
@@ -154,18 +186,23 @@ class QuickReserveCommand implements LedgerCommand {
   async run(model: LedgerModel, real: Real) {
     const reservation: ModelReservation = { messageId: model.freshMessageId(), credits: this.credits }
     const fundable = model.canFund([reservation])
-    const outcome = await real.run(Effect.gen(function*() {
-      const quick = yield* admitScheduledQuickly(real.orgId, reservation.messageId, reservation.credits)
-      if (quick._tag === "Admitted") return "quick" as const
-      expect(quick._tag, "a new key is admitted or left to the general path").toBe("Fallback")
-      // what the service does next: the general path
-      return yield* (yield* Ledger).reserve(real.orgId, [reservation]).pipe(
-        Effect.as("general" as const),
-        Effect.catchTag("InsufficientCredits", () => Effect.succeed("insufficient" as const))
-      )
-    }))
+    const outcome = await real.run(
+      Effect.gen(function* () {
+        const quick = yield* admitScheduledQuickly(real.orgId, reservation.messageId, reservation.credits)
+        if (quick._tag === "Admitted") return "quick" as const
+        expect(quick._tag, "a new key is admitted or left to the general path").toBe("Fallback")
+        // what the service does next: the general path
+        return yield* (yield* Ledger).reserve(real.orgId, [reservation]).pipe(
+          Effect.as("general" as const),
+          Effect.catchTag("InsufficientCredits", () => Effect.succeed("insufficient" as const))
+        )
+      })
+    )
     quickOutcomes[outcome]++
-    expect(outcome === "insufficient", `${this.toString()} with ${model.balance().available} available today ${model.today}`).toBe(!fundable)
+    expect(
+      outcome === "insufficient",
+      `${this.toString()} with ${model.balance().available} available today ${model.today}`
+    ).toBe(!fundable)
     expect(model.reserve([reservation])).toBe(fundable)
     await verify(model, real, `${this.toString()} (${outcome})`)
   }
@@ -184,17 +221,22 @@ class SettleCommand implements LedgerCommand {
   }
   check = () => true
   async run(model: LedgerModel, real: Real) {
-    const pending = model.reservedIds.filter((id) => model.holds.some((h) => h.messageId === id && h.state === "pending"))
+    const pending = model.reservedIds.filter((id) =>
+      model.holds.some((h) => h.messageId === id && h.state === "pending")
+    )
     const t = this.target
-    const messageId = "pending" in t && pending.length > 0
-      ? pending[t.pending % pending.length]!
-      : "reserved" in t && model.reservedIds.length > 0
-      ? model.reservedIds[t.reserved % model.reservedIds.length]!
-      : model.unknownMessageId()
+    const messageId =
+      "pending" in t && pending.length > 0
+        ? pending[t.pending % pending.length]!
+        : "reserved" in t && model.reservedIds.length > 0
+          ? model.reservedIds[t.reserved % model.reservedIds.length]!
+          : model.unknownMessageId()
     const kind = this.kind
-    await real.run(Effect.gen(function*() {
-      yield* (yield* Ledger)[kind](real.orgId, messageId)
-    }))
+    await real.run(
+      Effect.gen(function* () {
+        yield* (yield* Ledger)[kind](real.orgId, messageId)
+      })
+    )
     model[kind](messageId)
     await verify(model, real, `${this.toString()} = ${kind}(${messageId})`)
   }
@@ -203,8 +245,8 @@ class SettleCommand implements LedgerCommand {
       "pending" in this.target
         ? `pending #${this.target.pending}`
         : "reserved" in this.target
-        ? `reserved #${this.target.reserved}`
-        : "unknown id"
+          ? `reserved #${this.target.reserved}`
+          : "unknown id"
     })`
 }
 
@@ -217,9 +259,10 @@ class ClockCommand implements LedgerCommand {
   }
   check = () => true
   async run(model: LedgerModel, real: Real) {
-    const target = "by" in this.move
-      ? model.nowMillis + this.move.by
-      : nextMidnight(model.nowMillis) + this.move.midnightsAhead * dayMillis + this.move.offset
+    const target =
+      "by" in this.move
+        ? model.nowMillis + this.move.by
+        : nextMidnight(model.nowMillis) + this.move.midnightsAhead * dayMillis + this.move.offset
     model.nowMillis = Math.max(model.nowMillis, target)
     await real.run(TestClock.setTime(model.nowMillis))
     await verify(model, real, `${this.toString()} to ${new Date(model.nowMillis).toISOString()}`)
@@ -230,63 +273,90 @@ class ClockCommand implements LedgerCommand {
       : `clock -> midnight #${this.move.midnightsAhead + 1} ${this.move.offset === -1 ? "- 1ms" : ""}`
 }
 
-const grantArb = fc.record({
-  // small grants are one lot; from 128 credits a grant is split into several lots (splitGrant)
-  amount: fc.oneof({ arbitrary: fc.integer({ min: 1, max: 50 }), weight: 3 }, { arbitrary: fc.integer({ min: 128, max: 400 }), weight: 1 }),
-  dayOffset: fc.option(fc.integer({ min: 0, max: 5 }), { nil: null, freq: 3 })
-}).map(({ amount, dayOffset }) => new GrantCommand(amount, dayOffset))
+const grantArb = fc
+  .record({
+    // small grants are one lot; from 128 credits a grant is split into several lots (splitGrant)
+    amount: fc.oneof(
+      { arbitrary: fc.integer({ min: 1, max: 50 }), weight: 3 },
+      { arbitrary: fc.integer({ min: 128, max: 400 }), weight: 1 }
+    ),
+    dayOffset: fc.option(fc.integer({ min: 0, max: 5 }), { nil: null, freq: 3 })
+  })
+  .map(({ amount, dayOffset }) => new GrantCommand(amount, dayOffset))
 
-const reserveArb = fc.tuple(
-  fc.oneof(
-    fc.integer({ min: 1, max: 2 }).map((c) => [c]),
-    fc.array(fc.integer({ min: 1, max: 2 }), { minLength: 2, maxLength: 10 })
-  ),
-  fc.boolean()
-).map(([credits, inTransaction]) => new ReserveCommand(credits, inTransaction))
+const reserveArb = fc
+  .tuple(
+    fc.oneof(
+      fc.integer({ min: 1, max: 2 }).map((c) => [c]),
+      fc.array(fc.integer({ min: 1, max: 2 }), { minLength: 2, maxLength: 10 })
+    ),
+    fc.boolean()
+  )
+  .map(([credits, inTransaction]) => new ReserveCommand(credits, inTransaction))
 
 const quickReserveArb = fc.constantFrom(1 as const, 2 as const).map((credits) => new QuickReserveCommand(credits))
 
-const settleArb = fc.tuple(
-  fc.constantFrom("consume" as const, "release" as const),
-  fc.oneof(
-    { arbitrary: fc.nat({ max: 1000 }).map((pending): Target => ({ pending })), weight: 4 },
-    { arbitrary: fc.nat({ max: 1000 }).map((reserved): Target => ({ reserved })), weight: 2 },
-    { arbitrary: fc.constant<Target>({ unknown: true }), weight: 1 }
+const settleArb = fc
+  .tuple(
+    fc.constantFrom("consume" as const, "release" as const),
+    fc.oneof(
+      { arbitrary: fc.nat({ max: 1000 }).map((pending): Target => ({ pending })), weight: 4 },
+      { arbitrary: fc.nat({ max: 1000 }).map((reserved): Target => ({ reserved })), weight: 2 },
+      { arbitrary: fc.constant<Target>({ unknown: true }), weight: 1 }
+    )
   )
-).map(([kind, target]) => new SettleCommand(kind, target))
+  .map(([kind, target]) => new SettleCommand(kind, target))
 
 const clockArb = fc.oneof(
   fc.integer({ min: 0, max: 3 * dayMillis }).map((by) => new ClockCommand({ by })),
   fc.integer({ min: 0, max: 3 }).map((days) => new ClockCommand({ by: days * dayMillis })),
-  fc.record({ midnightsAhead: fc.integer({ min: 0, max: 2 }), offset: fc.constantFrom(-1 as const, 0 as const) })
+  fc
+    .record({ midnightsAhead: fc.integer({ min: 0, max: 2 }), offset: fc.constantFrom(-1 as const, 0 as const) })
     .map((m) => new ClockCommand(m))
 )
 
 const commandsArb = fc.commands(
-  [grantArb, grantArb, reserveArb, reserveArb, quickReserveArb, quickReserveArb, settleArb, settleArb, settleArb, clockArb],
+  [
+    grantArb,
+    grantArb,
+    reserveArb,
+    reserveArb,
+    quickReserveArb,
+    quickReserveArb,
+    settleArb,
+    settleArb,
+    settleArb,
+    clockArb
+  ],
   { maxCommands: 30, size: "medium" }
 )
 
 layer(LedgerTestLayer, { excludeTestServices: true })(`Ledger against its model (${backend})`, (it) => {
-  it.effect(`random sequences agree with the model after every step (numRuns ${numRuns})`, () =>
-    Effect.gen(function*() {
-      const context = yield* Effect.context<Services>()
-      const run = Effect.runPromiseWith(context)
-      const property = fc.asyncProperty(commandsArb, async (commands) => {
-        await run(TestClock.setTime(start))
-        const real: Real = { orgId: await run(newOrganisation), run }
-        const model = new LedgerModel(start)
-        await verify(model, real, "setup")
-        await fc.asyncModelRun(() => ({ model, real }), commands)
-        // Every change to a lot's counters is explained by its credit_entries rows.
-        const sums = await run(entrySums(real.orgId))
-        for (const s of sums) {
-          expect({ lot: s.lotSeq, granted: s.granted, reserved: s.netReserved, consumed: s.consumedEntries }, "credit_entries")
-            .toEqual({ lot: s.lotSeq, granted: s.amount, reserved: s.reserved, consumed: s.consumed })
-        }
-      })
-      yield* Effect.promise(() => fc.assert(property, { numRuns }))
-      expect(quickOutcomes.quick, JSON.stringify(quickOutcomes)).toBeGreaterThan(0)
-      expect(quickOutcomes.general + quickOutcomes.insufficient, JSON.stringify(quickOutcomes)).toBeGreaterThan(0)
-    }).pipe(Effect.provide(TestClock.layer())), 300_000)
+  it.effect(
+    `random sequences agree with the model after every step (numRuns ${numRuns})`,
+    () =>
+      Effect.gen(function* () {
+        const context = yield* Effect.context<Services>()
+        const run = Effect.runPromiseWith(context)
+        const property = fc.asyncProperty(commandsArb, async (commands) => {
+          await run(TestClock.setTime(start))
+          const real: Real = { orgId: await run(newOrganisation), run }
+          const model = new LedgerModel(start)
+          await verify(model, real, "setup")
+          await fc.asyncModelRun(() => ({ model, real }), commands)
+          // Every change to a lot's counters is explained by its credit_entries rows.
+          const sums = await run(entrySums(real.orgId))
+          for (const s of sums) {
+            expect(
+              { lot: s.lotSeq, granted: s.granted, reserved: s.netReserved, consumed: s.consumedEntries },
+              "credit_entries"
+            ).toEqual({ lot: s.lotSeq, granted: s.amount, reserved: s.reserved, consumed: s.consumed })
+          }
+        })
+        yield* Effect.promise(() => fc.assert(property, { numRuns }))
+        expect(quickOutcomes.quick, JSON.stringify(quickOutcomes)).toBeGreaterThan(0)
+        expect(quickOutcomes.general + quickOutcomes.insufficient, JSON.stringify(quickOutcomes)).toBeGreaterThan(0)
+      }).pipe(Effect.provide(TestClock.layer())),
+    300_000
+  )
 })

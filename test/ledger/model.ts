@@ -140,7 +140,8 @@ export class LedgerModel {
       cursor = end
       for (const range of lotRanges) {
         const overlap = Math.min(end, range.end) - Math.max(start, range.start)
-        if (overlap > 0) newHolds.push({ messageId: r.messageId, lotSeq: range.lot.seq, amount: overlap, state: "pending" })
+        if (overlap > 0)
+          newHolds.push({ messageId: r.messageId, lotSeq: range.lot.seq, amount: overlap, state: "pending" })
       }
     }
     for (const h of newHolds) this.lots[h.lotSeq]!.reserved += h.amount
@@ -176,8 +177,14 @@ export class LedgerModel {
       granted: sum((l) => l.amount),
       consumed: sum((l) => l.consumed),
       reserved: sum((l) => l.reserved),
-      available: sum((l) => this.free(l), (l) => this.isValid(l)),
-      expiredUnreserved: sum((l) => this.free(l), (l) => !this.isValid(l))
+      available: sum(
+        (l) => this.free(l),
+        (l) => this.isValid(l)
+      ),
+      expiredUnreserved: sum(
+        (l) => this.free(l),
+        (l) => !this.isValid(l)
+      )
     }
   }
 
@@ -187,6 +194,11 @@ export class LedgerModel {
       .filter((l) => this.isValid(l) && this.free(l) > 0 && l.validUntil !== null)
       .map((l) => l.validUntil!)
       .sort()
-    return { total: t.available + t.reserved, reserved: t.reserved, available: t.available, validUntil: expiring[0] ?? null }
+    return {
+      total: t.available + t.reserved,
+      reserved: t.reserved,
+      available: t.available,
+      validUntil: expiring[0] ?? null
+    }
   }
 }

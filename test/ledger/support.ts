@@ -16,7 +16,7 @@ export const start = Date.UTC(2026, 0, 10, 12, 0, 0)
 export const LedgerTestLayer = appServices()
 
 /** A new organisation; returns its id. */
-export const newOrganisation = Effect.gen(function*() {
+export const newOrganisation = Effect.gen(function* () {
   const orgs = yield* Organisations
   const org = yield* orgs.create("Ledger test org", "TESTORG")
   return org.id
@@ -31,7 +31,7 @@ export interface LotRow {
 
 /** The organisation's lots in grant order (straight from the table, for whitebox checks). */
 export const lotRows = (organisationId: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     return yield* sql<LotRow>`SELECT amount, valid_until::text AS valid_until, reserved, consumed
       FROM credit_lots WHERE organisation_id = ${organisationId} ORDER BY id`
@@ -58,7 +58,7 @@ const lotColumns = (alias: string) =>
 
 /** Every hold of the organisation, with its lot named by grant order, sorted by message then lot. */
 export const holdRows = (organisationId: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     return yield* sql<HoldRow>`SELECT h.message_id::text AS message_id, ${sql.literal(lotColumns("h"))}, h.amount, h.state
       FROM credit_holds h WHERE h.organisation_id = ${organisationId}
@@ -71,7 +71,7 @@ export interface SettlementEntryRow extends Omit<HoldRow, "state"> {
 
 /** The organisation's consume and release entries (what each settled hold was), by message and lot. */
 export const settlementEntries = (organisationId: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     return yield* sql<SettlementEntryRow>`SELECT e.message_id::text AS message_id, ${sql.literal(lotColumns("e"))}, e.kind, e.amount
       FROM credit_entries e WHERE e.organisation_id = ${organisationId} AND e.kind IN ('consume', 'release')
@@ -90,7 +90,7 @@ export interface EntryCheckRow {
 
 /** Per lot, its counters next to what its journal adds up to: its credit_entries and the totals folded from them. */
 export const entrySums = (organisationId: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     return yield* sql<EntryCheckRow>`SELECT
         (row_number() OVER (ORDER BY l.id) - 1)::integer AS lot_seq,
@@ -118,7 +118,7 @@ export interface TotalsRow {
 
 /** The organisation's folded totals, summed per lot (by grant order), month and kind. */
 export const totalsRows = (organisationId: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     return yield* sql<TotalsRow>`SELECT ${sql.literal(lotSeq("t"))},
         t.month::text AS month, t.kind, sum(t.amount)::integer AS amount, sum(t.entries)::integer AS entries
@@ -127,9 +127,11 @@ export const totalsRows = (organisationId: string) =>
   })
 
 /** The journal's monthly partitions (YYYYMM), oldest first. */
-export const journalMonths = Effect.gen(function*() {
+export const journalMonths = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
-  const rows = yield* sql<{ name: string }>`SELECT c.relname::text AS name FROM pg_inherits AS i JOIN pg_class AS c ON c.oid = i.inhrelid
+  const rows = yield* sql<{
+    name: string
+  }>`SELECT c.relname::text AS name FROM pg_inherits AS i JOIN pg_class AS c ON c.oid = i.inhrelid
     WHERE i.inhparent = 'credit_entries'::regclass AND c.relname LIKE 'credit_entries_p%' ORDER BY 1`
   return rows.map((r) => r.name.slice("credit_entries_p".length))
 })

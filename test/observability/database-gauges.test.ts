@@ -21,42 +21,55 @@ import { testConfig } from "../support/TestApp.ts"
 const recountIntervalMs = 60_000
 
 const insertMessage = (organisationId: string, status: string) =>
-  Effect.flatMap(Effect.service(SqlClient.SqlClient), (sql) =>
-    sql`INSERT INTO messages (organisation_id, id, to_number, sender_name, text, segments, status, created_at, updated_at)
-      VALUES (${organisationId}, ${randomUUID()}, '+261341234567', 'DEMO', 'Salama', 1, ${status}, now(), now())`)
+  Effect.flatMap(
+    Effect.service(SqlClient.SqlClient),
+    (sql) =>
+      sql`INSERT INTO messages (organisation_id, id, to_number, sender_name, text, segments, status, created_at, updated_at)
+      VALUES (${organisationId}, ${randomUUID()}, '+261341234567', 'DEMO', 'Salama', 1, ${status}, now(), now())`
+  )
 
 const gauge = (g: Metric.Gauge<number>) => Effect.map(Metric.value(g), (s) => s.value)
 
-layer(scratchDatabaseLayer("gauges", testConfig({ metricsRecountIntervalMs: recountIntervalMs })), { timeout: 120_000 })(
-  "DatabaseGauges",
-  (it) => {
-    it.effect("counts in-flight statuses at every refresh and final ones once per recount interval", () =>
-      Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        const gauges = yield* DatabaseGauges
-        const organisationId = randomUUID()
-        yield* sql`INSERT INTO organisations (id, name, sms_enabled, default_sender_name, created_at)
+layer(scratchDatabaseLayer("gauges", testConfig({ metricsRecountIntervalMs: recountIntervalMs })), {
+  timeout: 120_000
+})("DatabaseGauges", (it) => {
+  it.effect("counts in-flight statuses at every refresh and final ones once per recount interval", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const gauges = yield* DatabaseGauges
+      const organisationId = randomUUID()
+      yield* sql`INSERT INTO organisations (id, name, sms_enabled, default_sender_name, created_at)
           VALUES (${organisationId}, 'Gauges test org', true, 'DEMO', now())`
-        yield* insertMessage(organisationId, "delivered")
+      yield* insertMessage(organisationId, "delivered")
 
-        yield* gauges.refresh
-        expect(yield* gauge(messagesByStatus.delivered)).toBe(1)
-        expect(yield* gauge(messagesByStatus.scheduled)).toBe(0)
-        expect(yield* gauge(databaseUp)).toBe(1)
+      yield* gauges.refresh
+      expect(yield* gauge(messagesByStatus.delivered)).toBe(1)
+      expect(yield* gauge(messagesByStatus.scheduled)).toBe(0)
+      expect(yield* gauge(databaseUp)).toBe(1)
 
-        yield* insertMessage(organisationId, "delivered")
-        yield* insertMessage(organisationId, "scheduled")
-        yield* TestClock.adjust(recountIntervalMs - 1)
-        yield* gauges.refresh
-        expect(yield* gauge(messagesByStatus.scheduled)).toBe(1)
-        expect(yield* gauge(messagesByStatus.delivered)).toBe(1)
+      yield* insertMessage(organisationId, "delivered")
+      yield* insertMessage(organisationId, "scheduled")
+      yield* TestClock.adjust(recountIntervalMs - 1)
+      yield* gauges.refresh
+      expect(yield* gauge(messagesByStatus.scheduled)).toBe(1)
+      expect(yield* gauge(messagesByStatus.delivered)).toBe(1)
 
-        yield* TestClock.adjust(1)
-        yield* gauges.refresh
-        expect(yield* gauge(messagesByStatus.delivered)).toBe(2)
-      }).pipe(
-        Effect.provide(DatabaseGauges.layer.pipe(Layer.provide([MessageStore.layer, LedgerStore.layer, ReceiptStore.layer, TableSizes.layer, WebhookStore.layer]))),
-        Effect.provideService(Metric.MetricRegistry, new Map())
-      ))
-  }
-)
+      yield* TestClock.adjust(1)
+      yield* gauges.refresh
+      expect(yield* gauge(messagesByStatus.delivered)).toBe(2)
+    }).pipe(
+      Effect.provide(
+        DatabaseGauges.layer.pipe(
+          Layer.provide([
+            MessageStore.layer,
+            LedgerStore.layer,
+            ReceiptStore.layer,
+            TableSizes.layer,
+            WebhookStore.layer
+          ])
+        )
+      ),
+      Effect.provideService(Metric.MetricRegistry, new Map())
+    )
+  )
+})

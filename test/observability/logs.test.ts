@@ -22,7 +22,7 @@ const expectRealTime = (iso: unknown) => {
 
 describe("log timestamps under the test clock", () => {
   it("Effect's logger stamps a line with the real time, not the service's clock 30 days ahead", async () => {
-    const lines = await Effect.gen(function*() {
+    const lines = await Effect.gen(function* () {
       const clock = yield* ServiceClock
       yield* clock.set(Date.now() + 30 * day)
       yield* Effect.logInfo("after the advance")
@@ -44,7 +44,12 @@ describe("log timestamps under the test clock", () => {
     })
 
     it("stamps its access log with the real time after the clock moved 30 days", async () => {
-      service = await startService({ SMS_CLOCK: "test", SMS_DATA_DIR: "memory://", SMS_ADMIN_TOKEN: token, LOG_LEVEL: "info" })
+      service = await startService({
+        SMS_CLOCK: "test",
+        SMS_DATA_DIR: "memory://",
+        SMS_ADMIN_TOKEN: token,
+        LOG_LEVEL: "info"
+      })
       await service.waitFor(servingLine)
       const base = `http://127.0.0.1:${service.port}`
       const advanced = await fetch(`${base}/admin/v1/clock/advance`, {
@@ -58,7 +63,11 @@ describe("log timestamps under the test clock", () => {
 
       expect((await fetch(`${base}/health?after=advance`)).status).toBe(200)
       const accessLine = async () =>
-        service.output().stdout.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l))
+        service
+          .output()
+          .stdout.split("\n")
+          .filter((l) => l.startsWith("{"))
+          .map((l) => JSON.parse(l))
           .find((l) => l.message === "http" && l.annotations?.path === "/health")
       // the line reaches the child's stdout as the answer leaves
       const line = await eventually(accessLine, (l) => l !== undefined, { what: "the access log line of /health" })

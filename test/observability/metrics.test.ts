@@ -31,7 +31,7 @@ const prometheusAccept =
   "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
 
 const scrapeText = () =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const app = yield* App
     const res = yield* app.call("GET", "/metrics", { token: adminToken, headers: { accept: prometheusAccept } })
     expect(res.status, res.text).toBe(200)
@@ -50,62 +50,92 @@ const submits = (samples: ReadonlyArray<Sample>, result: string) =>
 const messages = (samples: ReadonlyArray<Sample>, status: string) => sampleValue(samples, "sms_messages", { status })
 
 const post = (apiKey: string, path: string, body: unknown, key: string = randomUUID()) =>
-  Effect.flatMap(App, (app) => app.call("POST", `/api/sms/v2/${path}/`, { token: apiKey, body, headers: { "idempotency-key": key } }))
+  Effect.flatMap(App, (app) =>
+    app.call("POST", `/api/sms/v2/${path}/`, { token: apiKey, body, headers: { "idempotency-key": key } })
+  )
 
 withApp({ label: "metrics", config: { clock: "test", metricsRecountIntervalMs: 0 } })("GET /metrics", (it) => {
   it.effect("refuses a scrape without the operator token (401 invalid_api_key)", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const app = yield* App
       expectPlainError(yield* app.call("GET", "/metrics"), 401, "invalid_api_key")
       expectPlainError(yield* app.call("GET", "/metrics", { token: "not-the-operator-token" }), 401, "invalid_api_key")
       const { apiKey } = yield* app.newOrg()
       expectPlainError(yield* app.call("GET", "/metrics", { token: apiKey }), 401, "invalid_api_key")
-    }))
+    })
+  )
 
   it.effect("answers its text whatever the Accept: text/plain alone, or a client that asks for HTML", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const app = yield* App
       for (const accept of ["text/plain", "text/html"]) {
         const res = yield* app.call("GET", "/metrics", { token: adminToken, headers: { accept } })
         expect(res.status, res.text).toBe(200)
         expect(res.headers.get("content-type")).toBe(prometheusContentType)
       }
-    }))
+    })
+  )
 
   it.effect("answers 405 to another method", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const app = yield* App
       const res = yield* app.call("POST", "/metrics", { token: adminToken, body: {} })
       expectPlainError(res, 405, "method_not_allowed")
       expect(res.headers.get("allow")).toBe("GET")
-    }))
+    })
+  )
 
   it.effect("exports every series with its help and type from the first scrape", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const text = yield* scrapeText()
       for (const [name, type] of families) {
         expect(text).toMatch(new RegExp(`^# HELP ${name} \\S.+$`, "m"))
         expect(text).toContain(`\n# TYPE ${name} ${type}\n`)
       }
       const samples = parseSamples(text)
-      for (const status of ["scheduled", "processing", "accepted", "delivered", "undeliverable", "blocked", "failed", "unknown"]) {
-        expect(samples.some((s) => s.name === "sms_messages" && s.labels.status === status), status).toBe(true)
+      for (const status of [
+        "scheduled",
+        "processing",
+        "accepted",
+        "delivered",
+        "undeliverable",
+        "blocked",
+        "failed",
+        "unknown"
+      ]) {
+        expect(
+          samples.some((s) => s.name === "sms_messages" && s.labels.status === status),
+          status
+        ).toBe(true)
       }
       for (const result of ["accepted", "rejected", "unknown", "unreachable"]) {
-        expect(samples.some((s) => s.name === "sms_provider_submit_duration_seconds_bucket" && s.labels.result === result && s.labels.le === "30"))
-          .toBe(true)
+        expect(
+          samples.some(
+            (s) =>
+              s.name === "sms_provider_submit_duration_seconds_bucket" &&
+              s.labels.result === result &&
+              s.labels.le === "30"
+          )
+        ).toBe(true)
       }
       for (const result of ["accepted", "not_received", "unknown"]) {
-        expect(samples.some((s) => s.name === "sms_provider_queries_total" && s.labels.result === result), result).toBe(true)
+        expect(
+          samples.some((s) => s.name === "sms_provider_queries_total" && s.labels.result === result),
+          result
+        ).toBe(true)
       }
       for (const outcome of ["delivered", "undeliverable", "ignored"]) {
-        expect(samples.some((s) => s.name === "sms_receipts_applied_total" && s.labels.outcome === outcome), outcome).toBe(true)
+        expect(
+          samples.some((s) => s.name === "sms_receipts_applied_total" && s.labels.outcome === outcome),
+          outcome
+        ).toBe(true)
       }
       expect(sampleValue(samples, "sms_database_up")).toBe(1)
-    }))
+    })
+  )
 
   it.effect("moves as messages are admitted, sent, refused, scheduled and fall due", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const app = yield* App
       const { apiKey } = yield* app.newOrg({ credits: 100 })
       const before = yield* scrape()
@@ -139,7 +169,9 @@ withApp({ label: "metrics", config: { clock: "test", metricsRecountIntervalMs: 0
       expect(delta((s) => submits(s, "accepted"))).toBe(1)
       expect(delta((s) => submits(s, "rejected"))).toBe(1)
       expect(delta((s) => submits(s, "unknown"))).toBe(1)
-      expect(delta((s) => sampleValue(s, "sms_provider_submit_duration_seconds_bucket", { result: "accepted", le: "1" }))).toBe(1)
+      expect(
+        delta((s) => sampleValue(s, "sms_provider_submit_duration_seconds_bucket", { result: "accepted", le: "1" }))
+      ).toBe(1)
 
       expect(delta((s) => messages(s, "accepted"))).toBe(1)
       expect(delta((s) => messages(s, "failed"))).toBe(1)
@@ -155,16 +187,19 @@ withApp({ label: "metrics", config: { clock: "test", metricsRecountIntervalMs: 0
       const due = yield* scrape()
       expect(sampleValue(due, "sms_due_backlog_messages")).toBe(3)
       expect(sampleValue(due, "sms_due_backlog_oldest_age_seconds")).toBe(90)
-    }))
+    })
+  )
 
   it.effect("exports the receipts the applier counts", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const before = yield* scrape()
       yield* countReceiptsApplied({ delivered: 0, undeliverable: 2, ignored: 1 })
       const after = yield* scrape()
-      const receipts = (s: ReadonlyArray<Sample>, outcome: string) => sampleValue(s, "sms_receipts_applied_total", { outcome })
+      const receipts = (s: ReadonlyArray<Sample>, outcome: string) =>
+        sampleValue(s, "sms_receipts_applied_total", { outcome })
       expect(receipts(after, "undeliverable") - receipts(before, "undeliverable")).toBe(2)
       expect(receipts(after, "ignored") - receipts(before, "ignored")).toBe(1)
       expect(receipts(after, "delivered") - receipts(before, "delivered")).toBe(0)
-    }))
+    })
+  )
 })

@@ -65,7 +65,9 @@ const freePort = async () => {
 const startService = async (otlpEndpoint: string) => {
   const port = await freePort()
   const scope = Effect.runSync(Scope.make())
-  await Effect.runPromise(Layer.buildWithScope(mainLayer(testConfig({ port, otlpEndpoint, otelServiceName: "sms-tracing-test" })), scope))
+  await Effect.runPromise(
+    Layer.buildWithScope(mainLayer(testConfig({ port, otlpEndpoint, otelServiceName: "sms-tracing-test" })), scope)
+  )
   const call = (method: string, path: string, headers: Record<string, string> = {}, body?: unknown) =>
     fetch(`http://127.0.0.1:${port}${path}`, {
       method,
@@ -117,7 +119,7 @@ describe("OTLP trace export", () => {
     ["a collector that never answers", true]
   ])("keeps answering with %s, and still stops promptly", async (_, listening) => {
     const hanging = listening ? await startCollector({ hang: true }) : undefined
-    const service = await startService(`http://127.0.0.1:${hanging?.port ?? await freePort()}`)
+    const service = await startService(`http://127.0.0.1:${hanging?.port ?? (await freePort())}`)
     // more spans than a batch, so an export runs (and fails or hangs) while requests go on
     let slowestMs = 0
     for (let i = 0; i < exportBatchSpansMax + 100; i++) {

@@ -41,12 +41,13 @@ describe("uuidV7Source", () => {
 
 describe("Ids.timeOrdered", () => {
   it.effect("takes the instant it is given, not the Clock's", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* TestClock.setTime(Date.UTC(2027, 0, 15))
       const ids = yield* Ids
       const at = new Date(Date.UTC(2026, 11, 31, 23, 59, 59, 999))
       const [a, b] = [yield* ids.timeOrdered(at), yield* ids.timeOrdered(at)]
       expect(timeOf(a)).toBe(at.getTime())
       expect(b > a).toBe(true)
-    }).pipe(Effect.provide(Ids.layer)))
+    }).pipe(Effect.provide(Ids.layer))
+  )
 })

@@ -68,7 +68,7 @@ const submitCount = (messageId: string) => Effect.map(App, (app) => app.calls.su
 
 /** Hands a message to a dead process (a worker id with no lease): what a crash in the middle of its work leaves. */
 const abandon = (ids: ReadonlyArray<string>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     yield* sql`UPDATE messages SET worker_id = ${randomUUID()} WHERE id = ANY(${ids}::uuid[])`
   })
@@ -131,16 +131,29 @@ type StatusBehaviour = "accepted" | "not_received" | "unknown"
  * submission answers, which receipt follows, and what verification answers about a message the
  * provider received (about one it never received: not received).
  */
-const table: Record<string, {
-  readonly submit: SubmitBehaviour
-  readonly receipt: "delivered" | "undeliverable" | "none"
-  readonly status: StatusBehaviour
-  readonly clean: MessageStatus
-}> = {
+const table: Record<
+  string,
+  {
+    readonly submit: SubmitBehaviour
+    readonly receipt: "delivered" | "undeliverable" | "none"
+    readonly status: StatusBehaviour
+    readonly clean: MessageStatus
+  }
+> = {
   [testNumbers.delivered]: { submit: "accept", receipt: "delivered", status: "accepted", clean: "delivered" },
-  [testNumbers.undeliverable]: { submit: "accept", receipt: "undeliverable", status: "accepted", clean: "undeliverable" },
+  [testNumbers.undeliverable]: {
+    submit: "accept",
+    receipt: "undeliverable",
+    status: "accepted",
+    clean: "undeliverable"
+  },
   [testNumbers.rejected]: { submit: "reject", receipt: "none", status: "not_received", clean: "failed" },
-  [testNumbers.unknownThenAccepted]: { submit: "unknown", receipt: "delivered", status: "accepted", clean: "delivered" },
+  [testNumbers.unknownThenAccepted]: {
+    submit: "unknown",
+    receipt: "delivered",
+    status: "accepted",
+    clean: "delivered"
+  },
   [testNumbers.unreachable]: { submit: "unreachable", receipt: "none", status: "not_received", clean: "failed" },
   [testNumbers.acceptedNoReceipt]: { submit: "accept", receipt: "none", status: "accepted", clean: "accepted" },
   [testNumbers.slow]: { submit: "accept", receipt: "delivered", status: "accepted", clean: "delivered" },
@@ -148,24 +161,36 @@ const table: Record<string, {
   [testNumbers.unknownForGood]: { submit: "unknown", receipt: "none", status: "unknown", clean: "unknown" }
 }
 const behaviourOf = (to: string) =>
-  table[to] ?? { submit: "accept" as const, receipt: "delivered" as const, status: "accepted" as const, clean: "delivered" as const }
+  table[to] ?? {
+    submit: "accept" as const,
+    receipt: "delivered" as const,
+    status: "accepted" as const,
+    clean: "delivered" as const
+  }
 
 /** The status a message ends in after the drain, given its number and path. */
 const expectedFinal = (m: ModelMessage): MessageStatus => {
   const b = behaviourOf(m.request.to)
   switch (m.path) {
-    case "clean": return b.clean
-    case "neverMarked": return "failed"
-    case "smsUnavailable": return "failed"
-    case "senderUnavailable": return "blocked"
+    case "clean":
+      return b.clean
+    case "neverMarked":
+      return "failed"
+    case "smsUnavailable":
+      return "failed"
+    case "senderUnavailable":
+      return "blocked"
     // verification asks a provider that never received it: not received, so failed
-    case "markedNotSent": return "failed"
+    case "markedNotSent":
+      return "failed"
     case "sentNotSettled":
       // verification of what the provider did with it; an accepted one's receipt, kept while the
       // message was not yet accepted, then applies
       switch (b.submit) {
-        case "accept": return b.receipt === "none" ? "accepted" : b.receipt
-        case "unknown": return b.clean
+        case "accept":
+          return b.receipt === "none" ? "accepted" : b.receipt
+        case "unknown":
+          return b.clean
         case "reject":
         case "unreachable":
           return "failed"
@@ -176,10 +201,14 @@ const expectedFinal = (m: ModelMessage): MessageStatus => {
 /** The answer an immediate send gives when it runs to completion (docs/decisions.md#the-provider-simulator). */
 const expectedImmediate = (to: string): { readonly status: number; readonly code?: string } => {
   switch (behaviourOf(to).submit) {
-    case "accept": return { status: 201 }
-    case "reject": return { status: 502, code: "provider_rejected" }
-    case "unknown": return { status: 502, code: "provider_result_unknown" }
-    case "unreachable": return { status: 503, code: "dispatch_unavailable" }
+    case "accept":
+      return { status: 201 }
+    case "reject":
+      return { status: 502, code: "provider_rejected" }
+    case "unknown":
+      return { status: 502, code: "provider_result_unknown" }
+    case "unreachable":
+      return { status: 503, code: "dispatch_unavailable" }
   }
 }
 
@@ -187,12 +216,15 @@ const expectedImmediate = (to: string): { readonly status: number; readonly code
 const expectedAfterRecovery = (m: ModelMessage): { readonly status: number; readonly code?: string } | undefined => {
   if (m.kind === "scheduled") return { status: 202 }
   switch (m.path) {
-    case "clean": return m.firstAnswer
-    case "neverMarked": return { status: 503, code: "dispatch_unavailable" }
+    case "clean":
+      return m.firstAnswer
+    case "neverMarked":
+      return { status: 503, code: "dispatch_unavailable" }
     case "markedNotSent":
     case "sentNotSettled":
       return { status: 502, code: "provider_result_unknown" }
-    default: return undefined
+    default:
+      return undefined
   }
 }
 
@@ -213,25 +245,37 @@ interface Row {
 }
 
 const rowsOf = (orgId: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     return yield* sql<Row>`SELECT id::text AS id, status, segments::integer AS segments FROM messages
       WHERE organisation_id = ${orgId} ORDER BY created_at, id`
   })
 
 const checkInvariants = (model: Model, after: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const where = `after ${after}`
-    const { rows, timelines, totals, holds, entries } = yield* Effect.gen(function*() {
+    const { rows, timelines, totals, holds, entries } = yield* Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const store = yield* MessageStore
       const rows = yield* rowsOf(model.orgId)
-      const timelines = new Map<string, ReadonlyArray<{ fromStatus: MessageStatus | null; toStatus: MessageStatus; source: string }>>()
+      const timelines = new Map<
+        string,
+        ReadonlyArray<{ fromStatus: MessageStatus | null; toStatus: MessageStatus; source: string }>
+      >()
       for (const r of rows) timelines.set(r.id, yield* store.timeline(model.orgId, r.id))
       const totals = yield* (yield* Ledger).totals(model.orgId)
-      const holds = yield* sql<{ messageId: string; pending: number; posted: number; voided: number }>`SELECT message_id::text AS message_id,
+      const holds = yield* sql<{
+        messageId: string
+        pending: number
+        posted: number
+        voided: number
+      }>`SELECT message_id::text AS message_id,
           pending, posted, voided FROM (${sql.literal(messageCreditsSql)}) AS c WHERE organisation_id = ${model.orgId} ORDER BY message_id`
-      const entries = yield* sql<{ messageId: string; kind: string; amount: number }>`SELECT message_id::text AS message_id, kind,
+      const entries = yield* sql<{
+        messageId: string
+        kind: string
+        amount: number
+      }>`SELECT message_id::text AS message_id, kind,
           sum(amount)::integer AS amount
         FROM credit_entries WHERE organisation_id = ${model.orgId} AND message_id IS NOT NULL
         GROUP BY message_id, kind ORDER BY message_id, kind`
@@ -243,9 +287,9 @@ const checkInvariants = (model: Model, after: string) =>
 
     for (const row of rows) {
       const timeline = timelines.get(row.id)!
-      const label = `message ${row.id} (${model.messages.find((m) => m.id === row.id)?.request.to}) ${where}: timeline ${
-        timeline.map((e) => `${e.fromStatus ?? "-"}->${e.toStatus} [${e.source}]`).join(", ")
-      }`
+      const label = `message ${row.id} (${model.messages.find((m) => m.id === row.id)?.request.to}) ${where}: timeline ${timeline
+        .map((e) => `${e.fromStatus ?? "-"}->${e.toStatus} [${e.source}]`)
+        .join(", ")}`
       expect(timeline.length, label).toBeGreaterThan(0)
       const [first, ...rest] = timeline
       expect(first!.fromStatus, label).toBeNull()
@@ -254,8 +298,10 @@ const checkInvariants = (model: Model, after: string) =>
       let previous = first!.toStatus
       for (const e of rest) {
         expect(e.fromStatus, label).toBe(previous)
-        expect(canTransition(e.fromStatus!, e.toStatus), `${e.fromStatus} -> ${e.toStatus} is not a transition of section 7; ${label}`)
-          .toBe(true)
+        expect(
+          canTransition(e.fromStatus!, e.toStatus),
+          `${e.fromStatus} -> ${e.toStatus} is not a transition of section 7; ${label}`
+        ).toBe(true)
         // unknown -> accepted | failed only through verification with the provider
         if (e.fromStatus === "unknown") expect(e.source, label).toBe("verification")
         previous = e.toStatus
@@ -274,20 +320,41 @@ const checkInvariants = (model: Model, after: string) =>
 
       // its credits: pending while reserved (its hold), posted once consumed, voided once released (its entries)
       const own = holds.filter((h) => h.messageId === row.id)
-      const state = reservedStatuses.includes(row.status) ? "pending" : consumedStatuses.includes(row.status) ? "posted" : "voided"
-      expect(own, `credits of ${label}`).toEqual([{ messageId: row.id, pending: 0, posted: 0, voided: 0, [state]: row.segments }])
-      const settlement = { pending: [], posted: [{ kind: "consume", amount: row.segments }], voided: [{ kind: "release", amount: row.segments }] }[state]
-      expect(entries.filter((e) => e.messageId === row.id).map(({ kind, amount }) => ({ kind, amount })), `credit entries of ${label}`)
-        .toEqual([...settlement, { kind: "reserve", amount: row.segments }])
+      const state = reservedStatuses.includes(row.status)
+        ? "pending"
+        : consumedStatuses.includes(row.status)
+          ? "posted"
+          : "voided"
+      expect(own, `credits of ${label}`).toEqual([
+        { messageId: row.id, pending: 0, posted: 0, voided: 0, [state]: row.segments }
+      ])
+      const settlement = {
+        pending: [],
+        posted: [{ kind: "consume", amount: row.segments }],
+        voided: [{ kind: "release", amount: row.segments }]
+      }[state]
+      expect(
+        entries.filter((e) => e.messageId === row.id).map(({ kind, amount }) => ({ kind, amount })),
+        `credit entries of ${label}`
+      ).toEqual([...settlement, { kind: "reserve", amount: row.segments }])
     }
-    expect(holds.every((h) => rows.some((r) => r.id === h.messageId)), `holds without a message ${where}`).toBe(true)
+    expect(
+      holds.every((h) => rows.some((r) => r.id === h.messageId)),
+      `holds without a message ${where}`
+    ).toBe(true)
 
     const sum = (statuses: ReadonlyArray<MessageStatus>) =>
       rows.filter((r) => statuses.includes(r.status)).reduce((n, r) => n + r.segments, 0)
-    expect(totals.consumed + totals.reserved + totals.available + totals.expiredUnreserved, `ledger invariant ${where}`)
-      .toBe(totals.granted)
-    expect(totals.reserved, `reserved = segments of scheduled/processing/unknown messages ${where}`).toBe(sum(reservedStatuses))
-    expect(totals.consumed, `consumed = segments of accepted/delivered/undeliverable messages ${where}`).toBe(sum(consumedStatuses))
+    expect(
+      totals.consumed + totals.reserved + totals.available + totals.expiredUnreserved,
+      `ledger invariant ${where}`
+    ).toBe(totals.granted)
+    expect(totals.reserved, `reserved = segments of scheduled/processing/unknown messages ${where}`).toBe(
+      sum(reservedStatuses)
+    )
+    expect(totals.consumed, `consumed = segments of accepted/delivered/undeliverable messages ${where}`).toBe(
+      sum(consumedStatuses)
+    )
   })
 
 // ---------------------------------------------------------------------------------------------
@@ -305,17 +372,22 @@ type DispatchCrash =
  * due: the model's availability must say so, and their path says where they must end.
  */
 const noteUnavailable = (model: Model) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const settled = yield* sql<{ messageId: string; toStatus: MessageStatus }>`SELECT message_id::text AS message_id, to_status
+    const settled = yield* sql<{
+      messageId: string
+      toStatus: MessageStatus
+    }>`SELECT message_id::text AS message_id, to_status
       FROM (${sql.literal(timelineEntriesSql)}) AS e WHERE organisation_id = ${model.orgId} AND source = 'dispatch' AND to_status IN ('failed', 'blocked')`
     const expected = !model.smsEnabled ? "failed" : !model.senderActive ? "blocked" : "(none: available)"
     for (const { messageId, toStatus } of settled) {
       const m = model.messages.find((x) => x.id === messageId)
-      const path = toStatus === "failed" ? "smsUnavailable" as const : "senderUnavailable" as const
+      const path = toStatus === "failed" ? ("smsUnavailable" as const) : ("senderUnavailable" as const)
       if (m === undefined || m.path === path) continue
-      expect({ path: m.path, status: toStatus }, `dispatch settled ${m.request.to} while sms ${model.smsEnabled}, sender ${model.senderActive}`)
-        .toEqual({ path: "clean", status: expected })
+      expect(
+        { path: m.path, status: toStatus },
+        `dispatch settled ${m.request.to} while sms ${model.smsEnabled}, sender ${model.senderActive}`
+      ).toEqual({ path: "clean", status: expected })
       m.path = path
     }
   })
@@ -330,7 +402,7 @@ const noteUnavailable = (model: Model) =>
  * started by the dead process: unsent, or sent and unsettled.
  */
 const dispatchStep = (model: Model, crash: DispatchCrash) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const steps = yield* WorkSteps
     if (crash === undefined) {
       const claimed = yield* steps.dispatchDue
@@ -347,9 +419,10 @@ const dispatchStep = (model: Model, crash: DispatchCrash) =>
     for (const m of left) {
       const mine = model.messages.find((x) => x.id === m.id)
       // one only claimed, the dead process starts when its turn comes, unless it died right after the claim
-      const started = m.claim === "claimed"
-        ? crash.at !== "afterClaim" && (yield* queue.start([m], yield* now, randomUUID()))[0] === undefined
-        : m.claim === "started"
+      const started =
+        m.claim === "claimed"
+          ? crash.at !== "afterClaim" && (yield* queue.start([m], yield* now, randomUUID()))[0] === undefined
+          : m.claim === "started"
       // unavailable, or not started: another dispatcher settles or starts it once the claim runs out
       if (!started || mine === undefined) continue
       if (crash.at !== "afterProvider") mine.path = "markedNotSent"
@@ -364,7 +437,7 @@ const dispatchStep = (model: Model, crash: DispatchCrash) =>
 
 /** Runs `step` until it finds nothing more; returns how much it did. */
 const drained = (step: Effect.Effect<number, unknown>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     let total = 0
     while (true) {
       const n = yield* step
@@ -377,10 +450,12 @@ const drained = (step: Effect.Effect<number, unknown>) =>
 const verifyStep = WorkSteps.use((steps) => steps.verifyDue)
 
 /** One recovery round (without its warning: recovering what the crashes left is what this test does). */
-const recoveryStep = WorkSteps.use((steps) => steps.recoverAbandoned).pipe(Effect.provideService(References.MinimumLogLevel, "Error"))
+const recoveryStep = WorkSteps.use((steps) => steps.recoverAbandoned).pipe(
+  Effect.provideService(References.MinimumLogLevel, "Error")
+)
 
 /** The simulator sends the receipts it owes by now, and the service applies what it stored. */
-const receiptStep = Effect.gen(function*() {
+const receiptStep = Effect.gen(function* () {
   // the simulator provides its control beside the provider: the app's services do not name it
   const sent = yield* drained(Option.getOrThrow(yield* Effect.serviceOption(SimulatorControl)).runDue)
   const applied = yield* drained((yield* WorkSteps).applyReceipts)
@@ -394,13 +469,18 @@ const receiptStep = Effect.gen(function*() {
 type Cmd = fc.AsyncCommand<Model, Real>
 
 // biome-ignore lint/suspicious/noConfusingVoidType: a command's body may end in a step that returns nothing
-const command = (label: string, body: (model: Model) => Effect.Effect<string | void, unknown, App | AppServices>): Cmd => ({
+const command = (
+  label: string,
+  body: (model: Model) => Effect.Effect<string | void, unknown, App | AppServices>
+): Cmd => ({
   check: () => true,
   run: (model, real) =>
-    real.run(Effect.gen(function*() {
-      const detail = yield* body(model)
-      yield* checkInvariants(model, detail === undefined ? label : `${label} ${detail}`)
-    })),
+    real.run(
+      Effect.gen(function* () {
+        const detail = yield* body(model)
+        yield* checkInvariants(model, detail === undefined ? label : `${label} ${detail}`)
+      })
+    ),
   toString: () => label
 })
 
@@ -428,17 +508,18 @@ interface Creation {
  * one message with the answer of docs/decisions.md#the-provider-simulator. Records it in the model.
  */
 const runCreation = (model: Model, creation: Creation, wanted: AdmitCrash) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { key, fingerprint, request } = creation
-    const result = yield* Effect.gen(function*() {
+    const result = yield* Effect.gen(function* () {
       const messages = yield* Messages
       const ledger = yield* Ledger
       const at = yield* now
       const available = (yield* ledger.totals(model.orgId)).available
       const before = new Set((yield* rowsOf(model.orgId)).map((r) => r.id))
-      const crash = request.sendAt !== null || !model.smsEnabled || !model.senderActive || available < request.segments
-        ? "none"
-        : wanted
+      const crash =
+        request.sendAt !== null || !model.smsEnabled || !model.senderActive || available < request.segments
+          ? "none"
+          : wanted
 
       if (crash === "beforeMark") {
         // the admission transaction of Messages.create, then the process dies
@@ -446,21 +527,33 @@ const runCreation = (model: Model, creation: Creation, wanted: AdmitCrash) =>
         const store = yield* MessageStore
         const idempotency = yield* Idempotency
         const id = randomUUID()
-        yield* Effect.gen(function*() {
-          const claim = yield* idempotency.claim({ organisationId: model.orgId, route: "messages", key, fingerprint, messageId: id })
+        yield* Effect.gen(function* () {
+          const claim = yield* idempotency.claim({
+            organisationId: model.orgId,
+            route: "messages",
+            key,
+            fingerprint,
+            messageId: id
+          })
           expect(claim._tag, "the key of a crashing admission is new").toBe("New")
-          yield* store.insert(model.orgId, [{
-            id,
-            batchId: null,
-            batchPosition: null,
-            toNumber: request.to,
-            senderName: sender,
-            text: request.text,
-            segments: request.segments,
-            status: "processing",
-            sendAt: null,
-            workerId: randomUUID()
-          }], at)
+          yield* store.insert(
+            model.orgId,
+            [
+              {
+                id,
+                batchId: null,
+                batchPosition: null,
+                toNumber: request.to,
+                senderName: sender,
+                text: request.text,
+                segments: request.segments,
+                status: "processing",
+                sendAt: null,
+                workerId: randomUUID()
+              }
+            ],
+            at
+          )
           yield* ledger.reserve(model.orgId, [{ messageId: id, credits: request.segments }])
         }).pipe(sql.withTransaction, Effect.orDie)
         return { _tag: "crashed" as const, id, path: "neverMarked" as const }
@@ -469,9 +562,11 @@ const runCreation = (model: Model, creation: Creation, wanted: AdmitCrash) =>
       const app = yield* App
       app.calls.fault = crash === "none" ? "none" : crash
       const exit = yield* messages.create(model.orgId, key, fingerprint, request).pipe(
-        Effect.ensuring(Effect.sync(() => {
-          app.calls.fault = "none"
-        })),
+        Effect.ensuring(
+          Effect.sync(() => {
+            app.calls.fault = "none"
+          })
+        ),
         Effect.exit
       )
       const created = (yield* rowsOf(model.orgId)).filter((r) => !before.has(r.id))
@@ -492,36 +587,43 @@ const runCreation = (model: Model, creation: Creation, wanted: AdmitCrash) =>
       return {
         _tag: "crashed" as const,
         id: created[0]!.id,
-        path: crash === "beforeProvider" ? "markedNotSent" as const : "sentNotSettled" as const
+        path: crash === "beforeProvider" ? ("markedNotSent" as const) : ("sentNotSettled" as const)
       }
     })
 
     model.refused = model.refused.filter((c) => c.key !== key)
     if (result._tag === "refused") {
       // the order of Messages.create's checks: schedule, organisation, sender, credits
-      const expected = request.sendAt !== null && request.sendAt.getTime() <= result.at.getTime()
-        ? "InvalidSchedule"
-        : !model.smsEnabled
-        ? "SmsUnavailable"
-        : !model.senderActive
-        ? "SenderNameUnavailable"
-        : result.available < request.segments
-        ? "InsufficientCredits"
-        : "(admitted)"
+      const expected =
+        request.sendAt !== null && request.sendAt.getTime() <= result.at.getTime()
+          ? "InvalidSchedule"
+          : !model.smsEnabled
+            ? "SmsUnavailable"
+            : !model.senderActive
+              ? "SenderNameUnavailable"
+              : result.available < request.segments
+                ? "InsufficientCredits"
+                : "(admitted)"
       expect(result.error, `admission refused with ${result.available} available`).toBe(expected)
-      if (process.env.PROPERTY_STATS) stats.set(`refused ${result.error}`, (stats.get(`refused ${result.error}`) ?? 0) + 1)
+      if (process.env.PROPERTY_STATS)
+        stats.set(`refused ${result.error}`, (stats.get(`refused ${result.error}`) ?? 0) + 1)
       // not stored (docs/decisions.md#idempotency): an identical retry runs again
       model.refused.push(creation)
       return `-> ${result.error}`
     }
-    expect(model.smsEnabled && model.senderActive, `admitted while sms ${model.smsEnabled}, sender ${model.senderActive}`).toBe(true)
-    const kind = request.sendAt === null ? "immediate" as const : "scheduled" as const
+    expect(
+      model.smsEnabled && model.senderActive,
+      `admitted while sms ${model.smsEnabled}, sender ${model.senderActive}`
+    ).toBe(true)
+    const kind = request.sendAt === null ? ("immediate" as const) : ("scheduled" as const)
     if (result._tag === "created") {
       if (kind === "scheduled") expect(result.answer.status, "a scheduled message answers 202").toBe(202)
       else {
         const expected = expectedImmediate(request.to)
-        expect({ status: result.answer.status, code: codeOf(result.answer.body) }, `the immediate answer for ${request.to}`)
-          .toEqual({ status: expected.status, code: expected.code })
+        expect(
+          { status: result.answer.status, code: codeOf(result.answer.body) },
+          `the immediate answer for ${request.to}`
+        ).toEqual({ status: expected.status, code: expected.code })
       }
     }
     model.messages.push({
@@ -543,8 +645,8 @@ const admit = (spec: AdmitSpec) =>
       spec.crash === "none" ? "" : `, crash ${spec.crash}`
     })`,
     (model) =>
-      Effect.gen(function*() {
-        const creation = yield* Effect.gen(function*() {
+      Effect.gen(function* () {
+        const creation = yield* Effect.gen(function* () {
           const at = yield* now
           const sendAt = spec.delayMs === null ? null : new Date(at.getTime() + spec.delayMs)
           const text = textOf(spec.segments)
@@ -567,55 +669,65 @@ const admit = (spec: AdmitSpec) =>
  */
 const replay = (pick: number) =>
   command(`replay(#${pick})`, (model) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const all: ReadonlyArray<Creation> = [...model.messages, ...model.refused]
       if (all.length === 0) return "(nothing to replay)"
       const picked = all[pick % all.length]!
       const m = model.messages.find((x) => x.key === picked.key)
       if (m === undefined) return `${picked.key} (refused before) ${yield* runCreation(model, picked, "none")}`
-      const exit = yield* (Effect.gen(function*() {
+      const exit = yield* Effect.gen(function* () {
         return yield* (yield* Messages).create(model.orgId, m.key, m.fingerprint, m.request)
-      })).pipe(Effect.exit)
-      expect(Exit.isSuccess(exit), `replay of ${m.key}: ${Exit.isFailure(exit) ? Cause.pretty(exit.cause) : ""}`).toBe(true)
+      }).pipe(Effect.exit)
+      expect(Exit.isSuccess(exit), `replay of ${m.key}: ${Exit.isFailure(exit) ? Cause.pretty(exit.cause) : ""}`).toBe(
+        true
+      )
       if (Exit.isFailure(exit)) return
       expect(exit.value.replayed, "an identical retry is a replay").toBe(true)
       const answer = exit.value.answer
       if (m.firstAnswer !== undefined) expect(answer, `replay of ${m.key}`).toEqual(m.firstAnswer)
       else {
         const expected = expectedAfterRecovery(m)!
-        expect({ status: answer.status, code: codeOf(answer.body) }, `replay of crashed ${m.key}`)
-          .toEqual({ status: expected.status, code: expected.code })
+        expect({ status: answer.status, code: codeOf(answer.body) }, `replay of crashed ${m.key}`).toEqual({
+          status: expected.status,
+          code: expected.code
+        })
       }
       return `${m.key} -> ${answer.status}`
-    }))
+    })
+  )
 
 /** The clock moves on; no work runs (the step commands run it). */
 const clock = (byMs: number) => command(`clock += ${byMs} ms`, () => Effect.flatMap(App, (app) => app.moveClock(byMs)))
 
 const grant = (amount: number, days: number | null) =>
   command(`grant(${amount}, ${days === null ? "never expires" : `valid ${days} more days`})`, (model) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const ms = (yield* now).getTime()
       yield* (yield* Ledger).grant(model.orgId, amount, days === null ? null : utcDay(ms + days * dayMs))
-    }))
+    })
+  )
 
 /** The operator enables or disables SMS for the organisation, or (de)activates its sender. */
 const availability = (smsEnabled: boolean, senderActive: boolean) =>
   command(`availability(sms ${smsEnabled ? "on" : "off"}, sender ${senderActive ? "active" : "inactive"})`, (model) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const orgs = yield* Organisations
       yield* orgs.update(model.orgId, { smsEnabled }).pipe(Effect.orDie)
       yield* orgs.setSender(model.orgId, sender, senderActive).pipe(Effect.orDie)
       model.smsEnabled = smsEnabled
       model.senderActive = senderActive
-    }))
+    })
+  )
 
 const dispatch = (crash: DispatchCrash) =>
-  command(`dispatch${crash === undefined ? "" : ` (crash ${crash.at}${"after" in crash ? ` after ${crash.after}` : ""})`}`, (model) =>
-    Effect.gen(function*() {
-      const n = yield* dispatchStep(model, crash)
-      return `-> ${n} claimed`
-    }))
+  command(
+    `dispatch${crash === undefined ? "" : ` (crash ${crash.at}${"after" in crash ? ` after ${crash.after}` : ""})`}`,
+    (model) =>
+      Effect.gen(function* () {
+        const n = yield* dispatchStep(model, crash)
+        return `-> ${n} claimed`
+      })
+  )
 
 const verify = command("verify", () => Effect.map(verifyStep, (n) => `-> ${n} claimed`))
 const recover = command("recover", () => Effect.map(recoveryStep, (n) => `-> ${n} recovered`))
@@ -626,47 +738,59 @@ const numberArb = fc.oneof(
   { arbitrary: fc.constantFrom(...ordinaryNumbers), weight: 1 }
 )
 
-const admitArb = fc.record({
-  to: numberArb,
-  segments: fc.constantFrom(1 as const, 2 as const),
-  delayMs: fc.option(fc.integer({ min: 1_000, max: 600_000 }), { nil: null, freq: 2 }),
-  crash: fc.oneof(
-    { arbitrary: fc.constant<AdmitCrash>("none"), weight: 5 },
-    { arbitrary: fc.constantFrom<AdmitCrash>("beforeMark", "beforeProvider", "afterProvider"), weight: 2 }
-  )
-}).map(admit)
+const admitArb = fc
+  .record({
+    to: numberArb,
+    segments: fc.constantFrom(1 as const, 2 as const),
+    delayMs: fc.option(fc.integer({ min: 1_000, max: 600_000 }), { nil: null, freq: 2 }),
+    crash: fc.oneof(
+      { arbitrary: fc.constant<AdmitCrash>("none"), weight: 5 },
+      { arbitrary: fc.constantFrom<AdmitCrash>("beforeMark", "beforeProvider", "afterProvider"), weight: 2 }
+    )
+  })
+  .map(admit)
 
 const clockArb = fc.oneof(
   fc.constantFrom(1_000, receiptDelayMs + 1, verifyIntervalMs + 1, claimLeaseMs + 1, 600_000).map(clock),
   fc.integer({ min: 1, max: dayMs }).map(clock)
 )
 
-const dispatchArb = fc.oneof(
-  { arbitrary: fc.constant<DispatchCrash>(undefined), weight: 4 },
-  { arbitrary: fc.constant<DispatchCrash>({ at: "afterClaim" }), weight: 1 },
-  {
-    arbitrary: fc.record({ after: fc.nat({ max: 1 }), at: fc.constantFrom("beforeProvider" as const, "afterProvider" as const) }),
-    weight: 2
-  }
-).map(dispatch)
+const dispatchArb = fc
+  .oneof(
+    { arbitrary: fc.constant<DispatchCrash>(undefined), weight: 4 },
+    { arbitrary: fc.constant<DispatchCrash>({ at: "afterClaim" }), weight: 1 },
+    {
+      arbitrary: fc.record({
+        after: fc.nat({ max: 1 }),
+        at: fc.constantFrom("beforeProvider" as const, "afterProvider" as const)
+      }),
+      weight: 2
+    }
+  )
+  .map(dispatch)
 
-const commandsArb = fc.commands([
-  admitArb,
-  admitArb,
-  admitArb,
-  admitArb,
-  clockArb,
-  clockArb,
-  clockArb,
-  dispatchArb,
-  dispatchArb,
-  fc.constant(verify),
-  fc.constant(receipts),
-  fc.constant(recover),
-  fc.nat().map(replay),
-  fc.tuple(fc.nat({ max: 3 }), fc.nat({ max: 3 })).map(([sms, active]) => availability(sms > 0, active > 0)),
-  fc.tuple(fc.integer({ min: 1, max: 6 }), fc.option(fc.integer({ min: 0, max: 2 }), { nil: null })).map(([a, d]) => grant(a, d))
-], { maxCommands, size: "max" })
+const commandsArb = fc.commands(
+  [
+    admitArb,
+    admitArb,
+    admitArb,
+    admitArb,
+    clockArb,
+    clockArb,
+    clockArb,
+    dispatchArb,
+    dispatchArb,
+    fc.constant(verify),
+    fc.constant(receipts),
+    fc.constant(recover),
+    fc.nat().map(replay),
+    fc.tuple(fc.nat({ max: 3 }), fc.nat({ max: 3 })).map(([sms, active]) => availability(sms > 0, active > 0)),
+    fc
+      .tuple(fc.integer({ min: 1, max: 6 }), fc.option(fc.integer({ min: 0, max: 2 }), { nil: null }))
+      .map(([a, d]) => grant(a, d))
+  ],
+  { maxCommands, size: "max" }
+)
 
 const setupArb = fc.record({
   credits: fc.oneof(fc.integer({ min: 0, max: 4 }), fc.integer({ min: 5, max: 40 }), fc.integer({ min: 5, max: 40 })),
@@ -681,7 +805,7 @@ const stats = new Map<string, number>()
  * whatever earlier ones left (an `unknown` for good, an unmatched receipt) is put out of the
  * way, so that this sequence's steps work on its own messages only.
  */
-const retireLeftovers = Effect.gen(function*() {
+const retireLeftovers = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql`UPDATE messages SET verify_at = '9999-01-01T00:00:00Z' WHERE status = 'unknown'`
   yield* sql`UPDATE provider_receipts SET state = 'ignored' WHERE state = 'pending'`
@@ -690,8 +814,8 @@ const retireLeftovers = Effect.gen(function*() {
 
 /** Advances the clock with every piece of due work run, until nothing moves any more; then checks where each message ended. */
 const drainAndCheck = (model: Model) =>
-  Effect.gen(function*() {
-    yield* Effect.gen(function*() {
+  Effect.gen(function* () {
+    yield* Effect.gen(function* () {
       const work = yield* DueWork
       for (let round = 0; round < 4; round++) yield* work.advanceTo(new Date((yield* now).getTime() + 10 * 60_000))
       yield* noteUnavailable(model)
@@ -710,19 +834,23 @@ const drainAndCheck = (model: Model) =>
     }
     // no key is left stuck: every creation replays what docs/decisions.md#idempotency says it answers
     for (const m of model.messages) {
-      const exit = yield* (Effect.gen(function*() {
+      const exit = yield* Effect.gen(function* () {
         return yield* (yield* Messages).create(model.orgId, m.key, m.fingerprint, m.request)
-      })).pipe(Effect.exit)
-      expect(Exit.isSuccess(exit), `the key of ${m.request.to} (${m.kind}, ${m.path}) replays: ${Exit.isFailure(exit) ? Cause.pretty(exit.cause) : ""}`)
-        .toBe(true)
+      }).pipe(Effect.exit)
+      expect(
+        Exit.isSuccess(exit),
+        `the key of ${m.request.to} (${m.kind}, ${m.path}) replays: ${Exit.isFailure(exit) ? Cause.pretty(exit.cause) : ""}`
+      ).toBe(true)
       if (Exit.isSuccess(exit)) {
         const expected = expectedAfterRecovery(m)
         const answer = exit.value.answer
         expect(exit.value.replayed).toBe(true)
         if (m.firstAnswer !== undefined) expect(answer).toEqual(m.firstAnswer)
         else if (expected !== undefined) {
-          expect({ status: answer.status, code: codeOf(answer.body) }, `stored answer of ${m.request.to} (${m.path})`)
-            .toEqual({ status: expected.status, code: expected.code })
+          expect(
+            { status: answer.status, code: codeOf(answer.body) },
+            `stored answer of ${m.request.to} (${m.path})`
+          ).toEqual({ status: expected.status, code: expected.code })
         }
       }
     }
@@ -730,9 +858,14 @@ const drainAndCheck = (model: Model) =>
 
 /** A fresh organisation (sender `PROPTEST`) with `credits` valid `days` more days (null: never expire). */
 const newOrganisation = (credits: number, days: number | null) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const org = yield* (yield* Organisations).create("Lifecycle property org", sender)
-    if (credits > 0) yield* (yield* Ledger).grant(org.id, credits, days === null ? null : utcDay((yield* now).getTime() + days * dayMs))
+    if (credits > 0)
+      yield* (yield* Ledger).grant(
+        org.id,
+        credits,
+        days === null ? null : utcDay((yield* now).getTime() + days * dayMs)
+      )
     return org.id
   })
 
@@ -741,61 +874,85 @@ withApp({
   // slowMs 0: the slow number's real-time delay would only slow the sequences down
   config: { clock: "test", simulatorReceiptDelayMs: receiptDelayMs, simulatorSlowMs: 0, verifyIntervalMs }
 })(`message lifecycle against its model (${backend})`, (it) => {
-  it.effect("a message due while its sender is inactive ends blocked, even if the dispatcher dies after claiming it", () =>
-    Effect.gen(function*() {
-      const app = yield* App
-      yield* retireLeftovers
-      const orgId = yield* newOrganisation(1, null)
-      const id = yield* Effect.gen(function*() {
-        const sendAt = new Date((yield* now).getTime() + 1_000)
-        const body = { to: testNumbers.delivered, text: "Due while the sender is off", send_at: sendAt.toISOString() }
-        const { answer } = yield* (yield* Messages).create(orgId, "example", (yield* Idempotency).fingerprint("messages", body), {
-          to: body.to,
-          text: body.text,
-          senderName: undefined,
-          segments: 1,
-          sendAt
+  it.effect(
+    "a message due while its sender is inactive ends blocked, even if the dispatcher dies after claiming it",
+    () =>
+      Effect.gen(function* () {
+        const app = yield* App
+        yield* retireLeftovers
+        const orgId = yield* newOrganisation(1, null)
+        const id = yield* Effect.gen(function* () {
+          const sendAt = new Date((yield* now).getTime() + 1_000)
+          const body = { to: testNumbers.delivered, text: "Due while the sender is off", send_at: sendAt.toISOString() }
+          const { answer } = yield* (yield* Messages).create(
+            orgId,
+            "example",
+            (yield* Idempotency).fingerprint("messages", body),
+            {
+              to: body.to,
+              text: body.text,
+              senderName: undefined,
+              segments: 1,
+              sendAt
+            }
+          )
+          expect(answer.status).toBe(202)
+          yield* (yield* Organisations).setSender(orgId, sender, false)
+          return (answer.body as { readonly id: string }).id
         })
-        expect(answer.status).toBe(202)
-        yield* (yield* Organisations).setSender(orgId, sender, false)
-        return (answer.body as { readonly id: string }).id
-      })
-      const model: Model = { orgId, messages: [], smsEnabled: true, senderActive: false, refused: [], keySeq: 0 }
-      yield* app.moveClock(1_000)
-      // the dispatcher dies after claiming it; once the claim runs out another one settles it
-      yield* dispatchStep(model, { at: "afterClaim" })
-      expect(yield* Effect.flatMap(MessageStore, (store) => store.find(orgId, id)).pipe(Effect.map((m) => m?.status))).toBe("scheduled")
-      yield* app.moveClock(claimLeaseMs + 1)
-      yield* dispatchStep(model, undefined)
-      const [row, timeline] = yield* Effect.gen(function*() {
-        const store = yield* MessageStore
-        return [yield* store.find(orgId, id), yield* store.timeline(orgId, id)] as const
-      })
-      expect(
-        row?.status,
-        `docs/decisions.md#the-provider-simulator: a sender that is inactive when a scheduled message falls due makes that message blocked; timeline ${
-          timeline.map((e) => `${e.fromStatus ?? "-"}->${e.toStatus} [${e.source}]`).join(", ")
-        }`
-      ).toBe("blocked")
-      expect((yield* Effect.flatMap(Ledger, (l) => l.totals(orgId))).reserved).toBe(0)
-      expect(yield* submitCount(id)).toBe(0)
-    }), 60_000)
+        const model: Model = { orgId, messages: [], smsEnabled: true, senderActive: false, refused: [], keySeq: 0 }
+        yield* app.moveClock(1_000)
+        // the dispatcher dies after claiming it; once the claim runs out another one settles it
+        yield* dispatchStep(model, { at: "afterClaim" })
+        expect(
+          yield* Effect.flatMap(MessageStore, (store) => store.find(orgId, id)).pipe(Effect.map((m) => m?.status))
+        ).toBe("scheduled")
+        yield* app.moveClock(claimLeaseMs + 1)
+        yield* dispatchStep(model, undefined)
+        const [row, timeline] = yield* Effect.gen(function* () {
+          const store = yield* MessageStore
+          return [yield* store.find(orgId, id), yield* store.timeline(orgId, id)] as const
+        })
+        expect(
+          row?.status,
+          `docs/decisions.md#the-provider-simulator: a sender that is inactive when a scheduled message falls due makes that message blocked; timeline ${timeline
+            .map((e) => `${e.fromStatus ?? "-"}->${e.toStatus} [${e.source}]`)
+            .join(", ")}`
+        ).toBe("blocked")
+        expect((yield* Effect.flatMap(Ledger, (l) => l.totals(orgId))).reserved).toBe(0)
+        expect(yield* submitCount(id)).toBe(0)
+      }),
+    60_000
+  )
 
-  it.effect(`random commands with crashes keep every invariant (numRuns ${numRuns}, up to ${maxCommands} commands)`, () =>
-    Effect.gen(function*() {
-      const real: Real = { run: Effect.runPromiseWith(yield* Effect.context<App | AppServices>()) }
-      const property = fc.asyncProperty(setupArb, commandsArb, (setup, commands) =>
-        real.run(Effect.gen(function*() {
-          sequences++
-          yield* retireLeftovers
-          const orgId = yield* newOrganisation(setup.credits, setup.days)
-          const model: Model = { orgId, messages: [], smsEnabled: true, senderActive: true, refused: [], keySeq: 0 }
-          yield* checkInvariants(model, "setup")
-          yield* Effect.promise(() => fc.asyncModelRun(() => ({ model, real }), commands))
-          yield* drainAndCheck(model)
-        })))
-      yield* Effect.promise(() => fc.assert(property, { numRuns, ...(seed === undefined ? {} : { seed }) }))
-      if (process.env.PROPERTY_STATS) console.log([...stats.entries()].sort().map(([k, n]) => `${n}\t${k}`).join("\n"))
-      expect(sequences).toBeGreaterThanOrEqual(numRuns)
-    }), 1_200_000)
+  it.effect(
+    `random commands with crashes keep every invariant (numRuns ${numRuns}, up to ${maxCommands} commands)`,
+    () =>
+      Effect.gen(function* () {
+        const real: Real = { run: Effect.runPromiseWith(yield* Effect.context<App | AppServices>()) }
+        const property = fc.asyncProperty(setupArb, commandsArb, (setup, commands) =>
+          real.run(
+            Effect.gen(function* () {
+              sequences++
+              yield* retireLeftovers
+              const orgId = yield* newOrganisation(setup.credits, setup.days)
+              const model: Model = { orgId, messages: [], smsEnabled: true, senderActive: true, refused: [], keySeq: 0 }
+              yield* checkInvariants(model, "setup")
+              yield* Effect.promise(() => fc.asyncModelRun(() => ({ model, real }), commands))
+              yield* drainAndCheck(model)
+            })
+          )
+        )
+        yield* Effect.promise(() => fc.assert(property, { numRuns, ...(seed === undefined ? {} : { seed }) }))
+        if (process.env.PROPERTY_STATS)
+          console.log(
+            [...stats.entries()]
+              .sort()
+              .map(([k, n]) => `${n}\t${k}`)
+              .join("\n")
+          )
+        expect(sequences).toBeGreaterThanOrEqual(numRuns)
+      }),
+    1_200_000
+  )
 })

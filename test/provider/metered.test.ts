@@ -20,33 +20,43 @@ const submission = (to: string): Submission => ({
 })
 
 /** Answers after 250 ms: accepted, except +261340000003 (rejected). Queries: never received. */
-const FakeAdapter = Layer.succeed(Provider, Provider.of({
-  submit: (s) =>
-    Effect.sleep("250 millis").pipe(Effect.as<SubmitResult>(
-      s.to === "+261340000003" ? { _tag: "Rejected", reason: "test" } : { _tag: "Accepted", providerRef: `sim:${s.messageId}` }
-    )),
-  query: () => Effect.succeed<QueryResult>({ _tag: "NotReceived", reason: "test" }),
-  health: Effect.succeed([]),
-  routeOf: () => undefined,
-  sendable: () => ({ _tag: "All" }),
-  pace: () => Effect.void,
-  paced: false,
-  submitDeadlineMs: 1000,
-  ratePerSecond: undefined
-}))
+const FakeAdapter = Layer.succeed(
+  Provider,
+  Provider.of({
+    submit: (s) =>
+      Effect.sleep("250 millis").pipe(
+        Effect.as<SubmitResult>(
+          s.to === "+261340000003"
+            ? { _tag: "Rejected", reason: "test" }
+            : { _tag: "Accepted", providerRef: `sim:${s.messageId}` }
+        )
+      ),
+    query: () => Effect.succeed<QueryResult>({ _tag: "NotReceived", reason: "test" }),
+    health: Effect.succeed([]),
+    routeOf: () => undefined,
+    sendable: () => ({ _tag: "All" }),
+    pace: () => Effect.void,
+    paced: false,
+    submitDeadlineMs: 1000,
+    ratePerSecond: undefined
+  })
+)
 
 const bucket = (state: Metric.HistogramState, le: number) => state.buckets.find(([bound]) => bound === le)?.[1]
 
 describe("MeteredProvider", () => {
   it.effect("times each submission with the Clock and counts each query, by result", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const provider = yield* Provider
       const accepted = yield* Effect.forkChild(provider.submit(submission("+261340000001")))
       const rejected = yield* Effect.forkChild(provider.submit(submission("+261340000003")))
       yield* TestClock.adjust("250 millis")
       expect((yield* Fiber.join(accepted))._tag).toBe("Accepted")
       expect((yield* Fiber.join(rejected))._tag).toBe("Rejected")
-      expect(yield* provider.query({ ...submission("+261340000009"), providerRef: null })).toEqual({ _tag: "NotReceived", reason: "test" })
+      expect(yield* provider.query({ ...submission("+261340000009"), providerRef: null })).toEqual({
+        _tag: "NotReceived",
+        reason: "test"
+      })
 
       const latency = yield* Metric.value(submitDuration.Accepted)
       expect([latency.count, latency.sum]).toEqual([1, 0.25])
@@ -58,5 +68,6 @@ describe("MeteredProvider", () => {
     }).pipe(
       Effect.provide(MeteredProvider.pipe(Layer.provide(FakeAdapter))),
       Effect.provideService(Metric.MetricRegistry, new Map())
-    ))
+    )
+  )
 })

@@ -40,30 +40,36 @@ export class SmppClient {
       s.once("error", reject)
     })
     const client = new SmppClient(session)
-    const bind = await client.request(new smpp.PDU("bind_transceiver", { system_id: "sim", password: "sim", interface_version: 0x34 }))
+    const bind = await client.request(
+      new smpp.PDU("bind_transceiver", { system_id: "sim", password: "sim", interface_version: 0x34 })
+    )
     if (bind.command_status !== 0) throw new Error(`bind refused: ${bind.command_status}`)
     return client
   }
 
   /** Submits a one-part text to `to` (E.164); its status and id. */
   async submit(to: string): Promise<{ readonly status: number; readonly id: string }> {
-    const answer = await this.request(new smpp.PDU("submit_sm", {
-      source_addr_ton: 5,
-      source_addr_npi: 0,
-      source_addr: "TEST",
-      dest_addr_ton: 1,
-      dest_addr_npi: 1,
-      destination_addr: to.replace(/^\+/, ""),
-      registered_delivery: 1,
-      data_coding: 0,
-      short_message: Buffer.from("hello", "ascii")
-    }))
+    const answer = await this.request(
+      new smpp.PDU("submit_sm", {
+        source_addr_ton: 5,
+        source_addr_npi: 0,
+        source_addr: "TEST",
+        dest_addr_ton: 1,
+        dest_addr_npi: 1,
+        destination_addr: to.replace(/^\+/, ""),
+        registered_delivery: 1,
+        data_coding: 0,
+        short_message: Buffer.from("hello", "ascii")
+      })
+    )
     return { status: answer.command_status, id: answer.message_id ?? "" }
   }
 
   /** `query_sm` for an id: its status and message_state. */
   async query(id: string): Promise<{ readonly status: number; readonly state: number | undefined }> {
-    const answer = await this.request(new smpp.PDU("query_sm", { message_id: id, source_addr_ton: 5, source_addr_npi: 0, source_addr: "TEST" }))
+    const answer = await this.request(
+      new smpp.PDU("query_sm", { message_id: id, source_addr_ton: 5, source_addr_npi: 0, source_addr: "TEST" })
+    )
     return { status: answer.command_status, state: answer.message_state }
   }
 

@@ -41,7 +41,11 @@ describe("the SMSC simulator with a data directory", () => {
     const delivered = await client.submit("+261340000001")
     const undelivered = await client.submit("+261340000002")
     const silent = await client.submit("+261340000006")
-    await eventually(async () => client.receipts.length, (n) => n >= 2, { what: "the first receipts" })
+    await eventually(
+      async () => client.receipts.length,
+      (n) => n >= 2,
+      { what: "the first receipts" }
+    )
     const notYetDue = await client.submit("+261340000001")
     client.close()
     await first.dispose()
@@ -49,7 +53,11 @@ describe("the SMSC simulator with a data directory", () => {
 
     const second = await start(dir, 300)
     const again = await SmppClient.bound(second.port)
-    const receipts = await eventually(async () => again.receipts, (r) => r.length >= 3, { what: "the owed receipts" })
+    const receipts = await eventually(
+      async () => again.receipts,
+      (r) => r.length >= 3,
+      { what: "the owed receipts" }
+    )
     expect([...receipts].sort((a, b) => a.id.localeCompare(b.id))).toEqual([
       { id: delivered.id, stat: "DELIVRD" },
       { id: undelivered.id, stat: "UNDELIV" },
@@ -63,7 +71,11 @@ describe("the SMSC simulator with a data directory", () => {
     expect(await again.query(undelivered.id)).toEqual({ status: 0, state: UNDELIVERABLE })
     expect(await again.query(silent.id)).toEqual({ status: 0, state: ENROUTE })
     expect((await again.query("999")).status).toBe(0x67)
-    await eventually(async () => second.receiptsOwed, (n) => n === 0, { what: "the receipts acknowledged" })
+    await eventually(
+      async () => second.receiptsOwed,
+      (n) => n === 0,
+      { what: "the receipts acknowledged" }
+    )
     again.close()
     await second.dispose()
 
@@ -81,7 +93,16 @@ describe("the SMSC simulator with a data directory", () => {
     const book = Book.open(dir, 100)
     const ids: Array<number> = []
     for (let i = 0; i < 30_000; i++) {
-      const message = { ids: [book.newId()], from: "TEST", to: "+261340000001", sourceTon: 5, sourceNpi: 0, destTon: 1, destNpi: 1, state: ENROUTE }
+      const message = {
+        ids: [book.newId()],
+        from: "TEST",
+        to: "+261340000001",
+        sourceTon: 5,
+        sourceNpi: 0,
+        destTon: 1,
+        destNpi: 1,
+        state: ENROUTE
+      }
       ids.push(message.ids[0]!)
       book.taken(message, { word: "DELIVRD", dueAt: 0 })
       message.state = DELIVERED

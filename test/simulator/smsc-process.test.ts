@@ -16,7 +16,8 @@ import { SmppClient } from "./SmppClient.ts"
 const dataDir = mkdtempSync(join(tmpdir(), "smsc-process-"))
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
 
-const startSimulator = (port: number, dir: string) => startSmscProcess(port, dir, { SMS_SIMULATOR_RECEIPT_DELAY_MS: "2500" })
+const startSimulator = (port: number, dir: string) =>
+  startSmscProcess(port, dir, { SMS_SIMULATOR_RECEIPT_DELAY_MS: "2500" })
 
 describe("the SMSC simulator process", () => {
   it("sends after a kill -9 and restart the receipts it owed, under their ids, and never gives an id twice", async () => {
@@ -24,7 +25,7 @@ describe("the SMSC simulator process", () => {
     const killed = await startSimulator(port, dataDir)
     const before = await SmppClient.bound(port)
     const submitted = [
-      ...await Promise.all(Array.from({ length: 5 }, () => before.submit("+261340000001"))),
+      ...(await Promise.all(Array.from({ length: 5 }, () => before.submit("+261340000001")))),
       await before.submit("+261340000002")
     ]
     expect(submitted.map((s) => s.status)).toEqual([0, 0, 0, 0, 0, 0])
@@ -35,12 +36,18 @@ describe("the SMSC simulator process", () => {
     const restarted = await startSimulator(port, dataDir)
     try {
       const after = await SmppClient.bound(port)
-      const receipts = await eventually(async () => after.receipts, (r) => r.length >= submitted.length, {
-        timeoutMs: 15_000,
-        what: "the owed receipts"
-      })
+      const receipts = await eventually(
+        async () => after.receipts,
+        (r) => r.length >= submitted.length,
+        {
+          timeoutMs: 15_000,
+          what: "the owed receipts"
+        }
+      )
       expect([...receipts].sort((a, b) => a.id.localeCompare(b.id))).toEqual(
-        submitted.map((s, i) => ({ id: s.id, stat: i === 5 ? "UNDELIV" : "DELIVRD" })).sort((a, b) => a.id.localeCompare(b.id))
+        submitted
+          .map((s, i) => ({ id: s.id, stat: i === 5 ? "UNDELIV" : "DELIVRD" }))
+          .sort((a, b) => a.id.localeCompare(b.id))
       )
       const fresh = await after.submit("+261340000006")
       expect(Number(fresh.id)).toBeGreaterThan(Math.max(...submitted.map((s) => Number(s.id))))
@@ -61,9 +68,17 @@ describe("the SMSC simulator process", () => {
       detached: true
     })
     try {
-      await eventually(() => listens(port), (up) => up, { timeoutMs: 30_000, what: "npm run smsc listening" })
+      await eventually(
+        () => listens(port),
+        (up) => up,
+        { timeoutMs: 30_000, what: "npm run smsc listening" }
+      )
       npm.kill("SIGKILL")
-      await eventually(() => listens(port), (up) => !up, { timeoutMs: 10_000, what: "the simulator gone with npm" })
+      await eventually(
+        () => listens(port),
+        (up) => !up,
+        { timeoutMs: 10_000, what: "the simulator gone with npm" }
+      )
     } finally {
       try {
         process.kill(-npm.pid!, "SIGKILL")

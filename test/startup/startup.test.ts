@@ -17,11 +17,15 @@ const temp = mkdtempSync(join(tmpdir(), "sms-startup-"))
 afterAll(() => rmSync(temp, { recursive: true, force: true }))
 
 /** Starts the service with `env`, its scheduler off and warnings only unless `env` says otherwise. */
-const start = (env: Record<string, string>): Promise<Started> => startService({ SMS_SCHEDULER_ENABLED: "false", LOG_LEVEL: "warn", ...env })
+const start = (env: Record<string, string>): Promise<Started> =>
+  startService({ SMS_SCHEDULER_ENABLED: "false", LOG_LEVEL: "warn", ...env })
 
 /** Asserts the process ends by itself with status 1 and exactly one line on stderr, matching `line`. */
 const expectRefused = async (started: Started, line: RegExp) => {
-  const code = await Promise.race([started.exited, new Promise((done) => setTimeout(() => done("still running"), 30_000))])
+  const code = await Promise.race([
+    started.exited,
+    new Promise((done) => setTimeout(() => done("still running"), 30_000))
+  ])
   if (code === "still running") started.child.kill("SIGKILL")
   expect(code).toBe(1)
   const { stdout, stderr } = started.output()
@@ -36,11 +40,18 @@ const stop = async (started: Started) => {
 }
 
 const operatorCall = async (port: number, token: string) =>
-  (await fetch(`http://127.0.0.1:${port}/admin/v1/organizations/${randomUUID()}`, { headers: { authorization: `Bearer ${token}` } })).status
+  (
+    await fetch(`http://127.0.0.1:${port}/admin/v1/organizations/${randomUUID()}`, {
+      headers: { authorization: `Bearer ${token}` }
+    })
+  ).status
 
 describe("start-up refusals: one line on stderr, status 1, nothing written", () => {
   it("a bad configuration value names the variable", async () => {
-    await expectRefused(await start({ PORT: "99999", SMS_DATA_DIR: join(temp, "never") }), /^configuration error: PORT must be an integer/)
+    await expectRefused(
+      await start({ PORT: "99999", SMS_DATA_DIR: join(temp, "never") }),
+      /^configuration error: PORT must be an integer/
+    )
     expect(existsSync(join(temp, "never"))).toBe(false)
   })
 
@@ -51,7 +62,10 @@ describe("start-up refusals: one line on stderr, status 1, nothing written", () 
     const port = (blocker.address() as { port: number }).port
     const dataDir = join(temp, "busy-port")
     try {
-      await expectRefused(await start({ PORT: String(port), SMS_DATA_DIR: dataDir }), new RegExp(`^cannot start: cannot listen on 127\\.0\\.0\\.1:${port}: the port is already in use`))
+      await expectRefused(
+        await start({ PORT: String(port), SMS_DATA_DIR: dataDir }),
+        new RegExp(`^cannot start: cannot listen on 127\\.0\\.0\\.1:${port}: the port is already in use`)
+      )
     } finally {
       blocker.close()
     }
@@ -64,7 +78,10 @@ describe("start-up refusals: one line on stderr, status 1, nothing written", () 
   ])("SMS_DATA_DIR %s", async (_name, dir) => {
     const dataDir = dir === "FILE" ? join(temp, "a-file") : dir
     if (dir === "FILE") writeFileSync(dataDir, "not a directory")
-    await expectRefused(await start({ SMS_DATA_DIR: dataDir }), new RegExp(`^cannot start: SMS_DATA_DIR ${dataDir} cannot be used: `))
+    await expectRefused(
+      await start({ SMS_DATA_DIR: dataDir }),
+      new RegExp(`^cannot start: SMS_DATA_DIR ${dataDir} cannot be used: `)
+    )
   })
 })
 
@@ -80,7 +97,10 @@ describe("one process per data directory", () => {
     first = await start({ SMS_DATA_DIR: dataDir })
     await first.waitFor("API docs")
     expect(readFileSync(join(dataDir, lockFileName), "utf8").trim()).toBe(String(first.child.pid))
-    await expectRefused(await start({ SMS_DATA_DIR: dataDir }), new RegExp(`^cannot start: SMS_DATA_DIR ${dataDir} is in use by another process \\(pid ${first.child.pid}\\)`))
+    await expectRefused(
+      await start({ SMS_DATA_DIR: dataDir }),
+      new RegExp(`^cannot start: SMS_DATA_DIR ${dataDir} is in use by another process \\(pid ${first.child.pid}\\)`)
+    )
     // the first one is untouched and still serves
     expect((await fetch(`http://127.0.0.1:${first.port}/health`)).status).toBe(200)
   })
@@ -113,7 +133,9 @@ const tokenSurvivesRestart = async (env: Record<string, string>) => {
   await second.waitFor("API docs")
   const { stdout } = second.output()
   expect(stdout).not.toMatch(/sms_admin_|svc_sms_/)
-  expect(stdout).toContain("the one printed at the first start on this database still holds (set SMS_ADMIN_TOKEN to choose one)")
+  expect(stdout).toContain(
+    "the one printed at the first start on this database still holds (set SMS_ADMIN_TOKEN to choose one)"
+  )
   expect(await operatorCall(second.port, token!)).toBe(404)
   expect(await operatorCall(second.port, "sms_admin_not-the-token-at-all")).toBe(401)
   expect(await stop(second)).toBe(0)

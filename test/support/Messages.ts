@@ -28,9 +28,13 @@ export const bodyOf = (c: Creation) => ({
 
 /** POSTs the creation under its key (a fresh one by default); returns the reply, the message id and the key. */
 export const create = (apiKey: string, c: Creation) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const key = c.key ?? `key-${randomUUID()}`
-    const reply = yield* (yield* App).call("POST", messagesPath, { token: apiKey, body: bodyOf(c), headers: { "idempotency-key": key } })
+    const reply = yield* (yield* App).call("POST", messagesPath, {
+      token: apiKey,
+      body: bodyOf(c),
+      headers: { "idempotency-key": key }
+    })
     const id: string | undefined = reply.body?.id ?? reply.body?.message_id
     expect(id, `no message id in ${reply.status} ${reply.text}`).toBeDefined()
     return { id: id!, reply, key }
@@ -38,7 +42,7 @@ export const create = (apiKey: string, c: Creation) =>
 
 /** The message's status as the API shows it. */
 export const statusOf = (apiKey: string, id: string): Effect.Effect<string, never, App> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const reply = yield* (yield* App).call("GET", `${messagesPath}${id}/`, { token: apiKey })
     expect(reply.status, reply.text).toBe(200)
     return reply.body.status
@@ -46,7 +50,7 @@ export const statusOf = (apiKey: string, id: string): Effect.Effect<string, neve
 
 /** The organisation's balance (total, reserved, available) through the operator API. */
 export const balanceOf = (orgId: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const reply = yield* (yield* App).admin("GET", `/organizations/${orgId}`)
     expect(reply.status, reply.text).toBe(200)
     const { total, reserved, available } = reply.body.balance
@@ -64,8 +68,13 @@ export interface Snapshot {
 }
 
 /** The message's status, delivery time and timeline, times relative to `base`. */
-export const snapshot = (orgId: string, apiKey: string, id: string, base: number): Effect.Effect<Snapshot, never, App> =>
-  Effect.gen(function*() {
+export const snapshot = (
+  orgId: string,
+  apiKey: string,
+  id: string,
+  base: number
+): Effect.Effect<Snapshot, never, App> =>
+  Effect.gen(function* () {
     const app = yield* App
     const reply = yield* app.call("GET", `${messagesPath}${id}/`, { token: apiKey })
     expect(reply.status, reply.text).toBe(200)

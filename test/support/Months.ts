@@ -20,8 +20,10 @@ export const monthStart = (ms: number, ahead: number) => {
 
 /** The partitions of `table` (`p<YYYYMM>` and `default`, its name's prefix taken off), each with its rows. */
 export const partitionsOf = (table: "messages" | "credit_entries") =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ name: string; n: number }>`SELECT c.relname::text AS name, coalesce(r.n, 0)::integer AS n
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql<{ name: string; n: number }>`SELECT c.relname::text AS name, coalesce(r.n, 0)::integer AS n
       FROM pg_inherits AS i JOIN pg_class AS c ON c.oid = i.inhrelid
       LEFT JOIN (SELECT tableoid, count(*) AS n FROM ${sql(table)} GROUP BY tableoid) AS r ON r.tableoid = c.oid
       WHERE i.inhparent = ${table}::regclass ORDER BY 1`
@@ -32,7 +34,7 @@ export const partitionsOf = (table: "messages" | "credit_entries") =>
  * partitions of `table` of this month and the next two are there.
  */
 export const expectMonthsMadeAhead = (table: "messages" | "credit_entries", steps: number) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const app = yield* App
     for (let step = 0; step < steps; step++) {
       yield* app.advanceTo(monthStart(yield* app.now, 1) + 60_000)
@@ -48,8 +50,10 @@ export const expectMonthsMadeAhead = (table: "messages" | "credit_entries", step
  * embedded database serves one connection at a time), then ends that transaction, or after 3 s
  * of real time (`whileHolding`).
  */
-export const whileLocked = <A, E, R>(lock: (sql: SqlClient.SqlClient) => Effect.Effect<unknown, unknown>, effect: Effect.Effect<A, E, R>) =>
-  whileHolding(Effect.flatMap(SqlClient.SqlClient, lock), effect, 3_000).pipe(Effect.map(({ result }) => result))
+export const whileLocked = <A, E, R>(
+  lock: (sql: SqlClient.SqlClient) => Effect.Effect<unknown, unknown>,
+  effect: Effect.Effect<A, E, R>
+) => whileHolding(Effect.flatMap(SqlClient.SqlClient, lock), effect, 3_000).pipe(Effect.map(({ result }) => result))
 
 /**
  * When the clock enters the next month, the partition it makes ahead of `table` is held back by
@@ -57,7 +61,7 @@ export const whileLocked = <A, E, R>(lock: (sql: SqlClient.SqlClient) => Effect.
  * which attaching a partition locks whole) and made at the next round, the reader gone.
  */
 export const expectPartitionAheadYieldsToReaders = (table: "messages" | "credit_entries") =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const app = yield* App
     const next = monthStart(yield* app.now, 1)
     const ahead = `p${month(next, 2)}`

@@ -8,7 +8,7 @@ import { now, today } from "../../src/clock/Time.ts"
 import { QuickAdmission } from "../../src/messages/QuickAdmission.ts"
 
 export const admitScheduledQuickly = (organisationId: string, id: string, segments: number) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const at = yield* now
     return yield* (yield* QuickAdmission).message({
       organisationId,

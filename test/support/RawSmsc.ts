@@ -42,9 +42,17 @@ export interface ReceiptOptions {
 }
 
 /** `YYMMDDhhmm` of a date, in UTC, as receipts write them. */
-export const receiptDate = (d: Date): string => d.toISOString().replace(/^\d\d(\d\d)-(\d\d)-(\d\d)T(\d\d):(\d\d).*$/, "$1$2$3$4$5")
+export const receiptDate = (d: Date): string =>
+  d.toISOString().replace(/^\d\d(\d\d)-(\d\d)-(\d\d)T(\d\d):(\d\d).*$/, "$1$2$3$4$5")
 
-const states: Readonly<Record<string, number>> = { ENROUTE: 1, DELIVRD: 2, EXPIRED: 3, UNDELIV: 5, ACCEPTD: 6, UNKNOWN: 7 }
+const states: Readonly<Record<string, number>> = {
+  ENROUTE: 1,
+  DELIVRD: 2,
+  EXPIRED: 3,
+  UNDELIV: 5,
+  ACCEPTD: 6,
+  UNKNOWN: 7
+}
 
 /** A delivery receipt as an SMSC writes it. */
 export const receiptPdu = (o: ReceiptOptions): smpp.PDU => {
@@ -62,7 +70,9 @@ export const receiptPdu = (o: ReceiptOptions): smpp.PDU => {
     esm_class: 0x04,
     data_coding: o.ucs2 ? 8 : 0,
     ...(o.inPayload || o.dataSm ? { short_message: Buffer.alloc(0), message_payload: body } : { short_message: body }),
-    ...(o.tlvs ? { receipted_message_id: o.id, ...(states[stat] === undefined ? {} : { message_state: states[stat] }) } : {})
+    ...(o.tlvs
+      ? { receipted_message_id: o.id, ...(states[stat] === undefined ? {} : { message_state: states[stat] }) }
+      : {})
   }
   if (!o.dataSm) return new smpp.PDU("deliver_sm", fields)
   const { short_message: _s, ...dataSm } = fields
@@ -70,7 +80,13 @@ export const receiptPdu = (o: ReceiptOptions): smpp.PDU => {
 }
 
 /** Octets of a PDU header with any fields, and an optional body. */
-export const rawPdu = (commandId: number, sequence: number, body: Buffer = Buffer.alloc(0), commandLength = 16 + body.length, status = 0): Buffer => {
+export const rawPdu = (
+  commandId: number,
+  sequence: number,
+  body: Buffer = Buffer.alloc(0),
+  commandLength = 16 + body.length,
+  status = 0
+): Buffer => {
   const head = Buffer.alloc(16)
   head.writeUInt32BE(commandLength >>> 0, 0)
   head.writeUInt32BE(commandId >>> 0, 4)
@@ -85,7 +101,10 @@ export class RawSmsc {
   /** The id the next answered `submit_sm` gets (set it back to replay ids, as a restarted SMSC does). */
   nextId = 1
   /** How to answer a `submit_sm`; default status 0 with the next id. */
-  onSubmit: (pdu: smpp.PDU, connection: RawConnection) => SubmitAnswer = () => ({ status: 0, messageId: String(this.nextId++) })
+  onSubmit: (pdu: smpp.PDU, connection: RawConnection) => SubmitAnswer = () => ({
+    status: 0,
+    messageId: String(this.nextId++)
+  })
   /** Told of every PDU the adapter sends, once it is handled. */
   onReceived: (pdu: smpp.PDU, connection: RawConnection) => void = () => undefined
   private sequence = 0x10000
@@ -172,7 +191,14 @@ export class RawSmsc {
 
   private accept(socket: Socket): void {
     socket.setNoDelay(true)
-    const c: RawConnection = { socket, received: [], bound: false, closed: false, openedAt: Date.now(), closedAt: undefined }
+    const c: RawConnection = {
+      socket,
+      received: [],
+      bound: false,
+      closed: false,
+      openedAt: Date.now(),
+      closedAt: undefined
+    }
     this.connections.push(c)
     let buffered = Buffer.alloc(0)
     socket.on("data", (chunk) => {

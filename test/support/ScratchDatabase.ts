@@ -24,7 +24,8 @@ const scratchDatabaseName = (baseUrl: string, label: string, pid = process.pid):
   const base = decodeURIComponent(new URL(baseUrl).pathname.slice(1)) || "postgres"
   const suffix = `_${label}_${pid}`
   const name = `${base.slice(0, Math.max(1, 63 - suffix.length))}${suffix}`
-  if (!/^[A-Za-z0-9_]{1,63}$/.test(name)) throw new Error(`scratch database name ${JSON.stringify(name)} is not [A-Za-z0-9_]{1,63}`)
+  if (!/^[A-Za-z0-9_]{1,63}$/.test(name))
+    throw new Error(`scratch database name ${JSON.stringify(name)} is not [A-Za-z0-9_]{1,63}`)
   return name
 }
 
@@ -39,13 +40,18 @@ const innermost = (e: unknown): unknown => (e instanceof Error && e.cause !== un
 
 /** Scoped: the URL of a fresh database next to DATABASE_URL's, dropped with the scope; undefined without DATABASE_URL. */
 export const scratchDatabaseUrl = (label: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const base = process.env.DATABASE_URL
     if (!base) return undefined
     const name = scratchDatabaseName(base, label)
     yield* Effect.acquireRelease(
       statement(base, `CREATE DATABASE "${name}"`).pipe(
-        Effect.mapError((e) => new Error(`cannot create the scratch database ${name} next to DATABASE_URL's: ${innermost(e)}`, { cause: e }))
+        Effect.mapError(
+          (e) =>
+            new Error(`cannot create the scratch database ${name} next to DATABASE_URL's: ${innermost(e)}`, {
+              cause: e
+            })
+        )
       ),
       () => statement(base, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).pipe(Effect.orDie)
     )
@@ -63,14 +69,19 @@ export const testDatabaseLayer = (config: AppConfigShape) =>
 
 /** testDatabaseLayer, pointed at a scratch database when DATABASE_URL is set (the embedded one otherwise). */
 export const scratchDatabaseLayer = (label: string, config: AppConfigShape) =>
-  Layer.unwrap(Effect.map(scratchDatabaseUrl(label), (url) =>
-    testDatabaseLayer(url === undefined ? config : { ...config, databaseUrl: Redacted.make(url) })))
+  Layer.unwrap(
+    Effect.map(scratchDatabaseUrl(label), (url) =>
+      testDatabaseLayer(url === undefined ? config : { ...config, databaseUrl: Redacted.make(url) })
+    )
+  )
 
 /**
  * A scratch database shared by several apps of one test (several "processes" on one database):
  * its URL, and a function that drops it. Requires DATABASE_URL.
  */
-export const createScratchDatabase = async (label: string): Promise<{ readonly url: string; readonly drop: () => Promise<void> }> => {
+export const createScratchDatabase = async (
+  label: string
+): Promise<{ readonly url: string; readonly drop: () => Promise<void> }> => {
   const scope = Effect.runSync(Scope.make())
   const url = await Effect.runPromise(scratchDatabaseUrl(label).pipe(Effect.provideService(Scope.Scope, scope)))
   if (url === undefined) throw new Error("createScratchDatabase needs DATABASE_URL")

@@ -46,7 +46,7 @@ export const servingLine = "API docs"
 
 /** Starts the service with `env` on top of a clean environment (only PATH; no DATABASE_URL unless given) on PORT or a free port. */
 export const startService = async (env: Record<string, string>): Promise<Started> => {
-  const port = Number(env.PORT ?? await freePort())
+  const port = Number(env.PORT ?? (await freePort()))
   const child = spawn(node, ["src/main.ts"], {
     cwd: root,
     env: { PATH: process.env.PATH ?? "", PORT: String(port), ...env },

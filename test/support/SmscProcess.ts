@@ -20,7 +20,11 @@ export interface SmscProcess {
 }
 
 /** Starts the simulator on `port` with `dataDir` (and `env`), once it listens; fails with its output if it exits first. */
-export const startSmscProcess = async (port: number, dataDir: string, env: Record<string, string> = {}): Promise<SmscProcess> => {
+export const startSmscProcess = async (
+  port: number,
+  dataDir: string,
+  env: Record<string, string> = {}
+): Promise<SmscProcess> => {
   const child = spawn(node, ["simulator/smsc/main.ts"], {
     cwd: root,
     env: { PATH: process.env.PATH ?? "", SMS_SMSC_PORT: String(port), SMS_SMSC_DATA_DIR: dataDir, ...env },
@@ -30,10 +34,14 @@ export const startSmscProcess = async (port: number, dataDir: string, env: Recor
   child.stdout!.on("data", (chunk) => (output += chunk))
   child.stderr!.on("data", (chunk) => (output += chunk))
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
-  await eventually(async () => output, (o) => o.includes("SMSC simulator listening") || child.exitCode !== null, {
-    timeoutMs: 30_000,
-    what: "the simulator listening"
-  })
+  await eventually(
+    async () => output,
+    (o) => o.includes("SMSC simulator listening") || child.exitCode !== null,
+    {
+      timeoutMs: 30_000,
+      what: "the simulator listening"
+    }
+  )
   if (child.exitCode !== null) throw new Error(`the simulator exited: ${output}`)
   return { child, output: () => output, exited }
 }
@@ -45,15 +53,18 @@ export const kill9 = async (smsc: SmscProcess): Promise<void> => {
 }
 
 /** What the simulator of `dataDir` counted (binds per account at once, submissions per second), as its stats.json says. */
-export const smscCounts = (dataDir: string): SmscCounts => JSON.parse(readFileSync(join(dataDir, statsFile), "utf8")) as SmscCounts
+export const smscCounts = (dataDir: string): SmscCounts =>
+  JSON.parse(readFileSync(join(dataDir, statsFile), "utf8")) as SmscCounts
 
 /** Every message the simulator of `dataDir` took, from its journal, oldest first (a line cut by a kill is skipped). */
 export const takenMessages = (dataDir: string): ReadonlyArray<KnownMessage> =>
-  readFileSync(join(dataDir, "journal.jsonl"), "utf8").split("\n").flatMap((line) => {
-    try {
-      const entry = JSON.parse(line) as Entry
-      return entry.kind === "taken" ? [entry.message] : []
-    } catch {
-      return []
-    }
-  })
+  readFileSync(join(dataDir, "journal.jsonl"), "utf8")
+    .split("\n")
+    .flatMap((line) => {
+      try {
+        const entry = JSON.parse(line) as Entry
+        return entry.kind === "taken" ? [entry.message] : []
+      } catch {
+        return []
+      }
+    })

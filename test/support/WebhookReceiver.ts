@@ -74,12 +74,14 @@ const stopListening = (server: Server) =>
   })
 
 /** Starts a receiver on a free port of 127.0.0.1, in `mode` (`up` unless given). */
-export const startWebhookReceiver = async (options: {
-  readonly verify?: "now" | "signature"
-  readonly mode?: ReceiverMode
-  readonly delayMs?: number
-  readonly path?: string
-} = {}): Promise<WebhookReceiver> => {
+export const startWebhookReceiver = async (
+  options: {
+    readonly verify?: "now" | "signature"
+    readonly mode?: ReceiverMode
+    readonly delayMs?: number
+    readonly path?: string
+  } = {}
+): Promise<WebhookReceiver> => {
   const verify = options.verify ?? "now"
   const events = new Map<string, ReceivedEvent>()
   const rejected: Array<string> = []
@@ -94,11 +96,14 @@ export const startWebhookReceiver = async (options: {
       return
     }
     const expected = wh.sign(headers["webhook-id"] ?? "", new Date(Number(headers["webhook-timestamp"]) * 1000), body)
-    if (!(headers["webhook-signature"] ?? "").split(" ").includes(expected)) throw new Error("no signature matches standardwebhooks' own")
+    if (!(headers["webhook-signature"] ?? "").split(" ").includes(expected))
+      throw new Error("no signature matches standardwebhooks' own")
   }
 
   const accept = (req: IncomingMessage, res: ServerResponse, body: string) => {
-    const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(", ") : v ?? ""]))
+    const headers = Object.fromEntries(
+      Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(", ") : (v ?? "")])
+    )
     const id = headers["webhook-id"] ?? ""
     try {
       if (receiver.secret === undefined) throw new Error("no secret yet")
@@ -106,7 +111,14 @@ export const startWebhookReceiver = async (options: {
       const event = JSON.parse(body) as { type: string; timestamp: string; data: unknown }
       const known = events.get(id)
       if (known === undefined) {
-        events.set(id, { id, type: event.type, occurredAt: Date.parse(event.timestamp), receivedAt: Date.now(), deliveries: 1, data: event.data })
+        events.set(id, {
+          id,
+          type: event.type,
+          occurredAt: Date.parse(event.timestamp),
+          receivedAt: Date.now(),
+          deliveries: 1,
+          data: event.data
+        })
       } else known.deliveries++
       res.statusCode = 204
       res.end()

@@ -14,15 +14,24 @@ import { setTimeout as sleep } from "node:timers/promises"
  * ends anyway after `holdMs` of real time, so that an `effect` that waits for what `hold` locked
  * comes back late (and fails its test's assertions) rather than hanging. Both results.
  */
-export const whileHolding = <H, A, EH, E, RH, R>(hold: Effect.Effect<H, EH, RH>, effect: Effect.Effect<A, E, R>, holdMs: number) =>
-  Effect.gen(function*() {
+export const whileHolding = <H, A, EH, E, RH, R>(
+  hold: Effect.Effect<H, EH, RH>,
+  effect: Effect.Effect<A, E, R>,
+  holdMs: number
+) =>
+  Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const held = yield* Deferred.make<H>()
     const release = yield* Deferred.make<void>()
-    const holder = yield* Effect.forkChild(Effect.gen(function*() {
-      yield* Deferred.succeed(held, yield* hold)
-      yield* Effect.raceFirst(Deferred.await(release), Effect.promise((signal) => sleep(holdMs, undefined, { signal }).catch(() => undefined)))
-    }).pipe(sql.withTransaction))
+    const holder = yield* Effect.forkChild(
+      Effect.gen(function* () {
+        yield* Deferred.succeed(held, yield* hold)
+        yield* Effect.raceFirst(
+          Deferred.await(release),
+          Effect.promise((signal) => sleep(holdMs, undefined, { signal }).catch(() => undefined))
+        )
+      }).pipe(sql.withTransaction)
+    )
     const heldResult = yield* Deferred.await(held)
     const result = yield* effect.pipe(Effect.ensuring(Deferred.succeed(release, undefined)))
     yield* Fiber.join(holder)
@@ -32,10 +41,14 @@ export const whileHolding = <H, A, EH, E, RH, R>(hold: Effect.Effect<H, EH, RH>,
 /** Longer than `second`'s lock_timeout: a `second` that waits fails before `first` lets go. */
 const heldMs = 10_000
 
-export const whileHeld = <A, B, E1, E2, R1, R2>(what: string, first: Effect.Effect<A, E1, R1>, second: Effect.Effect<B, E2, R2>) =>
-  Effect.gen(function*() {
+export const whileHeld = <A, B, E1, E2, R1, R2>(
+  what: string,
+  first: Effect.Effect<A, E1, R1>,
+  second: Effect.Effect<B, E2, R2>
+) =>
+  Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const secondAlone = Effect.gen(function*() {
+    const secondAlone = Effect.gen(function* () {
       yield* sql`SET LOCAL lock_timeout = '5s'`
       return yield* second
     }).pipe(

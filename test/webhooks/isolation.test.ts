@@ -41,39 +41,53 @@ afterAll(async () => {
 // the app (the embedded database and its migrations) starts before the first test: slow on a loaded machine
 describe("webhook isolation", { timeout: 120_000 }, () => {
   withApp({ label: "webhook_isolation" })((it) => {
-    it.effect("a receiver that never answers holds at most 8 attempts; another organisation's events still arrive", () =>
-      Effect.gen(function*() {
-        const app = yield* App
-        const slow = yield* app.newOrg({ permissions: withWebhooks })
-        const slowEndpoint = yield* createEndpoint(slow.apiKey, { url: stuckUrl })
-        for (let i = 0; i < 3 * perEndpointInFlightMax; i++) {
-          expect((yield* app.call("POST", `${webhookPath(slowEndpoint.id)}test/`, { token: slow.apiKey })).status).toBe(202)
-        }
-        yield* eventuallyEffect(Effect.sync(() => open.now), (n) => n === perEndpointInFlightMax, { timeoutMs: 20_000, what: "8 attempts open at the stuck receiver" })
+    it.effect(
+      "a receiver that never answers holds at most 8 attempts; another organisation's events still arrive",
+      () =>
+        Effect.gen(function* () {
+          const app = yield* App
+          const slow = yield* app.newOrg({ permissions: withWebhooks })
+          const slowEndpoint = yield* createEndpoint(slow.apiKey, { url: stuckUrl })
+          for (let i = 0; i < 3 * perEndpointInFlightMax; i++) {
+            expect(
+              (yield* app.call("POST", `${webhookPath(slowEndpoint.id)}test/`, { token: slow.apiKey })).status
+            ).toBe(202)
+          }
+          yield* eventuallyEffect(
+            Effect.sync(() => open.now),
+            (n) => n === perEndpointInFlightMax,
+            { timeoutMs: 20_000, what: "8 attempts open at the stuck receiver" }
+          )
 
-        const fine = yield* app.newOrg({ permissions: withWebhooks })
-        const fineEndpoint = yield* createEndpoint(fine.apiKey, { url: healthy.url })
-        for (let i = 0; i < 3; i++) yield* app.call("POST", `${webhookPath(fineEndpoint.id)}test/`, { token: fine.apiKey })
-        yield* eventuallyEffect(Effect.sync(() => healthy.received.length), (n) => n === 3, { timeoutMs: 20_000, what: "the healthy receiver's 3 events" })
-        // the stuck endpoint still holds no more than its share
-        expect(open.max).toBe(perEndpointInFlightMax)
-        expect(open.now).toBeLessThanOrEqual(perEndpointInFlightMax)
+          const fine = yield* app.newOrg({ permissions: withWebhooks })
+          const fineEndpoint = yield* createEndpoint(fine.apiKey, { url: healthy.url })
+          for (let i = 0; i < 3; i++)
+            yield* app.call("POST", `${webhookPath(fineEndpoint.id)}test/`, { token: fine.apiKey })
+          yield* eventuallyEffect(
+            Effect.sync(() => healthy.received.length),
+            (n) => n === 3,
+            { timeoutMs: 20_000, what: "the healthy receiver's 3 events" }
+          )
+          // the stuck endpoint still holds no more than its share
+          expect(open.max).toBe(perEndpointInFlightMax)
+          expect(open.now).toBeLessThanOrEqual(perEndpointInFlightMax)
 
-        // the receiver has the request before the service has its answer recorded: poll the log
-        const states = yield* eventuallyEffect(
-          Effect.gen(function*() {
-            const log = yield* app.call("GET", `${webhookPath(fineEndpoint.id)}deliveries/`, { token: fine.apiKey })
-            return log.body.data.map((d: { state: string }) => d.state)
-          }),
-          (s) => s.length === 3 && s.every((state: string) => state === "succeeded"),
-          { timeoutMs: 20_000, what: "the healthy endpoint's 3 deliveries recorded as succeeded" }
-        )
-        expect(states).toEqual(["succeeded", "succeeded", "succeeded"])
-        const metrics = yield* app.call("GET", "/metrics", { token: adminToken, headers: { accept: "text/plain" } })
-        const succeeded = /^sms_webhook_attempts_total\{outcome="succeeded"\} (\d+)/m.exec(metrics.text)
-        expect(Number(succeeded?.[1])).toBeGreaterThanOrEqual(3)
-        expect(metrics.text).toMatch(/^sms_webhook_backlog_oldest_age_seconds \S+$/m)
-      }))
+          // the receiver has the request before the service has its answer recorded: poll the log
+          const states = yield* eventuallyEffect(
+            Effect.gen(function* () {
+              const log = yield* app.call("GET", `${webhookPath(fineEndpoint.id)}deliveries/`, { token: fine.apiKey })
+              return log.body.data.map((d: { state: string }) => d.state)
+            }),
+            (s) => s.length === 3 && s.every((state: string) => state === "succeeded"),
+            { timeoutMs: 20_000, what: "the healthy endpoint's 3 deliveries recorded as succeeded" }
+          )
+          expect(states).toEqual(["succeeded", "succeeded", "succeeded"])
+          const metrics = yield* app.call("GET", "/metrics", { token: adminToken, headers: { accept: "text/plain" } })
+          const succeeded = /^sms_webhook_attempts_total\{outcome="succeeded"\} (\d+)/m.exec(metrics.text)
+          expect(Number(succeeded?.[1])).toBeGreaterThanOrEqual(3)
+          expect(metrics.text).toMatch(/^sms_webhook_backlog_oldest_age_seconds \S+$/m)
+        })
+    )
   })
   // before the app is disposed (the last afterAll registered runs first): the held requests end
   afterAll(() => {

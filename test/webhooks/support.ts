@@ -60,8 +60,12 @@ export const newKey = () => `wh-key-${process.pid}-${++keys}`
 
 /** Creates an endpoint of the suite's app and returns its answer's body (with the secret). */
 export const createEndpoint = (apiKey: string, body: Record<string, unknown>) =>
-  Effect.gen(function*() {
-    const res = yield* (yield* App).call("POST", webhooksPath, { token: apiKey, headers: { "idempotency-key": newKey() }, body })
+  Effect.gen(function* () {
+    const res = yield* (yield* App).call("POST", webhooksPath, {
+      token: apiKey,
+      headers: { "idempotency-key": newKey() },
+      body
+    })
     if (res.status !== 201) return yield* Effect.die(new Error(`cannot create endpoint: ${res.status} ${res.text}`))
     return res.body as { id: string; secret: string; url: string; events: Array<string>; enabled: boolean }
   })

@@ -11,12 +11,16 @@ const listEveryCommand = (app: Command.Command.Any, doc: HelpDoc.HelpDoc): HelpD
   if (doc.commandPath !== undefined && doc.commandPath.length > 1) return doc
   const subcommands = app.subcommands.flatMap(({ commands }) =>
     commands.flatMap((group): Array<HelpDoc.SubcommandGroupDoc> => {
-      const leaves = group.subcommands.flatMap((s) => s.commands).map((c): HelpDoc.SubcommandDoc => ({
-        name: `${group.name} ${c.name}`,
-        alias: undefined,
-        shortDescription: c.shortDescription,
-        description: c.description ?? ""
-      }))
+      const leaves = group.subcommands
+        .flatMap((s) => s.commands)
+        .map(
+          (c): HelpDoc.SubcommandDoc => ({
+            name: `${group.name} ${c.name}`,
+            alias: undefined,
+            shortDescription: c.shortDescription,
+            description: c.description ?? ""
+          })
+        )
       return Arr.isArrayNonEmpty(leaves) ? [{ group: group.description ?? group.name, commands: leaves }] : []
     })
   )
@@ -25,7 +29,7 @@ const listEveryCommand = (app: Command.Command.Any, doc: HelpDoc.HelpDoc): HelpD
 
 /** Presents help, usage errors and the version of `app` as described above. */
 export const presenter = (app: Command.Command.Any): CliOutput.Presenter => ({
-  present: Effect.fnUntraced(function*(event) {
+  present: Effect.fnUntraced(function* (event) {
     const formatter = yield* CliOutput.Formatter
     switch (event._tag) {
       case "Help": {
@@ -35,11 +39,13 @@ export const presenter = (app: Command.Command.Any): CliOutput.Presenter => ({
       }
       case "InvalidInvocation": {
         const path = event.commandPath.join(" ")
-        return yield* Console.error([
-          ...event.errors.map((e) => `error: ${formatter.formatCliError(e)}`),
-          `usage: ${event.helpDoc.usage}`,
-          `Run '${path} --help' for its arguments and flags.`
-        ].join("\n"))
+        return yield* Console.error(
+          [
+            ...event.errors.map((e) => `error: ${formatter.formatCliError(e)}`),
+            `usage: ${event.helpDoc.usage}`,
+            `Run '${path} --help' for its arguments and flags.`
+          ].join("\n")
+        )
       }
       case "Version":
         return yield* Console.log(`${event.name} ${event.version}`)

@@ -49,7 +49,8 @@ export const checkSharedFlags = (flags: {
   readonly token: Option.Option<Redacted.Redacted<string>>
   readonly json: boolean
 }) => {
-  const problem = urlProblem(flags.url) ??
+  const problem =
+    urlProblem(flags.url) ??
     (Option.isNone(flags.token) || Redacted.value(flags.token.value).trim() === ""
       ? "no operator token: pass --token TOKEN or set SMS_ADMIN_TOKEN (the server prints it when it starts)"
       : undefined)
@@ -63,16 +64,21 @@ const urlProblem = (url: string): string | undefined => {
   } catch {
     return `--url must be an http(s) URL such as ${defaultUrl}, not '${url}'`
   }
-  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return `--url must be an http(s) URL such as ${defaultUrl}, not '${url}'`
-  if (parsed.search !== "" || parsed.hash !== "") return `--url must be a base URL without query or fragment, not '${url}'`
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:")
+    return `--url must be an http(s) URL such as ${defaultUrl}, not '${url}'`
+  if (parsed.search !== "" || parsed.hash !== "")
+    return `--url must be a base URL without query or fragment, not '${url}'`
   return undefined
 }
 
 /** The typed client's failures: what the HTTP layer says, an answer that does not fit, or the spec's error body. */
-type Failure = HttpClientError.HttpClientError | Schema.SchemaError | {
-  readonly error: { readonly code: string; readonly message: string; readonly details?: ReadonlyArray<ErrorDetail> }
-  readonly message_id?: string
-}
+type Failure =
+  | HttpClientError.HttpClientError
+  | Schema.SchemaError
+  | {
+      readonly error: { readonly code: string; readonly message: string; readonly details?: ReadonlyArray<ErrorDetail> }
+      readonly message_id?: string
+    }
 
 const failure = (error: Failure, json: boolean): { readonly text: string; readonly exitCode: number } => {
   if (error instanceof HttpClientError.HttpClientError) {
@@ -93,7 +99,10 @@ const failure = (error: Failure, json: boolean): { readonly text: string; readon
     }
   }
   if (Schema.isSchemaError(error)) {
-    return { text: `error: the request or its answer does not fit the operator API: ${error.message}`, exitCode: exitCodes.apiError }
+    return {
+      text: `error: the request or its answer does not fit the operator API: ${error.message}`,
+      exitCode: exitCodes.apiError
+    }
   }
   const body = { error: error.error, ...(error.message_id === undefined ? {} : { message_id: error.message_id }) }
   return { text: json ? JSON.stringify(body, null, 2) : Format.apiError(body), exitCode: exitCodes.apiError }
@@ -112,7 +121,7 @@ const causeLine = (cause: unknown): string => {
 }
 
 /** The operator API's typed client for this run's URL and token, answers awaited at most `answerTimeout`. */
-const operatorClient = Effect.gen(function*() {
+const operatorClient = Effect.gen(function* () {
   const { url, token } = yield* root
   return yield* HttpApiClient.make(AdminApi, {
     baseUrl: url.replace(/\/+$/, ""),
@@ -123,9 +132,11 @@ const operatorClient = Effect.gen(function*() {
           Effect.timeoutOrElse(response, {
             duration: answerTimeout,
             orElse: () =>
-              Effect.fail(new HttpClientError.HttpClientError({
-                reason: new HttpClientError.TransportError({ request, description: "no answer in time" })
-              }))
+              Effect.fail(
+                new HttpClientError.HttpClientError({
+                  reason: new HttpClientError.TransportError({ request, description: "no answer in time" })
+                })
+              )
           })
         )
       )
@@ -141,8 +152,11 @@ export type Operator = Effect.Success<typeof operatorClient>
  * is printed on stderr and ends the command with CommandFailed (1: the API answered an error,
  * 2: no answer).
  */
-export const respond = <A, E extends Failure, R>(call: (operator: Operator) => Effect.Effect<A, E, R>, render: (answer: A) => string) =>
-  Effect.gen(function*() {
+export const respond = <A, E extends Failure, R>(
+  call: (operator: Operator) => Effect.Effect<A, E, R>,
+  render: (answer: A) => string
+) =>
+  Effect.gen(function* () {
     const { json } = yield* root
     const client = yield* operatorClient
     return yield* call(client).pipe(

@@ -5,7 +5,15 @@
  */
 import type { Balance, Message, Webhook } from "../../api/Schemas.ts"
 import type { ErrorDetail } from "../../domain/Errors.ts"
-import type { ApiKeySummary, MessageWithTimeline, OperatorMessage, OrganisationBody, OrganisationPage, SenderBody, TimelineEntry } from "../AdminApi.ts"
+import type {
+  ApiKeySummary,
+  MessageWithTimeline,
+  OperatorMessage,
+  OrganisationBody,
+  OrganisationPage,
+  SenderBody,
+  TimelineEntry
+} from "../AdminApi.ts"
 
 type Row = readonly [label: string, value: string]
 
@@ -26,7 +34,11 @@ export const table = (rows: ReadonlyArray<Row>): string => {
 /** A header row and data rows in columns two spaces apart; `(none)` under the header when there is no row. */
 export const columns = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)))
-  const line = (cells: ReadonlyArray<string>) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ").trimEnd()
+  const line = (cells: ReadonlyArray<string>) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i] ?? 0))
+      .join("  ")
+      .trimEnd()
   return [line(header), ...(rows.length === 0 ? ["(none)"] : rows.map(line))].join("\n")
 }
 
@@ -57,14 +69,21 @@ export const organisationPage = (page: typeof OrganisationPage.Type): string => 
 }
 
 /** A key just issued: the key itself first, with its only-once warning. */
-export const issuedKey = (orgId: string, k: { readonly key_id: string; readonly api_key: string; readonly permissions: ReadonlyArray<string> }): string =>
+export const issuedKey = (
+  orgId: string,
+  k: { readonly key_id: string; readonly api_key: string; readonly permissions: ReadonlyArray<string> }
+): string =>
   [
     `API key: ${k.api_key}`,
     "",
     "  This key is shown only once: store it now. It cannot be read again;",
     "  if it is lost, revoke it and create a new one.",
     "",
-    table([["key id", k.key_id], ["organisation", orgId], ["permissions", show(k.permissions)]])
+    table([
+      ["key id", k.key_id],
+      ["organisation", orgId],
+      ["permissions", show(k.permissions)]
+    ])
   ].join("\n")
 
 /** An organisation's keys: ids, permissions, when created and revoked (never a secret). */
@@ -76,11 +95,17 @@ export const keyList = (keys: ReadonlyArray<typeof ApiKeySummary.Type>): string 
 
 /** An organisation's webhook endpoints. */
 export const webhookList = (endpoints: ReadonlyArray<typeof Webhook.Type>): string =>
-  columns(["ID", "ENABLED", "EVENTS", "URL"], endpoints.map((w) => [w.id, show(w.enabled), String(w.events.length), w.url]))
+  columns(
+    ["ID", "ENABLED", "EVENTS", "URL"],
+    endpoints.map((w) => [w.id, show(w.enabled), String(w.events.length), w.url])
+  )
 
 /** An organisation's senders and whether each is active. */
 export const senderList = (senders: ReadonlyArray<typeof SenderBody.Type>): string =>
-  columns(["NAME", "ACTIVE"], senders.map((s) => [s.name, show(s.active)]))
+  columns(
+    ["NAME", "ACTIVE"],
+    senders.map((s) => [s.name, show(s.active)])
+  )
 
 /** Message fields in the spec's order (2.2); recipient and sender erased show as such. */
 const messageRows = (m: typeof Message.Type): Array<Row> => [
@@ -95,7 +120,10 @@ const messageRows = (m: typeof Message.Type): Array<Row> => [
 
 /** One line per status change: time, what caused it, from and to. */
 const timelineLines = (timeline: ReadonlyArray<typeof TimelineEntry.Type>): Array<string> =>
-  columns(["AT", "SOURCE", "CHANGE"], timeline.map((t) => [t.at, t.source, `${t.from_status ?? "(new)"} -> ${t.to_status}`]))
+  columns(
+    ["AT", "SOURCE", "CHANGE"],
+    timeline.map((t) => [t.at, t.source, `${t.from_status ?? "(new)"} -> ${t.to_status}`])
+  )
     .split("\n")
     .map((line) => `  ${line}`)
 
@@ -108,7 +136,8 @@ export const operatorMessage = (m: typeof OperatorMessage.Type): string =>
   withTimeline([["organisation", m.org_id], ...messageRows(m)], m.timeline)
 
 /** A message with its timeline (after a verification asked again). */
-export const messageWithTimeline = (m: typeof MessageWithTimeline.Type): string => withTimeline(messageRows(m), m.timeline)
+export const messageWithTimeline = (m: typeof MessageWithTimeline.Type): string =>
+  withTimeline(messageRows(m), m.timeline)
 
 /** A message (docs/integrators.md#messages), e.g. once its personal data is erased. */
 export const message = (m: typeof Message.Type): string => table(messageRows(m))

@@ -6,7 +6,9 @@ import { smsAdmin } from "./Commands.ts"
 import { presenter } from "./Help.ts"
 import { exitCodes } from "./Root.ts"
 
-const { version } = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { readonly version: string }
+const { version } = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as {
+  readonly version: string
+}
 
 /**
  * Runs the arguments after the program name. Exit status: 0 done (or help asked for), 1 the API
@@ -16,5 +18,8 @@ export const runCli = (argv: ReadonlyArray<string>) =>
   Command.runWith(smsAdmin, { version })(argv).pipe(
     Effect.as<number>(exitCodes.ok),
     Effect.catch((error) => Effect.succeed(error._tag === "CommandFailed" ? error.exitCode : exitCodes.usage)),
-    Effect.provide([CliConfig.layer({ builtIns: [GlobalFlag.Help, GlobalFlag.Version] }), CliOutput.layerPresenter(presenter(smsAdmin))])
+    Effect.provide([
+      CliConfig.layer({ builtIns: [GlobalFlag.Help, GlobalFlag.Version] }),
+      CliOutput.layerPresenter(presenter(smsAdmin))
+    ])
   )

@@ -48,25 +48,35 @@ const OrgView = ({ call, orgId, changes, onChange, onError, onBalance }) => {
   const [busyId, setBusyId] = useState(undefined)
   const cursor = cursors[cursors.length - 1]
 
-  const activity = usePolling(async () => {
-    const query = new URLSearchParams({ limit: String(messagesPerPage) })
-    if (filter) query.set("status", filter)
-    if (cursor) query.set("cursor", cursor)
-    const [org, messages, batches, webhooks] = await Promise.all([
-      call("GET", `/organizations/${seg(orgId)}`),
-      call("GET", `/organizations/${seg(orgId)}/messages?${query}`),
-      call("GET", `/organizations/${seg(orgId)}/batches?limit=20`),
-      call("GET", `/organizations/${seg(orgId)}/webhooks`)
-    ])
-    // at most 10 endpoints: each with the first page of its delivery log
-    const endpoints = await Promise.all(webhooks.data.map(async (w) =>
-      ({ ...w, deliveries: (await call("GET", `/organizations/${seg(orgId)}/webhooks/${seg(w.id)}/deliveries`)).data })
-    ))
-    return { org, messages, batches, endpoints }
-  }, liveMs, [orgId, filter, cursor])
+  const activity = usePolling(
+    async () => {
+      const query = new URLSearchParams({ limit: String(messagesPerPage) })
+      if (filter) query.set("status", filter)
+      if (cursor) query.set("cursor", cursor)
+      const [org, messages, batches, webhooks] = await Promise.all([
+        call("GET", `/organizations/${seg(orgId)}`),
+        call("GET", `/organizations/${seg(orgId)}/messages?${query}`),
+        call("GET", `/organizations/${seg(orgId)}/batches?limit=20`),
+        call("GET", `/organizations/${seg(orgId)}/webhooks`)
+      ])
+      // at most 10 endpoints: each with the first page of its delivery log
+      const endpoints = await Promise.all(
+        webhooks.data.map(async (w) => ({
+          ...w,
+          deliveries: (await call("GET", `/organizations/${seg(orgId)}/webhooks/${seg(w.id)}/deliveries`)).data
+        }))
+      )
+      return { org, messages, batches, endpoints }
+    },
+    liveMs,
+    [orgId, filter, cursor]
+  )
 
   const selected = usePolling(
-    () => (selectedId === undefined ? Promise.resolve(undefined) : call("GET", `/organizations/${seg(orgId)}/messages/${seg(selectedId)}`)),
+    () =>
+      selectedId === undefined
+        ? Promise.resolve(undefined)
+        : call("GET", `/organizations/${seg(orgId)}/messages/${seg(selectedId)}`),
     liveMs,
     [orgId, selectedId]
   )
@@ -127,13 +137,17 @@ const Console = ({ token, onLogout }) => {
   const changed = () => setChanges((n) => n + 1)
 
   const clock = usePolling(() => call("GET", "/clock"), liveMs, [])
-  const orgs = usePolling(async () => {
-    const page = await call("GET", "/organizations")
-    const details = await Promise.all(
-      page.results.map((o) => call("GET", `/organizations/${seg(o.id)}`).catch(() => undefined))
-    )
-    return page.results.map((o, i) => ({ ...o, balance: details[i]?.balance }))
-  }, listMs, [])
+  const orgs = usePolling(
+    async () => {
+      const page = await call("GET", "/organizations")
+      const details = await Promise.all(
+        page.results.map((o) => call("GET", `/organizations/${seg(o.id)}`).catch(() => undefined))
+      )
+      return page.results.map((o, i) => ({ ...o, balance: details[i]?.balance }))
+    },
+    listMs,
+    []
+  )
 
   // the newest organisation is shown until another is chosen
   useEffect(() => {
@@ -167,14 +181,19 @@ const Console = ({ token, onLogout }) => {
       setOrgId(id)
     }} />
     <main class="content">
-      ${actionError && html`<div class="banner" role="alert">
+      ${
+        actionError &&
+        html`<div class="banner" role="alert">
         <span class="error"><b>${actionError.code}</b>: ${actionError.message}</span>
         <button type="button" class="small quiet" onClick=${() => setActionError(undefined)}>Dismiss</button>
-      </div>`}
-      ${orgId === undefined
-        ? html`<p class="muted">${orgs.data?.length === 0 ? "No organisation yet: create one with the operator API or sms-admin." : "Loading…"}</p>`
-        : html`<${OrgView} key=${orgId} call=${call} orgId=${orgId} changes=${changes} onChange=${changed}
-            onError=${setActionError} onBalance=${setBalance} />`}
+      </div>`
+      }
+      ${
+        orgId === undefined
+          ? html`<p class="muted">${orgs.data?.length === 0 ? "No organisation yet: create one with the operator API or sms-admin." : "Loading…"}</p>`
+          : html`<${OrgView} key=${orgId} call=${call} orgId=${orgId} changes=${changes} onChange=${changed}
+            onError=${setActionError} onBalance=${setBalance} />`
+      }
     </main>
   </div>`
 }

@@ -1,13 +1,23 @@
 // The console's parts, each a function of what it shows and what it may ask for.
 import { html } from "./html.js"
 
-export const statuses = ["scheduled", "processing", "accepted", "delivered", "undeliverable", "blocked", "failed", "unknown"]
+export const statuses = [
+  "scheduled",
+  "processing",
+  "accepted",
+  "delivered",
+  "undeliverable",
+  "blocked",
+  "failed",
+  "unknown"
+]
 
 /** An instant as `YYYY-MM-DD HH:MM:SS` (UTC, the service's clock), or a dash. */
 export const formatTime = (iso) => (iso ? `${iso.slice(0, 10)} ${iso.slice(11, 19)}` : "—")
 
 /** An instant as `MM-DD HH:MM:SS` (UTC) for narrow columns, the full instant in its tooltip. */
-const ShortTime = ({ iso }) => (iso ? html`<time datetime=${iso} title=${iso}>${iso.slice(5, 10)} ${iso.slice(11, 19)}</time>` : "—")
+const ShortTime = ({ iso }) =>
+  iso ? html`<time datetime=${iso} title=${iso}>${iso.slice(5, 10)} ${iso.slice(11, 19)}</time>` : "—"
 
 export const StatusBadge = ({ status }) => html`<span class="status status-${status}">${status}</span>`
 
@@ -25,14 +35,16 @@ export const ClockBar = ({ clock, advancing, onAdvance, seconds, onSeconds }) =>
   return html`<div class="clock">
     <span class="mode mode-${clock.mode}" title="SMS_CLOCK">${clock.mode} clock</span>
     <time id="clock-now" data-now=${clock.now} datetime=${clock.now}>${formatTime(clock.now)} UTC</time>
-    ${clock.mode === "test" &&
+    ${
+      clock.mode === "test" &&
       html`<form class="advance" onSubmit=${submit}>
         <label for="advance-seconds">Advance</label>
         <input id="advance-seconds" name="seconds" type="number" min="1" step="1" required
           value=${seconds} onInput=${(e) => onSeconds(e.currentTarget.value)} />
         <span>s</span>
         <button id="advance" type="submit" disabled=${advancing}>${advancing ? "Advancing…" : "Advance"}</button>
-      </form>`}
+      </form>`
+    }
   </div>`
 }
 
@@ -49,8 +61,9 @@ export const OrgList = ({ orgs, selectedId, selectedBalance, onSelect }) =>
     ${orgs === undefined && html`<p class="muted">Loading…</p>`}
     ${orgs?.length === 0 && html`<p class="muted">None yet.</p>`}
     <ul>
-      ${(orgs ?? []).map((o) =>
-        html`<li key=${o.id}>
+      ${(orgs ?? []).map(
+        (o) =>
+          html`<li key=${o.id}>
           <button type="button" class=${o.id === selectedId ? "org selected" : "org"} data-org-id=${o.id}
             onClick=${() => onSelect(o.id)}>
             <span class="org-name">${o.name}</span>
@@ -78,8 +91,9 @@ const ReceiptButtons = ({ message, busy, onReceipt }) =>
   message.status !== "accepted"
     ? null
     : html`<span class="receipt">
-        ${["delivered", "undeliverable"].map((outcome) =>
-          html`<button type="button" class="small ${outcome}" data-receipt=${outcome} disabled=${busy}
+        ${["delivered", "undeliverable"].map(
+          (outcome) =>
+            html`<button type="button" class="small ${outcome}" data-receipt=${outcome} disabled=${busy}
             title=${`Make the simulator send a "${outcome}" receipt now`}
             onClick=${(e) => {
               e.stopPropagation()
@@ -99,15 +113,17 @@ export const MessagesTable = ({ page, filter, onFilter, selectedId, onSelect, bu
         </select>
       </label>
     </div>
-    ${page === undefined
-      ? html`<p class="muted">Loading…</p>`
-      : page.results.length === 0
-      ? html`<p class="muted">No message${filter ? ` is ${filter}` : " yet"}.</p>`
-      : html`<div class="table-scroll"><table>
+    ${
+      page === undefined
+        ? html`<p class="muted">Loading…</p>`
+        : page.results.length === 0
+          ? html`<p class="muted">No message${filter ? ` is ${filter}` : " yet"}.</p>`
+          : html`<div class="table-scroll"><table>
           <thead><tr><th>Created (UTC)</th><th>To</th><th>Status</th><th>Seg.</th><th>Delivery time</th><th>Send receipt</th></tr></thead>
           <tbody>
-            ${page.results.map((m) =>
-              html`<tr key=${m.id} data-message-id=${m.id} data-status=${m.status}
+            ${page.results.map(
+              (m) =>
+                html`<tr key=${m.id} data-message-id=${m.id} data-status=${m.status}
                 class=${m.id === selectedId ? "selected" : ""} onClick=${() => onSelect(m.id)}>
                 <td class="mono"><${ShortTime} iso=${m.created_at} /></td>
                 <td class="mono">${m.to || html`<span class="muted">erased</span>`}${m.batch_id && html` <span class="tag" title=${`batch ${m.batch_id}`}>batch</span>`}</td>
@@ -118,7 +134,8 @@ export const MessagesTable = ({ page, filter, onFilter, selectedId, onSelect, bu
               </tr>`
             )}
           </tbody>
-        </table></div>`}
+        </table></div>`
+    }
     <div class="pager">
       <button type="button" class="small" disabled=${!paging.hasNewer} onClick=${paging.newest}>Newest</button>
       <button type="button" class="small" disabled=${page?.next_cursor == null} onClick=${() => paging.older(page.next_cursor)}>Older</button>
@@ -131,9 +148,10 @@ export const Timeline = ({ message, onClose }) =>
       <h2>Timeline</h2>
       <button type="button" class="small quiet" onClick=${onClose} aria-label="Close the timeline">×</button>
     </div>
-    ${message === undefined
-      ? html`<p class="muted">Loading…</p>`
-      : html`<dl class="facts">
+    ${
+      message === undefined
+        ? html`<p class="muted">Loading…</p>`
+        : html`<dl class="facts">
           <div><dt>Id</dt><dd class="mono">${message.id}</dd></div>
           <div><dt>To</dt><dd class="mono">${message.to || "erased"}</dd></div>
           <div><dt>Sender</dt><dd>${message.sender_name || "—"}</dd></div>
@@ -141,34 +159,38 @@ export const Timeline = ({ message, onClose }) =>
           ${message.send_at && html`<div><dt>Send at</dt><dd class="mono">${formatTime(message.send_at)}</dd></div>`}
         </dl>
         <ol class="events">
-          ${message.timeline.map((t, i) =>
-            html`<li key=${i} data-to-status=${t.to_status}>
+          ${message.timeline.map(
+            (t, i) =>
+              html`<li key=${i} data-to-status=${t.to_status}>
               <div><${StatusBadge} status=${t.to_status} /> <span class="muted">by ${t.source}</span></div>
               <time class="mono muted">${formatTime(t.at)} UTC</time>
             </li>`
           )}
-        </ol>`}
+        </ol>`
+    }
   </aside>`
 
 const Counts = ({ counts }) =>
   html`<span class="counts">
-    ${statuses.filter((s) => counts[s] > 0).map((s) =>
-      html`<span class="status status-${s}" data-count=${s}>${s} ${counts[s]}</span>`
-    )}
+    ${statuses
+      .filter((s) => counts[s] > 0)
+      .map((s) => html`<span class="status status-${s}" data-count=${s}>${s} ${counts[s]}</span>`)}
   </span>`
 
 export const BatchesTable = ({ page }) =>
   html`<section class="panel batches" aria-label="Batches">
     <div class="panel-head"><h2>Batches</h2></div>
-    ${page === undefined
-      ? html`<p class="muted">Loading…</p>`
-      : page.results.length === 0
-      ? html`<p class="muted">No batch yet.</p>`
-      : html`<table>
+    ${
+      page === undefined
+        ? html`<p class="muted">Loading…</p>`
+        : page.results.length === 0
+          ? html`<p class="muted">No batch yet.</p>`
+          : html`<table>
           <thead><tr><th>Created (UTC)</th><th>Send at (UTC)</th><th>Recipients</th><th>Credits</th><th>Counts</th></tr></thead>
           <tbody>
-            ${page.results.map((b) =>
-              html`<tr key=${b.id} data-batch-id=${b.id}>
+            ${page.results.map(
+              (b) =>
+                html`<tr key=${b.id} data-batch-id=${b.id}>
                 <td class="mono">${formatTime(b.created_at)}</td>
                 <td class="mono">${formatTime(b.send_at)}</td>
                 <td class="num">${b.recipient_count}</td>
@@ -177,7 +199,8 @@ export const BatchesTable = ({ page }) =>
               </tr>`
             )}
           </tbody>
-        </table>`}
+        </table>`
+    }
   </section>`
 
 /** How many of an endpoint's deliveries are shown, newest first. */
@@ -187,20 +210,24 @@ const deliveriesShown = 5
 export const WebhooksPanel = ({ endpoints }) =>
   html`<section class="panel webhooks" aria-label="Webhooks">
     <div class="panel-head"><h2>Webhooks</h2></div>
-    ${endpoints === undefined
-      ? html`<p class="muted">Loading…</p>`
-      : endpoints.length === 0
-      ? html`<p class="muted">No webhook endpoint.</p>`
-      : endpoints.map((w) =>
-        html`<div key=${w.id} class="webhook" data-webhook-id=${w.id} data-enabled=${String(w.enabled)}>
+    ${
+      endpoints === undefined
+        ? html`<p class="muted">Loading…</p>`
+        : endpoints.length === 0
+          ? html`<p class="muted">No webhook endpoint.</p>`
+          : endpoints.map(
+              (w) =>
+                html`<div key=${w.id} class="webhook" data-webhook-id=${w.id} data-enabled=${String(w.enabled)}>
           <p><span class="mono">${w.url}</span> <span class="muted">${w.enabled ? "enabled" : "disabled"}, ${w.events.length} event types</span></p>
-          ${w.deliveries.length === 0
-            ? html`<p class="muted">No delivery yet.</p>`
-            : html`<table>
+          ${
+            w.deliveries.length === 0
+              ? html`<p class="muted">No delivery yet.</p>`
+              : html`<table>
                 <thead><tr><th>Created (UTC)</th><th>Event</th><th>State</th><th>Attempts</th><th>Last status</th><th>Next attempt (UTC)</th></tr></thead>
                 <tbody>
-                  ${w.deliveries.slice(0, deliveriesShown).map((d) =>
-                    html`<tr key=${d.event_id} data-event-id=${d.event_id} data-state=${d.state}>
+                  ${w.deliveries.slice(0, deliveriesShown).map(
+                    (d) =>
+                      html`<tr key=${d.event_id} data-event-id=${d.event_id} data-state=${d.state}>
                       <td class="mono">${formatTime(d.created_at)}</td>
                       <td>${d.type}</td>
                       <td>${d.state}</td>
@@ -210,7 +237,9 @@ export const WebhooksPanel = ({ endpoints }) =>
                     </tr>`
                   )}
                 </tbody>
-              </table>`}
+              </table>`
+          }
         </div>`
-      )}
+            )
+    }
   </section>`

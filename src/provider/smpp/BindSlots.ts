@@ -32,32 +32,37 @@ export const slotRenewMs = 2_000
  */
 export const slotSafetyMs = 2_000
 
-export class BindSlotStore extends Context.Service<BindSlotStore, {
-  /** This process's id as a holder of slots. */
-  readonly holder: string
-  /**
-   * Renews this process's slot of `route` (one of slots 0 to `binds - 1`), else takes a free
-   * one; the slot it holds for the next `slotLeaseTtlMs`, or undefined when every slot is held.
-   */
-  readonly hold: (route: string, binds: number) => Effect.Effect<number | undefined, DatabaseUnavailable>
-  /** Gives up this process's slot of `route` (after its unbind), so that another may bind at once. */
-  readonly release: (route: string) => Effect.Effect<void, DatabaseUnavailable>
-}>()("sms/BindSlotStore") {
-  static readonly layer = Layer.effect(BindSlotStore, Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const holder = yield* (yield* Ids).uuid
-    const until = sql`clock_timestamp() + make_interval(secs => ${slotLeaseTtlMs / 1000})`
+export class BindSlotStore extends Context.Service<
+  BindSlotStore,
+  {
+    /** This process's id as a holder of slots. */
+    readonly holder: string
+    /**
+     * Renews this process's slot of `route` (one of slots 0 to `binds - 1`), else takes a free
+     * one; the slot it holds for the next `slotLeaseTtlMs`, or undefined when every slot is held.
+     */
+    readonly hold: (route: string, binds: number) => Effect.Effect<number | undefined, DatabaseUnavailable>
+    /** Gives up this process's slot of `route` (after its unbind), so that another may bind at once. */
+    readonly release: (route: string) => Effect.Effect<void, DatabaseUnavailable>
+  }
+>()("sms/BindSlotStore") {
+  static readonly layer = Layer.effect(
+    BindSlotStore,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const holder = yield* (yield* Ids).uuid
+      const until = sql`clock_timestamp() + make_interval(secs => ${slotLeaseTtlMs / 1000})`
 
-    const renew = (route: string, binds: number) =>
-      sql<{ slot: number }>`UPDATE smpp_bind_slots SET lease_until = ${until}
+      const renew = (route: string, binds: number) =>
+        sql<{ slot: number }>`UPDATE smpp_bind_slots SET lease_until = ${until}
         WHERE route = ${route} AND slot < ${binds} AND holder = ${holder} RETURNING slot`
 
-    const take = (route: string, binds: number) =>
-      Effect.gen(function*() {
-        yield* sql`INSERT INTO smpp_bind_slots (route, slot, lease_until)
+      const take = (route: string, binds: number) =>
+        Effect.gen(function* () {
+          yield* sql`INSERT INTO smpp_bind_slots (route, slot, lease_until)
           SELECT ${route}, s, '-infinity'::timestamptz FROM generate_series(0, ${binds - 1}::integer) AS s
           ON CONFLICT DO NOTHING`
-        return yield* sql<{ slot: number }>`WITH free AS (
+          return yield* sql<{ slot: number }>`WITH free AS (
             SELECT route, slot FROM smpp_bind_slots
             WHERE route = ${route} AND slot < ${binds} AND lease_until < clock_timestamp()
             ORDER BY slot LIMIT 1
@@ -65,22 +70,27 @@ export class BindSlotStore extends Context.Service<BindSlotStore, {
           UPDATE smpp_bind_slots AS b SET holder = ${holder}, holder_pid = ${process.pid}, lease_until = ${until}
           FROM free WHERE b.route = free.route AND b.slot = free.slot
           RETURNING b.slot`
-      })
+        })
 
-    return BindSlotStore.of({
-      holder,
-      hold: (route, binds) =>
-        fromDatabase(Effect.gen(function*() {
-          const [mine] = yield* renew(route, binds)
-          if (mine !== undefined) return mine.slot
-          const [taken] = yield* take(route, binds)
-          return taken?.slot
-        })),
-      release: (route) =>
-        fromDatabase(sql`UPDATE smpp_bind_slots SET holder = NULL, holder_pid = NULL, lease_until = '-infinity'
-          WHERE route = ${route} AND holder = ${holder}`.pipe(Effect.asVoid))
+      return BindSlotStore.of({
+        holder,
+        hold: (route, binds) =>
+          fromDatabase(
+            Effect.gen(function* () {
+              const [mine] = yield* renew(route, binds)
+              if (mine !== undefined) return mine.slot
+              const [taken] = yield* take(route, binds)
+              return taken?.slot
+            })
+          ),
+        release: (route) =>
+          fromDatabase(
+            sql`UPDATE smpp_bind_slots SET holder = NULL, holder_pid = NULL, lease_until = '-infinity'
+          WHERE route = ${route} AND holder = ${holder}`.pipe(Effect.asVoid)
+          )
+      })
     })
-  })).pipe(Layer.provide(Ids.layer))
+  ).pipe(Layer.provide(Ids.layer))
 }
 
 /** Whether this process may bind to one route now, kept by a loop renewing its slot's lease. */
@@ -122,14 +132,15 @@ export const makeBindGate = (store: typeof BindSlotStore.Service, route: string,
 
   const slot = () => (held !== undefined && realMs() < held.safeUntilMs ? held.slot : undefined)
 
-  const attempt = Effect.gen(function*() {
+  const attempt = Effect.gen(function* () {
     if (closed) return
     const askedAtMs = realMs()
     const got = yield* store.hold(route, binds)
     const before = slot()
     held = got === undefined ? undefined : { slot: got, safeUntilMs: askedAtMs + slotLeaseTtlMs - slotSafetyMs }
     if (got !== undefined) {
-      if (before === undefined) yield* Effect.logInfo("SMPP bind slot taken").pipe(Effect.annotateLogs({ route, slot: got, binds }))
+      if (before === undefined)
+        yield* Effect.logInfo("SMPP bind slot taken").pipe(Effect.annotateLogs({ route, slot: got, binds }))
     } else if (before !== undefined) {
       yield* Effect.logWarning("SMPP bind slot lost").pipe(Effect.annotateLogs({ route, slot: before }))
     }
@@ -142,7 +153,7 @@ export const makeBindGate = (store: typeof BindSlotStore.Service, route: string,
   return {
     slots: binds,
     slot,
-    awaitHeld: Effect.gen(function*() {
+    awaitHeld: Effect.gen(function* () {
       while (slot() === undefined && !closed) yield* Effect.sleep(heldPollMs)
     }),
     attempt,
@@ -150,12 +161,14 @@ export const makeBindGate = (store: typeof BindSlotStore.Service, route: string,
       Effect.andThen(attempt.pipe(Effect.repeat({ schedule: Schedule.spaced(slotRenewMs), while: () => !closed }))),
       Effect.asVoid
     ),
-    close: Effect.gen(function*() {
+    close: Effect.gen(function* () {
       closed = true
       held = undefined
-      yield* store.release(route).pipe(
-        Effect.catchCause((cause) => Effect.logWarning("SMPP bind slot not given up; it runs out by itself", cause))
-      )
+      yield* store
+        .release(route)
+        .pipe(
+          Effect.catchCause((cause) => Effect.logWarning("SMPP bind slot not given up; it runs out by itself", cause))
+        )
     }).pipe(oneAtATime.withPermits(1))
   }
 }

@@ -13,18 +13,18 @@ import { isValidMessageId, printable } from "./MessageIds.ts"
 export type DeliverSm =
   /** A final receipt: the message was delivered, or never will be. */
   | {
-    readonly _tag: "Receipt"
-    readonly id: string
-    readonly outcome: "delivered" | "undeliverable"
-    /** The number the receipt is about, E.164, when `source_addr` holds a Malagasy mobile number. */
-    readonly recipient: string | null
-    /** The receipt's `submit date:` (UTC, to the minute or second), when it has one. */
-    readonly submittedAt: Date | undefined
-    /** The receipt's `done date:`, when it has one. */
-    readonly doneAt: Date | undefined
-    /** How coarse `doneAt` is: 60,000 ms when written to the minute, 1,000 to the second. */
-    readonly donePrecisionMs: number
-  }
+      readonly _tag: "Receipt"
+      readonly id: string
+      readonly outcome: "delivered" | "undeliverable"
+      /** The number the receipt is about, E.164, when `source_addr` holds a Malagasy mobile number. */
+      readonly recipient: string | null
+      /** The receipt's `submit date:` (UTC, to the minute or second), when it has one. */
+      readonly submittedAt: Date | undefined
+      /** The receipt's `done date:`, when it has one. */
+      readonly doneAt: Date | undefined
+      /** How coarse `doneAt` is: 60,000 ms when written to the minute, 1,000 to the second. */
+      readonly donePrecisionMs: number
+    }
   /** A receipt of a state that changes nothing (ENROUTE, ACCEPTD, UNKNOWN…): acknowledged and dropped. */
   | { readonly _tag: "NotFinal"; readonly state: string }
   /** A receipt without a usable message id or state: nothing can use it. */
@@ -54,11 +54,20 @@ const outcomeOf = (state: number): "delivered" | "undeliverable" | undefined =>
 export const parseReceiptDate = (digits: string): Date | undefined => {
   const m = /^(\d\d)(\d\d)(\d\d)(\d\d)(\d\d)(\d\d)?$/.exec(digits)
   if (m === null) return undefined
-  const [year, month, day, hour, minute, second] = m.slice(1).map((d) => Number(d ?? "0")) as [number, number, number, number, number, number]
+  const [year, month, day, hour, minute, second] = m.slice(1).map((d) => Number(d ?? "0")) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number
+  ]
   const ms = Date.UTC(2000 + year, month - 1, day, hour, minute, second)
   const date = new Date(ms)
   // Date.UTC rolls 31 February over into March: such a date is not one
-  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day && hour < 24 && minute < 60 && second < 60 ? date : undefined
+  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day && hour < 24 && minute < 60 && second < 60
+    ? date
+    : undefined
 }
 
 const textOf = (field: smpp.PduFields["short_message"]): string => {
@@ -106,7 +115,10 @@ export const readDeliverSm = (pdu: smpp.PduFields): DeliverSm => {
  * the receipt arrived (the arrival falls within its minute or second) or lies after it; then the
  * arrival. A done date written to the minute would otherwise put a delivery before its send.
  */
-export const occurredAt = (receipt: Pick<Extract<DeliverSm, { _tag: "Receipt" }>, "doneAt" | "donePrecisionMs">, arrivedAt: Date): Date =>
+export const occurredAt = (
+  receipt: Pick<Extract<DeliverSm, { _tag: "Receipt" }>, "doneAt" | "donePrecisionMs">,
+  arrivedAt: Date
+): Date =>
   receipt.doneAt === undefined || arrivedAt.getTime() < receipt.doneAt.getTime() + receipt.donePrecisionMs
     ? arrivedAt
     : receipt.doneAt

@@ -175,12 +175,19 @@ export class Link<L> {
     const entry = this.pending.get(header.sequenceNumber)
     const nack = header.commandId === GENERIC_NACK
     if (entry === undefined || (!nack && header.commandId !== (entry.commandId | RESPONSE_BIT) >>> 0)) {
-      return this.handlers.onUnexpected(this, `a response ${hex(header.commandId)} matching no request of ours (sequence ${header.sequenceNumber}); ignored`)
+      return this.handlers.onUnexpected(
+        this,
+        `a response ${hex(header.commandId)} matching no request of ours (sequence ${header.sequenceNumber}); ignored`
+      )
     }
     this.pending.delete(header.sequenceNumber)
-    const messageId = frame._tag === "Pdu" && typeof frame.pdu.message_id === "string" ? frame.pdu.message_id : undefined
+    const messageId =
+      frame._tag === "Pdu" && typeof frame.pdu.message_id === "string" ? frame.pdu.message_id : undefined
     // a generic_nack refuses the request, whatever status it carries
-    const response: Response = { status: nack && header.commandStatus === Status.ok ? Status.systemError : header.commandStatus, messageId }
+    const response: Response = {
+      status: nack && header.commandStatus === Status.ok ? Status.systemError : header.commandStatus,
+      messageId
+    }
     const resume = entry.resume
     if (resume !== undefined) {
       entry.resume = undefined
@@ -194,10 +201,16 @@ export class Link<L> {
   private requested(frame: Frame): void {
     const { header } = frame
     if (header.commandId === ALERT_NOTIFICATION || header.commandId === OUTBIND) {
-      return this.handlers.onUnexpected(this, `${header.commandId === OUTBIND ? "outbind" : "alert_notification"} on a bound connection; ignored (SMPP 3.4 answers it with nothing)`)
+      return this.handlers.onUnexpected(
+        this,
+        `${header.commandId === OUTBIND ? "outbind" : "alert_notification"} on a bound connection; ignored (SMPP 3.4 answers it with nothing)`
+      )
     }
     if (frame._tag === "Malformed") {
-      this.handlers.onUnexpected(this, `a request ${hex(header.commandId)} that cannot be decoded (${frame.why}); answered generic_nack`)
+      this.handlers.onUnexpected(
+        this,
+        `a request ${hex(header.commandId)} that cannot be decoded (${frame.why}); answered generic_nack`
+      )
       return this.nack(header.sequenceNumber, Status.systemError)
     }
     const pdu = frame.pdu
@@ -211,7 +224,10 @@ export class Link<L> {
         this.respond(pdu, Status.ok)
         return this.socket.end()
       default:
-        this.handlers.onUnexpected(this, `a request ${pdu.command} (${hex(header.commandId)}) an ESME does not take; answered generic_nack`)
+        this.handlers.onUnexpected(
+          this,
+          `a request ${pdu.command} (${hex(header.commandId)}) an ESME does not take; answered generic_nack`
+        )
         return this.nack(header.sequenceNumber, Status.invalidCommand)
     }
   }
@@ -237,7 +253,11 @@ export class Link<L> {
  * operator can act on (`cannot connect to host:2775: ECONNREFUSED`, `bind refused by host:2775:
  * 0x0e ESME_RINVPASWD`).
  */
-export const openLink = <L>(endpoint: SmscEndpoint, handlers: LinkHandlers<L>, timeoutMs: number): Effect.Effect<Link<L>, string> =>
+export const openLink = <L>(
+  endpoint: SmscEndpoint,
+  handlers: LinkHandlers<L>,
+  timeoutMs: number
+): Effect.Effect<Link<L>, string> =>
   Effect.suspend(() => {
     const at = `${endpoint.host}:${endpoint.port}`
     const link = new Link<L>(endpoint, handlers)
@@ -251,9 +271,14 @@ export const openLink = <L>(endpoint: SmscEndpoint, handlers: LinkHandlers<L>, t
       Effect.andThen(link.request(bind, undefined)),
       Effect.flatMap((answer): Effect.Effect<Link<L>, string> => {
         if (answer._tag !== "Answered") return Effect.fail(`connection to ${at} closed during the bind`)
-        return answer.status === Status.ok ? Effect.succeed(link) : Effect.fail(`bind refused by ${at}: ${describeStatus(answer.status)}`)
+        return answer.status === Status.ok
+          ? Effect.succeed(link)
+          : Effect.fail(`bind refused by ${at}: ${describeStatus(answer.status)}`)
       }),
-      Effect.timeoutOrElse({ duration: timeoutMs, orElse: () => Effect.fail(`no bind answer from ${at} within ${timeoutMs} ms`) }),
+      Effect.timeoutOrElse({
+        duration: timeoutMs,
+        orElse: () => Effect.fail(`no bind answer from ${at} within ${timeoutMs} ms`)
+      }),
       Effect.onExit((exit) => (exit._tag === "Success" ? Effect.void : Effect.sync(() => link.destroy("bind failed"))))
     )
   })

@@ -82,7 +82,9 @@ export class PduSocket {
     this.socket.setNoDelay(true)
     this.socket.on("connect", () => this.guard(() => handlers.onConnect()))
     this.socket.on("data", (chunk) => this.guard(() => this.receive(chunk)))
-    this.socket.on("error", (error: Error & { readonly code?: string }) => this.markClosed(error.code ?? firstLine(error)))
+    this.socket.on("error", (error: Error & { readonly code?: string }) =>
+      this.markClosed(error.code ?? firstLine(error))
+    )
     this.socket.on("close", () => this.markClosed("closed by the SMSC"))
   }
 

@@ -20,7 +20,8 @@ export const youngOutageMs = 30_000
 export const reconnectSchedule = (timing: Pick<SmppTiming, "reconnectInitialMs" | "reconnectMaxMs">) =>
   Schedule.exponential(Duration.millis(timing.reconnectInitialMs)).pipe(
     Schedule.modifyDelay(({ duration, elapsed }) => {
-      const cap = elapsed < youngOutageMs ? Math.min(timing.reconnectMaxMs, 4 * timing.reconnectInitialMs) : timing.reconnectMaxMs
+      const cap =
+        elapsed < youngOutageMs ? Math.min(timing.reconnectMaxMs, 4 * timing.reconnectInitialMs) : timing.reconnectMaxMs
       return Effect.succeed(Duration.millis(Math.min(Duration.toMillis(duration), cap)))
     }),
     Schedule.jittered,
@@ -43,9 +44,12 @@ export const throttleSchedule = (timing: Pick<SmppTiming, "throttleInitialMs" | 
 
 /** A schedule's next delay in ms, driven by hand (each call is one more attempt of the same run). */
 export const stepper = <I>(schedule: Schedule.Schedule<Duration.Duration, I>) =>
-  Effect.map(Schedule.toStep(schedule), (step) => (nowMs: number, input: I) =>
-    step(nowMs, input).pipe(
-      Effect.map(([, delay]) => Duration.toMillis(delay)),
-      // these schedules never end
-      Effect.orDie
-    ))
+  Effect.map(
+    Schedule.toStep(schedule),
+    (step) => (nowMs: number, input: I) =>
+      step(nowMs, input).pipe(
+        Effect.map(([, delay]) => Duration.toMillis(delay)),
+        // these schedules never end
+        Effect.orDie
+      )
+  )

@@ -145,7 +145,7 @@ export class Route {
   get pace(): Effect.Effect<void> {
     if (this.spacingMs === 0) return Effect.void
     const self = this
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       const nowMs = self.clock.currentTimeMillisUnsafe()
       const theoreticalMs = Math.max(nowMs, self.nextTurnMs)
       self.nextTurnMs = theoreticalMs + self.spacingMs
@@ -166,7 +166,7 @@ export class Route {
    */
   get run(): Effect.Effect<void> {
     const self = this
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       // the delays of the outage under way, if any: a bind ends it
       let outage: ((nowMs: number, problem: string) => Effect.Effect<number>) | undefined
       while (!self.closing) {
@@ -228,13 +228,16 @@ export class Route {
   /** A bound connection, waited for up to the deadline; else why not. */
   awaitBound(deadlineMs: number): Effect.Effect<Link<PartContext> | string> {
     const self = this
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       while (true) {
         if (self.closing) return `${self.name}: shutting down`
         const link = self.link
         if (link?.isOpen === true) return link
         const nowMs = self.clock.currentTimeMillisUnsafe()
-        const woke = nowMs >= deadlineMs ? Option.none() : yield* Deferred.await(self.bound).pipe(Effect.timeoutOption(deadlineMs - nowMs))
+        const woke =
+          nowMs >= deadlineMs
+            ? Option.none()
+            : yield* Deferred.await(self.bound).pipe(Effect.timeoutOption(deadlineMs - nowMs))
         if (Option.isNone(woke)) return `${self.name}: not bound before the deadline (${self.detail})`
       }
     })
@@ -246,40 +249,62 @@ export class Route {
    */
   submit(fields: smpp.PduOptions, context: PartContext, deadlineMs: number): Effect.Effect<PartOutcome> {
     const self = this
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       while (true) {
         const link = yield* self.awaitBound(deadlineMs)
         if (typeof link === "string") return { _tag: "NotWritten", reason: link } as const
-        const permit = yield* self.window.take(1).pipe(Effect.timeoutOption(Math.max(0, deadlineMs - self.clock.currentTimeMillisUnsafe())))
+        const permit = yield* self.window
+          .take(1)
+          .pipe(Effect.timeoutOption(Math.max(0, deadlineMs - self.clock.currentTimeMillisUnsafe())))
         if (Option.isNone(permit)) {
-          return { _tag: "NotWritten", reason: `${self.name}: its window of ${self.inFlightMax} stayed full until the deadline` } as const
+          return {
+            _tag: "NotWritten",
+            reason: `${self.name}: its window of ${self.inFlightMax} stayed full until the deadline`
+          } as const
         }
-        const outcome = yield* self.write(link, fields, context, deadlineMs).pipe(Effect.ensuring(self.window.release(1)))
+        const outcome = yield* self
+          .write(link, fields, context, deadlineMs)
+          .pipe(Effect.ensuring(self.window.release(1)))
         if (outcome !== "again") return outcome
       }
     })
   }
 
   /** One write on `link`, after the MPS cap allows it; "again" when the link closed or the cap slot was taken meanwhile. */
-  private write(link: Link<PartContext>, fields: smpp.PduOptions, context: PartContext, deadlineMs: number): Effect.Effect<PartOutcome | "again"> {
+  private write(
+    link: Link<PartContext>,
+    fields: smpp.PduOptions,
+    context: PartContext,
+    deadlineMs: number
+  ): Effect.Effect<PartOutcome | "again"> {
     const self = this
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       const rate = self.rate
       const waitMs = rate?.waitMs(self.clock.currentTimeMillisUnsafe()) ?? 0
       if (self.clock.currentTimeMillisUnsafe() + waitMs >= deadlineMs) {
-        return { _tag: "NotWritten", reason: `${self.name}: its cap of ${self.settings.mps} submit_sm per second held it until the deadline` } as const
+        return {
+          _tag: "NotWritten",
+          reason: `${self.name}: its cap of ${self.settings.mps} submit_sm per second held it until the deadline`
+        } as const
       }
       if (waitMs > 0) yield* Effect.sleep(waitMs)
       const gate = rate === undefined ? undefined : () => rate.tryTake(self.clock.currentTimeMillisUnsafe())
-      const answer: Option.Option<Answer> = yield* link.request(new smpp.PDU("submit_sm", fields), context, gate).pipe(
-        Effect.timeoutOption(Math.max(0, deadlineMs - self.clock.currentTimeMillisUnsafe()))
-      )
-      if (Option.isNone(answer)) return { _tag: "Unknown", reason: `${self.name}: no submit_sm_resp within ${self.responseTimeoutMs} ms` } as const
+      const answer: Option.Option<Answer> = yield* link
+        .request(new smpp.PDU("submit_sm", fields), context, gate)
+        .pipe(Effect.timeoutOption(Math.max(0, deadlineMs - self.clock.currentTimeMillisUnsafe())))
+      if (Option.isNone(answer))
+        return {
+          _tag: "Unknown",
+          reason: `${self.name}: no submit_sm_resp within ${self.responseTimeoutMs} ms`
+        } as const
       switch (answer.value._tag) {
         case "NotWritten":
           return "again"
         case "Lost":
-          return { _tag: "Unknown", reason: `${self.name}: connection lost after the write (${answer.value.reason})` } as const
+          return {
+            _tag: "Unknown",
+            reason: `${self.name}: connection lost after the write (${answer.value.reason})`
+          } as const
         case "Answered":
           return { _tag: "Answered", status: answer.value.status, messageId: answer.value.messageId } as const
       }
@@ -289,10 +314,12 @@ export class Route {
   /** Sends a request that is not a submission (`query_sm`) on the bound connection and waits for its answer until the deadline. */
   request(pdu: smpp.PDU, deadlineMs: number): Effect.Effect<Option.Option<Answer>> {
     const self = this
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       const link = yield* self.awaitBound(deadlineMs)
       if (typeof link === "string") return Option.none()
-      return yield* link.request(pdu, undefined).pipe(Effect.timeoutOption(Math.max(0, deadlineMs - self.clock.currentTimeMillisUnsafe())))
+      return yield* link
+        .request(pdu, undefined)
+        .pipe(Effect.timeoutOption(Math.max(0, deadlineMs - self.clock.currentTimeMillisUnsafe())))
     })
   }
 
@@ -302,9 +329,11 @@ export class Route {
    */
   private watchSlot(link: Link<PartContext>): Effect.Effect<void> {
     const self = this
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       while (self.gate.slot() !== undefined) yield* Effect.sleep(slotCheckMs)
-      yield* Effect.logWarning("SMPP bind dropped: its bind slot was not renewed in time").pipe(Effect.annotateLogs({ route: self.name }))
+      yield* Effect.logWarning("SMPP bind dropped: its bind slot was not renewed in time").pipe(
+        Effect.annotateLogs({ route: self.name })
+      )
       link.destroy("its bind slot was not renewed in time")
     })
   }

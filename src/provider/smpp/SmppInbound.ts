@@ -29,15 +29,24 @@ const refusalLogIntervalMs = 60_000
 export const lateEvidence = (route: Route, late: PartContext, response: Response): LateResult["result"] | undefined => {
   const part = late.parts > 1 ? `part ${late.part} of ${late.parts} ` : ""
   if (response.status !== Status.ok) {
-    return { _tag: "Rejected", reason: `${route.name} answered ${part}after the deadline: ${describeStatus(response.status)}` }
+    return {
+      _tag: "Rejected",
+      reason: `${route.name} answered ${part}after the deadline: ${describeStatus(response.status)}`
+    }
   }
   // the parts after an unanswered one were never sent: the message as a whole was not taken
   if (late.part < late.parts) {
-    return { _tag: "Rejected", reason: `${route.name} accepted ${part}after the deadline; the rest of the message was never sent` }
+    return {
+      _tag: "Rejected",
+      reason: `${route.name} accepted ${part}after the deadline; the rest of the message was never sent`
+    }
   }
   if (late.firstId !== undefined) return { _tag: "Accepted", providerRef: providerRef(route.name, late.firstId) }
   return isValidMessageId(response.messageId)
-    ? { _tag: "Accepted", providerRef: providerRef(route.name, idFromResponse(route.settings.msgIdType, response.messageId)) }
+    ? {
+        _tag: "Accepted",
+        providerRef: providerRef(route.name, idFromResponse(route.settings.msgIdType, response.messageId))
+      }
     : undefined
 }
 
@@ -52,31 +61,45 @@ export const makeRouteEvents = (
   const warn = makeThrottledLog(refusalLogIntervalMs)
 
   const refused = (route: Route, kind: string, what: string) =>
-    runFork(Metric.update(smppRefused, 1).pipe(Effect.andThen(warn(`${route.name}/${kind}`, `SMPP ${kind}`, { route: route.name, detail: what }))))
-
-  const storeReceipt = (route: Route, link: Link<PartContext>, pdu: smpp.PDU, receipt: Extract<ReturnType<typeof readDeliverSm>, { _tag: "Receipt" }>) =>
-    inbox.receipt({
-      providerRef: providerRef(route.name, idFromReceipt(route.settings.msgIdType, receipt.id)),
-      outcome: receipt.outcome,
-      occurredAt: occurredAt(receipt, new Date(clock.currentTimeMillisUnsafe())),
-      recipient: receipt.recipient,
-      submittedAt: receipt.submittedAt ?? null
-    }).pipe(
-      Effect.matchEffect({
-        onSuccess: () =>
-          Effect.suspend(() => {
-            link.respond(pdu, Status.ok)
-            return inboxOutage.succeeded("SMPP receipts stored again")
-          }),
-        onFailure: (error) =>
-          Effect.suspend(() => {
-            link.respond(pdu, Status.temporaryAppError)
-            return inboxOutage.failed("SMPP receipts not stored: the inbox is unavailable; the SMSC will send them again", error.cause)
-          })
-      }),
-      Effect.annotateLogs({ route: route.name }),
-      Effect.ensuring(Effect.sync(() => receiptsInFlight--))
+    runFork(
+      Metric.update(smppRefused, 1).pipe(
+        Effect.andThen(warn(`${route.name}/${kind}`, `SMPP ${kind}`, { route: route.name, detail: what }))
+      )
     )
+
+  const storeReceipt = (
+    route: Route,
+    link: Link<PartContext>,
+    pdu: smpp.PDU,
+    receipt: Extract<ReturnType<typeof readDeliverSm>, { _tag: "Receipt" }>
+  ) =>
+    inbox
+      .receipt({
+        providerRef: providerRef(route.name, idFromReceipt(route.settings.msgIdType, receipt.id)),
+        outcome: receipt.outcome,
+        occurredAt: occurredAt(receipt, new Date(clock.currentTimeMillisUnsafe())),
+        recipient: receipt.recipient,
+        submittedAt: receipt.submittedAt ?? null
+      })
+      .pipe(
+        Effect.matchEffect({
+          onSuccess: () =>
+            Effect.suspend(() => {
+              link.respond(pdu, Status.ok)
+              return inboxOutage.succeeded("SMPP receipts stored again")
+            }),
+          onFailure: (error) =>
+            Effect.suspend(() => {
+              link.respond(pdu, Status.temporaryAppError)
+              return inboxOutage.failed(
+                "SMPP receipts not stored: the inbox is unavailable; the SMSC will send them again",
+                error.cause
+              )
+            })
+        }),
+        Effect.annotateLogs({ route: route.name }),
+        Effect.ensuring(Effect.sync(() => receiptsInFlight--))
+      )
 
   return {
     onDeliver: (route, link, pdu) => {
@@ -95,19 +118,27 @@ export const makeRouteEvents = (
           return refused(route, "receipt unreadable", read.why)
         case "MobileOriginated":
           link.respond(pdu, Status.ok)
-          runFork(Effect.logInfo("SMPP mobile-originated message ignored").pipe(Effect.annotateLogs({ route: route.name })))
+          runFork(
+            Effect.logInfo("SMPP mobile-originated message ignored").pipe(Effect.annotateLogs({ route: route.name }))
+          )
       }
     },
     onLateAnswer: (route, late, response) => {
       const result = lateEvidence(route, late, response)
       if (result === undefined) {
-        return refused(route, "late answer unusable", `accepted after the deadline with an invalid message_id ${printable(response.messageId ?? "")}`)
+        return refused(
+          route,
+          "late answer unusable",
+          `accepted after the deadline with an invalid message_id ${printable(response.messageId ?? "")}`
+        )
       }
-      runFork(inbox.lateResult({ organisationId: late.organisationId, messageId: late.messageId, result }).pipe(
-        Effect.retry(lateResultRetry),
-        Effect.catch((error) => Effect.logError("SMPP late answer lost: the inbox stayed unavailable", error.cause)),
-        Effect.annotateLogs({ route: route.name, message_id: late.messageId })
-      ))
+      runFork(
+        inbox.lateResult({ organisationId: late.organisationId, messageId: late.messageId, result }).pipe(
+          Effect.retry(lateResultRetry),
+          Effect.catch((error) => Effect.logError("SMPP late answer lost: the inbox stayed unavailable", error.cause)),
+          Effect.annotateLogs({ route: route.name, message_id: late.messageId })
+        )
+      )
     },
     onUnexpected: (route, what) => refused(route, "unexpected PDU", what)
   }

@@ -32,7 +32,11 @@ export const sourceAddress = (senderName: string): Address =>
     : { ton: TON_ALPHANUMERIC, npi: NPI_UNKNOWN, addr: senderName }
 
 /** An E.164 number as an SMPP destination: international, ISDN, without its `+`. */
-export const destinationAddress = (to: string): Address => ({ ton: TON_INTERNATIONAL, npi: NPI_ISDN, addr: to.replace(/^\+/, "") })
+export const destinationAddress = (to: string): Address => ({
+  ton: TON_INTERNATIONAL,
+  npi: NPI_ISDN,
+  addr: to.replace(/^\+/, "")
+})
 
 /** The `submit_sm` fields of each part of a submission, in order; `ref` (0 to 255) tells the parts of one message apart. */
 export const submitSmParts = (s: Submission, ref: number): ReadonlyArray<smpp.PduOptions> => {

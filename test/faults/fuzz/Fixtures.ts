@@ -34,7 +34,8 @@ export interface Fixtures {
 }
 
 const expectStatus = (reply: Reply, ...statuses: ReadonlyArray<number>): Reply => {
-  if (!statuses.includes(reply.status)) throw new Error(`fixture: expected ${statuses.join("/")}, got ${reply.status} ${reply.text.slice(0, 300)}`)
+  if (!statuses.includes(reply.status))
+    throw new Error(`fixture: expected ${statuses.join("/")}, got ${reply.status} ${reply.text.slice(0, 300)}`)
   return reply
 }
 
@@ -45,7 +46,10 @@ export const makeFixtures = async (base: string): Promise<Fixtures> => {
     call(method, `/admin/v1${path}`, { token: adminToken, ...(body === undefined ? {} : { body }) })
   const newOrg = organisationFactory(admin)
   const key = async (orgId: string, permissions: ReadonlyArray<string>) =>
-    expectStatus(await admin("POST", `/organizations/${orgId}/api-keys`, { permissions }), 201).body as { key_id: string; api_key: string }
+    expectStatus(await admin("POST", `/organizations/${orgId}/api-keys`, { permissions }), 201).body as {
+      key_id: string
+      api_key: string
+    }
 
   const main = await newOrg({ credits: 1_000_000_000, sender: "DEMO" })
   const other = await newOrg({ credits: 1000 })
@@ -60,8 +64,12 @@ export const makeFixtures = async (base: string): Promise<Fixtures> => {
   const tomorrow = new Date(now + 86_400_000).toISOString()
   let sequence = 0
   const create = async (apiKey: string, path: string, body: unknown) => {
-    const reply = await call("POST", `/api/sms/v2/${path}/`, { token: apiKey, body, headers: { "idempotency-key": `fixture-${++sequence}` } })
-    const id = (reply.body as { id?: string; message_id?: string } | undefined)
+    const reply = await call("POST", `/api/sms/v2/${path}/`, {
+      token: apiKey,
+      body,
+      headers: { "idempotency-key": `fixture-${++sequence}` }
+    })
+    const id = reply.body as { id?: string; message_id?: string } | undefined
     const found = id?.id ?? id?.message_id
     if (found === undefined) throw new Error(`fixture: no id in ${reply.status} ${reply.text.slice(0, 300)}`)
     return found
@@ -78,14 +86,22 @@ export const makeFixtures = async (base: string): Promise<Fixtures> => {
   const recipients = Array.from({ length: 150 }, (_, i) => `+26133${String(i).padStart(7, "0")}`)
   const batchIds = [await create(main.apiKey, "message-batches", { recipients, text: "Salama", send_at: tomorrow })]
   const otherMessageIds = [await send(other.apiKey, testNumbers.delivered)]
-  const otherBatchIds = [await create(other.apiKey, "message-batches", { recipients: recipients.slice(0, 2), text: "Salama", send_at: tomorrow })]
+  const otherBatchIds = [
+    await create(other.apiKey, "message-batches", {
+      recipients: recipients.slice(0, 2),
+      text: "Salama",
+      send_at: tomorrow
+    })
+  ]
 
   const cursorOf = async (reply: Promise<Reply>) => {
     const cursor = (expectStatus(await reply, 200).body as { next_cursor: string | null }).next_cursor
     if (cursor === null) throw new Error("fixture: expected a next page")
     return cursor
   }
-  const batchCursors = [await cursorOf(call("GET", `/api/sms/v2/message-batches/${batchIds[0]}/messages/`, { token: main.apiKey }))]
+  const batchCursors = [
+    await cursorOf(call("GET", `/api/sms/v2/message-batches/${batchIds[0]}/messages/`, { token: main.apiKey }))
+  ]
   const listCursors = [
     await cursorOf(admin("GET", "/organizations?limit=1")),
     await cursorOf(admin("GET", `/organizations/${main.orgId}/messages?limit=1`))

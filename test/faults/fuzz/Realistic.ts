@@ -16,7 +16,9 @@ const timestamp = (now: number, from: number): fc.Arbitrary<string> =>
   fc.oneof(
     {
       weight: 4,
-      arbitrary: fc.integer({ min: 1, max: 31 }).map((k) => new Date(from + (k <= 24 ? k * 3600 : (k - 24) * 86_400) * 1000).toISOString())
+      arbitrary: fc
+        .integer({ min: 1, max: 31 })
+        .map((k) => new Date(from + (k <= 24 ? k * 3600 : (k - 24) * 86_400) * 1000).toISOString())
     },
     {
       weight: 1,
@@ -26,8 +28,14 @@ const timestamp = (now: number, from: number): fc.Arbitrary<string> =>
         new Date(now + 86_400_000).toISOString().replace("Z", "-23:59"),
         new Date(now + 86_400_000).toISOString().replace("Z", ""),
         new Date(now + 86_400_000).toISOString().toLowerCase(),
-        "9999-12-31T23:59:59Z", "9999-12-31T23:59:59-23:59", "0000-01-01T00:00:00Z", "2026-02-30T10:00:00Z",
-        "2030-06-30T23:59:60Z", "2030-01-01T00:00:00.123456789Z", "+275760-09-13T00:00:00Z", "2030-01-01 10:00:00Z"
+        "9999-12-31T23:59:59Z",
+        "9999-12-31T23:59:59-23:59",
+        "0000-01-01T00:00:00Z",
+        "2026-02-30T10:00:00Z",
+        "2030-06-30T23:59:60Z",
+        "2030-01-01T00:00:00.123456789Z",
+        "+275760-09-13T00:00:00Z",
+        "2030-01-01 10:00:00Z"
       )
     }
   )
@@ -50,7 +58,9 @@ const calendarDate = (now: number): fc.Arbitrary<string> =>
  * unknown for good is verified again every few minutes of clock time for ever, so that a clock
  * advance over days would run thousands of verification rounds per such message.
  */
-const simulatorNumbers = Object.values(testNumbers).filter((n) => n !== testNumbers.slow && n !== testNumbers.unknownForGood)
+const simulatorNumbers = Object.values(testNumbers).filter(
+  (n) => n !== testNumbers.slow && n !== testNumbers.unknownForGood
+)
 
 /** Makes a schema sample realistic where a random one would always be refused: times, sender names, test numbers. */
 export const realistic = (payload: Json, samples: RouteSamples, f: Fixtures): fc.Arbitrary<Json> => {
@@ -59,7 +69,8 @@ export const realistic = (payload: Json, samples: RouteSamples, f: Fixtures): fc
     if (format === "date-time") overrides[field] = timestamp(f.now, field === "send_at" ? schedulingFrom : f.now)
     if (format === "date") overrides[field] = calendarDate(f.now)
   }
-  for (const field of ["sender_name", "default_sender_name"]) overrides[field] = fc.constantFrom(...f.senders, "INFO", "NOPE")
+  for (const field of ["sender_name", "default_sender_name"])
+    overrides[field] = fc.constantFrom(...f.senders, "INFO", "NOPE")
   for (const field of ["to", "phone_number"]) {
     if (!samples.formats.has(field)) overrides[field] = fc.constantFrom(...simulatorNumbers)
   }

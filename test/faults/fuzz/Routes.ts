@@ -38,9 +38,18 @@ export interface FuzzRoute {
 }
 
 const patternOf = (path: string): RegExp =>
-  new RegExp(`^${path.split("/").map((s) => (s.startsWith(":") ? "[^/]+" : s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))).join("/")}$`)
+  new RegExp(
+    `^${path
+      .split("/")
+      .map((s) => (s.startsWith(":") ? "[^/]+" : s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
+      .join("/")}$`
+  )
 
-const paramsOf = (path: string) => path.split("/").filter((s) => s.startsWith(":")).map((s) => s.slice(1))
+const paramsOf = (path: string) =>
+  path
+    .split("/")
+    .filter((s) => s.startsWith(":"))
+    .map((s) => s.slice(1))
 
 const authOf = (middleware: ReadonlySet<HttpApiMiddleware.AnyService>): Auth => {
   const keys: ReadonlySet<unknown> = middleware
@@ -87,20 +96,26 @@ export const fuzzRoutes = (): ReadonlyArray<FuzzRoute> => {
   const known = new Set(endpoints.map((r) => r.key))
   const plain = declaredRoutes
     .filter(([method, path]) => !known.has(`${method} ${path}`))
-    .map(([method, path]): FuzzRoute => ({
-      key: `${method} ${path}`,
-      method,
-      path,
-      paramNames: paramsOf(path),
-      auth: "none",
-      schemas: {},
-      pattern: patternOf(path)
-    }))
+    .map(
+      ([method, path]): FuzzRoute => ({
+        key: `${method} ${path}`,
+        method,
+        path,
+        paramNames: paramsOf(path),
+        auth: "none",
+        schemas: {},
+        pattern: patternOf(path)
+      })
+    )
   return [...endpoints, ...plain]
 }
 
 /** The endpoints a request (method, raw path) reaches; HEAD reaches what GET does. */
-export const routesReached = (routes: ReadonlyArray<FuzzRoute>, method: string, path: string): ReadonlyArray<FuzzRoute> => {
+export const routesReached = (
+  routes: ReadonlyArray<FuzzRoute>,
+  method: string,
+  path: string
+): ReadonlyArray<FuzzRoute> => {
   const asked = method === "HEAD" ? "GET" : method
   return routes.filter((r) => r.method === asked && r.pattern.test(path))
 }

@@ -44,7 +44,7 @@ const formatsOf = (schema: Schema.Top): ReadonlyMap<string, string> => {
   const document = Schema.toJsonSchemaDocument(schema)
   const definitions = document.definitions as Readonly<Record<string, JsonSchemaNode>>
   const root = document.schema as JsonSchemaNode
-  const body = root.$ref === undefined ? root : definitions[root.$ref.split("/").pop()!] ?? root
+  const body = root.$ref === undefined ? root : (definitions[root.$ref.split("/").pop()!] ?? root)
   const formats = new Map<string, string>()
   for (const [field, node] of Object.entries(body.properties ?? {})) {
     const format = node.format ?? node.anyOf?.find((n) => n.format !== undefined)?.format

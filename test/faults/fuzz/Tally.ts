@@ -34,13 +34,20 @@ export const makeTally = () => {
     perRoute: (route: string) => [...(byRoute.get(route)?.values() ?? [])].reduce((a, b) => a + b, 0),
     /** The report: one line per route with its statuses, then the totals. */
     report: (title: string): string => {
-      const sorted = (m: Map<string, number>) => [...m].sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `${k}:${n}`).join(" ")
+      const sorted = (m: Map<string, number>) =>
+        [...m]
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(([k, n]) => `${k}:${n}`)
+          .join(" ")
       const width = Math.max(...[...byRoute.keys()].map((k) => k.length))
       return [
         title,
-        ...[...byRoute].sort(([a], [b]) => a.localeCompare(b)).map(([route, statuses]) =>
-          `  ${route.padEnd(width)}  ${String(Math.round((msByRoute.get(route) ?? 0) / [...statuses.values()].reduce((a, b) => a + b, 0))).padStart(5)} ms  ${sorted(statuses)}`
-        ),
+        ...[...byRoute]
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(
+            ([route, statuses]) =>
+              `  ${route.padEnd(width)}  ${String(Math.round((msByRoute.get(route) ?? 0) / [...statuses.values()].reduce((a, b) => a + b, 0))).padStart(5)} ms  ${sorted(statuses)}`
+          ),
         `  statuses: ${sorted(byStatus)}`,
         `  kinds:    ${sorted(byKind)}`,
         `  failures: ${failures.length}`
@@ -54,7 +61,9 @@ export type Tally = ReturnType<typeof makeTally>
 /** Runs `work` on every item of `items`, at most `concurrency` at a time. */
 export const runPool = async <A>(items: Iterable<A>, concurrency: number, work: (item: A) => Promise<void>) => {
   const iterator = items[Symbol.iterator]()
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    for (let next = iterator.next(); next.done !== true; next = iterator.next()) await work(next.value)
-  }))
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let next = iterator.next(); next.done !== true; next = iterator.next()) await work(next.value)
+    })
+  )
 }

@@ -28,7 +28,10 @@ const parseJson = (body: Buffer): { readonly ok: true; readonly value: unknown }
 
 const errorCodeOf = (body: Buffer): string | undefined => {
   const parsed = parseJson(body)
-  const error = parsed.ok && typeof parsed.value === "object" && parsed.value !== null ? (parsed.value as { error?: { code?: unknown } }).error : undefined
+  const error =
+    parsed.ok && typeof parsed.value === "object" && parsed.value !== null
+      ? (parsed.value as { error?: { code?: unknown } }).error
+      : undefined
   return typeof error?.code === "string" ? error.code : undefined
 }
 
@@ -48,29 +51,46 @@ export const problemsOf = (
   const { status, headers, body } = answer
   const head = method === "HEAD"
   if (status === 500) problems.push("500")
-  if (!/^[!-~]{1,64}$/.test(headers["x-request-id"] ?? "")) problems.push(`X-Request-Id is ${JSON.stringify(headers["x-request-id"])}`)
-  if (headers["x-content-type-options"] !== "nosniff") problems.push(`X-Content-Type-Options is ${JSON.stringify(headers["x-content-type-options"])}`)
+  if (!/^[!-~]{1,64}$/.test(headers["x-request-id"] ?? ""))
+    problems.push(`X-Request-Id is ${JSON.stringify(headers["x-request-id"])}`)
+  if (headers["x-content-type-options"] !== "nosniff")
+    problems.push(`X-Content-Type-Options is ${JSON.stringify(headers["x-content-type-options"])}`)
   // what Node's parser refused was never routed (README: answered by the server before any route)
   const refused = ["bad_request", "headers_too_large", "request_timeout"].includes(errorCodeOf(body) ?? "")
-  const reached = refused ? [] : routesReached(routes, method, path.split("?")[0]!).filter((r) => r.answers !== undefined)
-  if (reached.length > 0 && !reached.some((r) => r.answers!.has(status))) problems.push(`status ${status} is not declared by ${reached.map((r) => r.key).join(", ")}`)
+  const reached = refused
+    ? []
+    : routesReached(routes, method, path.split("?")[0]!).filter((r) => r.answers !== undefined)
+  if (reached.length > 0 && !reached.some((r) => r.answers!.has(status)))
+    problems.push(`status ${status} is not declared by ${reached.map((r) => r.key).join(", ")}`)
   if (status === 405 && headers.allow === undefined) problems.push("405 without Allow")
-  if (status === 405 && (headers.allow ?? "").split(",").map((m) => m.trim()).includes(method === "HEAD" ? "GET" : method)) {
+  if (
+    status === 405 &&
+    (headers.allow ?? "")
+      .split(",")
+      .map((m) => m.trim())
+      .includes(method === "HEAD" ? "GET" : method)
+  ) {
     problems.push(`405 though Allow lists ${method}`)
   }
 
   const json = status >= 400 || (headers["content-type"] ?? "").startsWith("application/json")
-  if (status >= 400 && !(headers["content-type"] ?? "").startsWith("application/json")) problems.push(`error with Content-Type ${headers["content-type"]}`)
+  if (status >= 400 && !(headers["content-type"] ?? "").startsWith("application/json"))
+    problems.push(`error with Content-Type ${headers["content-type"]}`)
   if (head || !json) return problems
   const parsed = parseJson(body)
   if (!parsed.ok) return [...problems, `body is not JSON: ${body.toString("utf8").slice(0, 120)}`]
-  if (unstorable !== undefined && status < 400) problems.push(`${status} though ${unstorable} holds a NUL or an unpaired surrogate`)
+  if (unstorable !== undefined && status < 400)
+    problems.push(`${status} though ${unstorable} holds a NUL or an unpaired surrogate`)
   if (status >= 400) {
     const decoded = decodeErrorBody(parsed.value)
     if (Exit.isFailure(decoded)) return [...problems, `not the error body: ${body.toString("utf8").slice(0, 200)}`]
     const { code, message, details } = decoded.value.error
     if (message.trim() === "") problems.push("empty error message")
-    if (unstorable !== undefined && code === "validation_error" && !(details ?? []).some((d) => d.field === unstorable)) {
+    if (
+      unstorable !== undefined &&
+      code === "validation_error" &&
+      !(details ?? []).some((d) => d.field === unstorable)
+    ) {
       problems.push(`validation_error not naming ${unstorable}, which holds a NUL or an unpaired surrogate`)
     }
   }

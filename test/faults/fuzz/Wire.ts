@@ -16,7 +16,9 @@ export interface Answer {
 }
 
 /** What came back for a request: an answer, or what happened instead. */
-export type Outcome = { readonly _tag: "Answer"; readonly answer: Answer } | { readonly _tag: "NoAnswer"; readonly reason: string }
+export type Outcome =
+  | { readonly _tag: "Answer"; readonly answer: Answer }
+  | { readonly _tag: "NoAnswer"; readonly reason: string }
 
 const answerTimeoutMs = 60_000
 
@@ -30,8 +32,18 @@ export const makeClient = (port: number, sockets: number) => {
   const send = (r: FuzzRequest) =>
     new Promise<Outcome>((resolve) => {
       let before: FuzzRequest | undefined
-      const body = r.body === undefined ? undefined : typeof r.body === "string" ? Buffer.from(r.body, "utf8") : Buffer.from(r.body)
-      const framing = body === undefined ? {} : r.chunked ? { "transfer-encoding": "chunked" } : { "content-length": String(body.length) }
+      const body =
+        r.body === undefined
+          ? undefined
+          : typeof r.body === "string"
+            ? Buffer.from(r.body, "utf8")
+            : Buffer.from(r.body)
+      const framing =
+        body === undefined
+          ? {}
+          : r.chunked
+            ? { "transfer-encoding": "chunked" }
+            : { "content-length": String(body.length) }
       const headers = { ...r.headers, ...framing }
       let done = false
       const finish = (outcome: Outcome) => {
@@ -40,18 +52,24 @@ export const makeClient = (port: number, sockets: number) => {
       }
       let request: ReturnType<typeof httpRequest>
       try {
-        request = httpRequest({ host: "127.0.0.1", port, agent, method: r.method, path: r.path, headers, timeout: answerTimeoutMs }, (response) => {
-          const chunks: Array<Buffer> = []
-          response.on("data", (c: Buffer) => chunks.push(c))
-          response.on("end", () => {
-            const joined: Record<string, string> = {}
-            for (const [name, value] of Object.entries(response.headers)) {
-              if (value !== undefined) joined[name] = Array.isArray(value) ? value.join(", ") : value
-            }
-            finish({ _tag: "Answer", answer: { status: response.statusCode ?? 0, headers: joined, body: Buffer.concat(chunks) } })
-          })
-          response.on("error", (e) => finish({ _tag: "NoAnswer", reason: `response: ${e.message}` }))
-        })
+        request = httpRequest(
+          { host: "127.0.0.1", port, agent, method: r.method, path: r.path, headers, timeout: answerTimeoutMs },
+          (response) => {
+            const chunks: Array<Buffer> = []
+            response.on("data", (c: Buffer) => chunks.push(c))
+            response.on("end", () => {
+              const joined: Record<string, string> = {}
+              for (const [name, value] of Object.entries(response.headers)) {
+                if (value !== undefined) joined[name] = Array.isArray(value) ? value.join(", ") : value
+              }
+              finish({
+                _tag: "Answer",
+                answer: { status: response.statusCode ?? 0, headers: joined, body: Buffer.concat(chunks) }
+              })
+            })
+            response.on("error", (e) => finish({ _tag: "NoAnswer", reason: `response: ${e.message}` }))
+          }
+        )
       } catch (e) {
         // Node's client refuses to write it (an invalid character in a header): a generator bug, not the service's
         throw new Error(`the client cannot send ${r.method} ${r.path}: ${String(e)}`)
@@ -65,8 +83,14 @@ export const makeClient = (port: number, sockets: number) => {
         lastOn.set(socket, r)
       })
       request.on("error", (e) => {
-        const after = before === undefined ? "" : ` after ${before.method} ${before.path.slice(0, 100)}${before.chunked ? " (chunked)" : ""} ${JSON.stringify(before.headers).slice(0, 200)} ${String(before.body ?? "").slice(0, 100)}`
-        finish({ _tag: "NoAnswer", reason: `request: ${e.message}${request.reusedSocket ? ` (on a kept-alive connection${after})` : ""}` })
+        const after =
+          before === undefined
+            ? ""
+            : ` after ${before.method} ${before.path.slice(0, 100)}${before.chunked ? " (chunked)" : ""} ${JSON.stringify(before.headers).slice(0, 200)} ${String(before.body ?? "").slice(0, 100)}`
+        finish({
+          _tag: "NoAnswer",
+          reason: `request: ${e.message}${request.reusedSocket ? ` (on a kept-alive connection${after})` : ""}`
+        })
       })
       if (body !== undefined && r.chunked) {
         // two chunks, split mid-body
@@ -78,7 +102,11 @@ export const makeClient = (port: number, sockets: number) => {
 }
 
 /** Writes `chunks` (each after the previous one is flushed) on a new connection, half-closes if asked, and reads until the server closes. */
-export const exchange = (port: number, chunks: ReadonlyArray<string | Uint8Array>, options: { readonly halfClose?: boolean } = {}) =>
+export const exchange = (
+  port: number,
+  chunks: ReadonlyArray<string | Uint8Array>,
+  options: { readonly halfClose?: boolean } = {}
+) =>
   new Promise<{ readonly raw: Buffer; readonly closedBy: "server" | "timeout" }>((resolve) => {
     const socket = connect(port, "127.0.0.1")
     const received: Array<Buffer> = []
@@ -99,7 +127,10 @@ export const exchange = (port: number, chunks: ReadonlyArray<string | Uint8Array
   })
 
 /** Splits raw response bytes into answers; `methods[i]` is the method of the i-th request (a HEAD answer has no body). */
-export const splitAnswers = (raw: Buffer, methods: ReadonlyArray<string>): { readonly answers: ReadonlyArray<Answer>; readonly rest: Buffer } => {
+export const splitAnswers = (
+  raw: Buffer,
+  methods: ReadonlyArray<string>
+): { readonly answers: ReadonlyArray<Answer>; readonly rest: Buffer } => {
   const answers: Array<Answer> = []
   let at = 0
   while (at < raw.length) {
@@ -112,7 +143,8 @@ export const splitAnswers = (raw: Buffer, methods: ReadonlyArray<string>): { rea
     for (const line of lines) {
       const colon = line.indexOf(":")
       const name = line.slice(0, colon).trim().toLowerCase()
-      headers[name] = headers[name] === undefined ? line.slice(colon + 1).trim() : `${headers[name]}, ${line.slice(colon + 1).trim()}`
+      headers[name] =
+        headers[name] === undefined ? line.slice(colon + 1).trim() : `${headers[name]}, ${line.slice(colon + 1).trim()}`
     }
     let bodyStart = end + 4
     // an interim answer (100 Continue) precedes the real one

@@ -47,7 +47,12 @@ interface Owed {
   acked: boolean
   /** Its copies sent so far. */
   readonly copies: Array<Sent>
-  readonly format: { readonly inPayload: boolean; readonly dataSm: boolean; readonly ucs2: boolean; readonly tlvs: boolean }
+  readonly format: {
+    readonly inPayload: boolean
+    readonly dataSm: boolean
+    readonly ucs2: boolean
+    readonly tlvs: boolean
+  }
   /** An ENROUTE receipt before the final one, and the final one twice, at its first sending. */
   readonly enrouteFirst: boolean
   readonly twice: boolean
@@ -57,11 +62,23 @@ interface Owed {
  * Ids the adapter cannot keep: empty, over 65 characters, a control character, a non-ASCII octet
  * (é, 0xe9: the `smpp` package would read it as `i` without the adapter's latin1 reading), a space.
  */
-const unusableIds = (n: number): ReadonlyArray<string> => ["", "6".repeat(66), "9".repeat(5000), `12\u0001${n}`, `é${n}`, `a ${n}`]
+const unusableIds = (n: number): ReadonlyArray<string> => [
+  "",
+  "6".repeat(66),
+  "9".repeat(5000),
+  `12\u0001${n}`,
+  `é${n}`,
+  `a ${n}`
+]
 /** The longest usable ids: 64 and 65 characters. */
 const longIds = (n: number): ReadonlyArray<string> => [String(n).padStart(64, "L"), String(n).padStart(65, "L")]
 
-const killersOrder: ReadonlyArray<Killer> = ["under 16 octets", "over 16384 octets", "longer than what follows", "unbind"]
+const killersOrder: ReadonlyArray<Killer> = [
+  "under 16 octets",
+  "over 16384 octets",
+  "longer than what follows",
+  "unbind"
+]
 
 export class HostileSmsc {
   readonly raw: RawSmsc
@@ -122,12 +139,16 @@ export class HostileSmsc {
 
   /** Answers 0x64 to owed receipts (the adapter holding too many at once). */
   get receiptsDeferred(): number {
-    return [...this.owed.values()].reduce((n, o) => n + o.copies.filter((s) => s.answers[0]?.command_status === 0x64).length, 0)
+    return [...this.owed.values()].reduce(
+      (n, o) => n + o.copies.filter((s) => s.answers[0]?.command_status === 0x64).length,
+      0
+    )
   }
 
   /** Requests of ours not answered yet that must be. */
   get answersOwed(): number {
-    return [...this.sent.values()].filter((s) => s.answers.length === 0 && s.expect.kind !== "none" && !this.excused(s)).length
+    return [...this.sent.values()].filter((s) => s.answers.length === 0 && s.expect.kind !== "none" && !this.excused(s))
+      .length
   }
 
   private answerSubmit(pdu: smpp.PDU, c: RawConnection) {
@@ -135,7 +156,14 @@ export class HostileSmsc {
     const n = this.nextId++
     const roll = this.prng.next()
     const answer: Submit["answer"] = roll < 0.03 ? "refused" : roll < 0.09 ? "unusable id" : "accepted"
-    const messageId = answer === "unusable id" ? this.prng.pick(unusableIds(n)) : answer === "refused" ? "" : roll < 0.13 ? this.prng.pick(longIds(n)) : String(n)
+    const messageId =
+      answer === "unusable id"
+        ? this.prng.pick(unusableIds(n))
+        : answer === "refused"
+          ? ""
+          : roll < 0.13
+            ? this.prng.pick(longIds(n))
+            : String(n)
     const wrongFirst = this.prng.chance(0.05) ? wrongAnswerTo(this.prng, pdu.sequence_number) : undefined
     if (wrongFirst !== undefined) this.raw.sendOn(c, [wrongFirst])
     const submit: Submit = {
@@ -156,7 +184,12 @@ export class HostileSmsc {
         acked: false,
         copies: [],
         // UCS-2 doubles the text: a long id's no longer fits short_message
-        format: { inPayload: ucs2 || this.prng.chance(0.25), dataSm: this.prng.chance(0.15), ucs2, tlvs: this.prng.chance(0.5) },
+        format: {
+          inPayload: ucs2 || this.prng.chance(0.25),
+          dataSm: this.prng.chance(0.15),
+          ucs2,
+          tlvs: this.prng.chance(0.5)
+        },
         enrouteFirst: this.prng.chance(0.15),
         twice: this.prng.chance(0.1)
       })
@@ -165,10 +198,13 @@ export class HostileSmsc {
     const status = answer === "refused" ? 0x45 : 0
     if (this.prng.chance(0.7)) return { status, messageId }
     // answered a little later: a connection dropped meanwhile loses the answer of a message taken
-    setTimeout(() => {
-      if (c.closed) this.answersNeverWritten++
-      else this.raw.sendOn(c, [pdu.response({ command_status: status, message_id: messageId })])
-    }, this.prng.int(50, 400))
+    setTimeout(
+      () => {
+        if (c.closed) this.answersNeverWritten++
+        else this.raw.sendOn(c, [pdu.response({ command_status: status, message_id: messageId })])
+      },
+      this.prng.int(50, 400)
+    )
     return "silent" as const
   }
 
@@ -204,7 +240,10 @@ export class HostileSmsc {
       return {
         label: "owed receipt",
         octets: pdu.toBuffer(),
-        request: { sequence: pdu.sequence_number, expect: { kind: "answer", command: `${pdu.command}_resp`, statuses: [0, 0x64] } as const },
+        request: {
+          sequence: pdu.sequence_number,
+          expect: { kind: "answer", command: `${pdu.command}_resp`, statuses: [0, 0x64] } as const
+        },
         owed: o
       }
     }
@@ -212,7 +251,14 @@ export class HostileSmsc {
     if (first && o.enrouteFirst) {
       const pdu = receiptPdu({ ...options, stat: "ENROUTE" })
       pdu.sequence_number = this.raw.nextSequence()
-      items.push({ label: "owed receipt ENROUTE", octets: pdu.toBuffer(), request: { sequence: pdu.sequence_number, expect: { kind: "answer", command: `${pdu.command}_resp`, statuses: [0] } } })
+      items.push({
+        label: "owed receipt ENROUTE",
+        octets: pdu.toBuffer(),
+        request: {
+          sequence: pdu.sequence_number,
+          expect: { kind: "answer", command: `${pdu.command}_resp`, statuses: [0] }
+        }
+      })
     }
     items.push(final())
     if (first && o.twice) items.push(final())
@@ -227,7 +273,9 @@ export class HostileSmsc {
     const items: Array<Item & { readonly owed?: Owed }> = []
     for (const o of this.owed.values()) {
       if (items.length >= 40) break
-      const pending = o.copies.some((s) => s.answers.length === 0 && !s.connection.closed && !this.killed.has(s.connection))
+      const pending = o.copies.some(
+        (s) => s.answers.length === 0 && !s.connection.closed && !this.killed.has(s.connection)
+      )
       if (o.acked || pending || o.dueAt > now) continue
       items.push(...this.receiptItems(o))
     }
@@ -236,7 +284,14 @@ export class HostileSmsc {
       // `id:a 7 sub:…` would read as the usable id `a`
       const pdu = receiptPdu({ id: submit.messageId, source: submit.to, inPayload: true, tlvs: true })
       pdu.sequence_number = this.raw.nextSequence()
-      items.push({ label: "receipt of an unusable id", octets: pdu.toBuffer(), request: { sequence: pdu.sequence_number, expect: { kind: "answer", command: "deliver_sm_resp", statuses: [0] } } })
+      items.push({
+        label: "receipt of an unusable id",
+        octets: pdu.toBuffer(),
+        request: {
+          sequence: pdu.sequence_number,
+          expect: { kind: "answer", command: "deliver_sm_resp", statuses: [0] }
+        }
+      })
     }
     for (let i = this.prng.int(0, 5); i > 0; i--) items.push(this.prng.pick(this.junk.menu).make())
     const shuffled = this.prng.shuffle(items)
@@ -262,10 +317,13 @@ export class HostileSmsc {
         sentAt: now,
         doomed: killerAt !== -1 && i > killerAt,
         answers: [],
-        onAnswer: owed === undefined ? undefined : (pdu) => {
-          if (pdu.command_status === 0) owed.acked = true
-          else owed.dueAt = Date.now() + 300
-        }
+        onAnswer:
+          owed === undefined
+            ? undefined
+            : (pdu) => {
+                if (pdu.command_status === 0) owed.acked = true
+                else owed.dueAt = Date.now() + 300
+              }
       }
       this.sent.set(sent.sequence, sent)
       owed?.copies.push(sent)
@@ -294,15 +352,17 @@ export class HostileSmsc {
         if (!this.excused(s)) problems.push(`${what} never answered`)
         continue
       }
-      const ok = e.kind === "answer"
-        ? answer.command === e.command && e.statuses.includes(answer.command_status)
-        : e.kind === "nack"
-        ? answer.command === "generic_nack" && e.statuses.includes(answer.command_status)
-        : answer.command === e.command || answer.command === "generic_nack"
+      const ok =
+        e.kind === "answer"
+          ? answer.command === e.command && e.statuses.includes(answer.command_status)
+          : e.kind === "nack"
+            ? answer.command === "generic_nack" && e.statuses.includes(answer.command_status)
+            : answer.command === e.command || answer.command === "generic_nack"
       if (!ok) problems.push(`${what} answered ${answers[0]}, owed ${JSON.stringify(e)}`)
     }
     this.raw.connections.forEach((c, i) => {
-      if (c.closed && !this.killed.has(c)) problems.push(`connection ${i} closed (at ${new Date(c.closedAt!).toISOString()}) without a PDU that drops it`)
+      if (c.closed && !this.killed.has(c))
+        problems.push(`connection ${i} closed (at ${new Date(c.closedAt!).toISOString()}) without a PDU that drops it`)
     })
     return problems
   }
@@ -313,7 +373,9 @@ export class HostileSmsc {
     return {
       requests: all.length,
       answered: all.filter((s) => s.answers.length > 0).length,
-      unanswered_on_dropped_connections: all.filter((s) => s.answers.length === 0 && s.expect.kind !== "none" && this.excused(s)).length
+      unanswered_on_dropped_connections: all.filter(
+        (s) => s.answers.length === 0 && s.expect.kind !== "none" && this.excused(s)
+      ).length
     }
   }
 }

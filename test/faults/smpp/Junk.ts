@@ -72,7 +72,9 @@ const refusedRequests = [
 ] as const
 /** Every response; none of ours may match a request of the adapter, but those `wrongAnswerTo` makes. */
 export const responseNames = [
-  ...Object.keys(requestIds).filter((name) => !unanswered.has(name)).map((name) => `${name}_resp`),
+  ...Object.keys(requestIds)
+    .filter((name) => !unanswered.has(name))
+    .map((name) => `${name}_resp`),
   "generic_nack"
 ] as ReadonlyArray<smpp.CommandName>
 const unknownRequestIds = [0x0000_0000, 0x0000_000a, 0x0000_0010, 0x0000_0099, 0x0000_0999, 0x0001_0000, 0x7fff_ffff]
@@ -102,7 +104,8 @@ export const makeJunk = (prng: Prng, nextSequence: () => number) => {
     request(label, pdu, { kind: "answer", command: `${pdu.command}_resp`, statuses })
   /** Stored receipts may be answered 0x64 when the adapter holds too many at once. */
   const stored = [0, 0x64]
-  const ofCommand = (name: string): Expectation => (unanswered.has(name) ? { kind: "none" } : { kind: "some", command: `${name}_resp` })
+  const ofCommand = (name: string): Expectation =>
+    unanswered.has(name) ? { kind: "none" } : { kind: "some", command: `${name}_resp` }
 
   /** A PDU of each kind, its body cut at a random octet (the command_length says the cut length). */
   const cuttable: ReadonlyArray<() => smpp.PDU> = [
@@ -124,36 +127,65 @@ export const makeJunk = (prng: Prng, nextSequence: () => number) => {
       label: `request ${name}`,
       make: () => request(`request ${name}`, new smpp.PDU(name), { kind: "none" })
     })),
-    { label: "request enquire_link", make: () => request("request enquire_link", new smpp.PDU("enquire_link"), { kind: "answer", command: "enquire_link_resp", statuses: [0] }) },
+    {
+      label: "request enquire_link",
+      make: () =>
+        request("request enquire_link", new smpp.PDU("enquire_link"), {
+          kind: "answer",
+          command: "enquire_link_resp",
+          statuses: [0]
+        })
+    },
     ...responseNames.map((name) => ({
       label: `unasked ${name}`,
       make: (): Item => ({
         label: `unasked ${name}`,
-        octets: new smpp.PDU(name, { sequence_number: unaskedSequence(prng), command_status: prng.pick([0, 0, 0x08, 0x45]) }).toBuffer()
+        octets: new smpp.PDU(name, {
+          sequence_number: unaskedSequence(prng),
+          command_status: prng.pick([0, 0, 0x08, 0x45])
+        }).toBuffer()
       })
     })),
     {
       label: "request of an unknown id",
       make: () => {
         const sequence = nextSequence()
-        return { label: "request of an unknown id", octets: rawPdu(prng.pick(unknownRequestIds), sequence, prng.bytes(prng.int(0, 40))), request: { sequence, expect: { kind: "nack", statuses: [0x03, 0x08] } } }
+        return {
+          label: "request of an unknown id",
+          octets: rawPdu(prng.pick(unknownRequestIds), sequence, prng.bytes(prng.int(0, 40))),
+          request: { sequence, expect: { kind: "nack", statuses: [0x03, 0x08] } }
+        }
       }
     },
     {
       label: "response of an unknown id",
-      make: () => ({ label: "response of an unknown id", octets: rawPdu(prng.pick(unknownResponseIds), unaskedSequence(prng), prng.bytes(prng.int(0, 40))) })
+      make: () => ({
+        label: "response of an unknown id",
+        octets: rawPdu(prng.pick(unknownResponseIds), unaskedSequence(prng), prng.bytes(prng.int(0, 40)))
+      })
     },
     {
       label: "random octets framed as a request",
       make: () => {
         const name = prng.pick(Object.keys(requestIds).filter((x) => x !== "unbind"))
         const sequence = nextSequence()
-        return { label: "random octets framed as a request", octets: rawPdu(requestIds[name]!, sequence, prng.bytes(prng.int(0, 300))), request: { sequence, expect: ofCommand(name) } }
+        return {
+          label: "random octets framed as a request",
+          octets: rawPdu(requestIds[name]!, sequence, prng.bytes(prng.int(0, 300))),
+          request: { sequence, expect: ofCommand(name) }
+        }
       }
     },
     {
       label: "random octets framed as a response",
-      make: () => ({ label: "random octets framed as a response", octets: rawPdu((requestIds[prng.pick(Object.keys(requestIds))]! | 0x8000_0000) >>> 0, unaskedSequence(prng), prng.bytes(prng.int(0, 300))) })
+      make: () => ({
+        label: "random octets framed as a response",
+        octets: rawPdu(
+          (requestIds[prng.pick(Object.keys(requestIds))]! | 0x8000_0000) >>> 0,
+          unaskedSequence(prng),
+          prng.bytes(prng.int(0, 300))
+        )
+      })
     },
     {
       label: "fields cut",
@@ -162,20 +194,79 @@ export const makeJunk = (prng: Prng, nextSequence: () => number) => {
         pdu.sequence_number = nextSequence()
         const whole = pdu.toBuffer()
         const cut = prng.int(17, whole.length - 1)
-        return { label: "fields cut", octets: withLength(whole.subarray(0, cut), cut), request: { sequence: pdu.sequence_number, expect: ofCommand(pdu.command) } }
+        return {
+          label: "fields cut",
+          octets: withLength(whole.subarray(0, cut), cut),
+          request: { sequence: pdu.sequence_number, expect: ofCommand(pdu.command) }
+        }
       }
     },
-    { label: "receipt id with NUL (UCS-2)", make: () => receipt("receipt id with NUL (UCS-2)", receiptPdu({ id: `12\u0000${n++}`, source: junkNumber(), ucs2: true }), [0]) },
-    { label: "receipt id not ASCII (UCS-2)", make: () => receipt("receipt id not ASCII (UCS-2)", receiptPdu({ id: `é${n++}日`, source: junkNumber(), ucs2: true }), [0]) },
-    { label: "receipt id of 66 characters", make: () => receipt("receipt id of 66 characters", receiptPdu({ id: "6".repeat(66), source: junkNumber(), inPayload: true }), [0]) },
-    { label: "receipt id of 300 characters", make: () => receipt("receipt id of 300 characters", receiptPdu({ id: "3".repeat(300), source: junkNumber(), inPayload: true, tlvs: prng.chance(0.5) }), [0]) },
-    { label: "receipt id empty", make: () => receipt("receipt id empty", receiptPdu({ id: "", source: junkNumber() }), [0]) },
-    { label: "receipt of an unknown state", make: () => receipt("receipt of an unknown state", junkReceipt({ stat: prng.pick(["BOGUS", "DELIVERED", "X"]) }), [0]) },
-    { label: "receipt not final", make: () => receipt("receipt not final", junkReceipt({ stat: prng.pick(["ENROUTE", "ACCEPTD", "UNKNOWN"]), tlvs: prng.chance(0.5) }), [0]) },
-    { label: "receipt of no message", make: () => receipt("receipt of no message", junkReceipt({ tlvs: prng.chance(0.5) }), stored) },
-    { label: "receipt of no message, no number", make: () => receipt("receipt of no message, no number", junkReceipt({ source: "DEMO" }), stored) },
-    { label: "receipt of no message in message_payload", make: () => receipt("receipt of no message in message_payload", junkReceipt({ inPayload: true }), stored) },
-    { label: "receipt of no message in data_sm", make: () => receipt("receipt of no message in data_sm", junkReceipt({ dataSm: true }), stored) },
+    {
+      label: "receipt id with NUL (UCS-2)",
+      make: () =>
+        receipt(
+          "receipt id with NUL (UCS-2)",
+          receiptPdu({ id: `12\u0000${n++}`, source: junkNumber(), ucs2: true }),
+          [0]
+        )
+    },
+    {
+      label: "receipt id not ASCII (UCS-2)",
+      make: () =>
+        receipt("receipt id not ASCII (UCS-2)", receiptPdu({ id: `é${n++}日`, source: junkNumber(), ucs2: true }), [0])
+    },
+    {
+      label: "receipt id of 66 characters",
+      make: () =>
+        receipt(
+          "receipt id of 66 characters",
+          receiptPdu({ id: "6".repeat(66), source: junkNumber(), inPayload: true }),
+          [0]
+        )
+    },
+    {
+      label: "receipt id of 300 characters",
+      make: () =>
+        receipt(
+          "receipt id of 300 characters",
+          receiptPdu({ id: "3".repeat(300), source: junkNumber(), inPayload: true, tlvs: prng.chance(0.5) }),
+          [0]
+        )
+    },
+    {
+      label: "receipt id empty",
+      make: () => receipt("receipt id empty", receiptPdu({ id: "", source: junkNumber() }), [0])
+    },
+    {
+      label: "receipt of an unknown state",
+      make: () =>
+        receipt("receipt of an unknown state", junkReceipt({ stat: prng.pick(["BOGUS", "DELIVERED", "X"]) }), [0])
+    },
+    {
+      label: "receipt not final",
+      make: () =>
+        receipt(
+          "receipt not final",
+          junkReceipt({ stat: prng.pick(["ENROUTE", "ACCEPTD", "UNKNOWN"]), tlvs: prng.chance(0.5) }),
+          [0]
+        )
+    },
+    {
+      label: "receipt of no message",
+      make: () => receipt("receipt of no message", junkReceipt({ tlvs: prng.chance(0.5) }), stored)
+    },
+    {
+      label: "receipt of no message, no number",
+      make: () => receipt("receipt of no message, no number", junkReceipt({ source: "DEMO" }), stored)
+    },
+    {
+      label: "receipt of no message in message_payload",
+      make: () => receipt("receipt of no message in message_payload", junkReceipt({ inPayload: true }), stored)
+    },
+    {
+      label: "receipt of no message in data_sm",
+      make: () => receipt("receipt of no message in data_sm", junkReceipt({ dataSm: true }), stored)
+    },
     {
       label: "receipt with a 5000-octet text",
       make: () => {
@@ -184,30 +275,68 @@ export const makeJunk = (prng: Prng, nextSequence: () => number) => {
         return receipt("receipt with a 5000-octet text", pdu, stored)
       }
     },
-    { label: "receipt from a 40-digit source_addr", make: () => receipt("receipt from a 40-digit source_addr", junkReceipt({ source: "1".repeat(40) }), stored) },
+    {
+      label: "receipt from a 40-digit source_addr",
+      make: () => receipt("receipt from a 40-digit source_addr", junkReceipt({ source: "1".repeat(40) }), stored)
+    },
     {
       label: "mobile-originated deliver_sm",
-      make: () => receipt("mobile-originated deliver_sm", new smpp.PDU("deliver_sm", { source_addr: junkNumber().slice(1), esm_class: 0, short_message: Buffer.from("hello") }), [0])
+      make: () =>
+        receipt(
+          "mobile-originated deliver_sm",
+          new smpp.PDU("deliver_sm", {
+            source_addr: junkNumber().slice(1),
+            esm_class: 0,
+            short_message: Buffer.from("hello")
+          }),
+          [0]
+        )
     },
     {
       label: "mobile-originated data_sm",
-      make: () => receipt("mobile-originated data_sm", new smpp.PDU("data_sm", { source_addr: junkNumber().slice(1), esm_class: 0, message_payload: Buffer.from("hello") }), [0])
+      make: () =>
+        receipt(
+          "mobile-originated data_sm",
+          new smpp.PDU("data_sm", {
+            source_addr: junkNumber().slice(1),
+            esm_class: 0,
+            message_payload: Buffer.from("hello")
+          }),
+          [0]
+        )
     },
-    { label: "deliver_sm of empty fields", make: () => receipt("deliver_sm of empty fields", new smpp.PDU("deliver_sm"), [0]) }
+    {
+      label: "deliver_sm of empty fields",
+      make: () => receipt("deliver_sm of empty fields", new smpp.PDU("deliver_sm"), [0])
+    }
   ]
 
   const killers: Readonly<Record<Killer, () => Item>> = {
-    "under 16 octets": () => ({ label: "killer", kills: "under 16 octets", octets: Buffer.concat([withLength(Buffer.alloc(4), prng.int(0, 15)), prng.bytes(prng.int(0, 30))]) }),
+    "under 16 octets": () => ({
+      label: "killer",
+      kills: "under 16 octets",
+      octets: Buffer.concat([withLength(Buffer.alloc(4), prng.int(0, 15)), prng.bytes(prng.int(0, 30))])
+    }),
     "over 16384 octets": () => ({
       label: "killer",
       kills: "over 16384 octets",
-      octets: withLength(rawPdu(0x05, unaskedSequence(prng), prng.bytes(prng.int(0, 60))), prng.pick([16_385, 65_536, prng.int(16_385, 0xffff_ffff), 0xffff_ffff]))
+      octets: withLength(
+        rawPdu(0x05, unaskedSequence(prng), prng.bytes(prng.int(0, 60))),
+        prng.pick([16_385, 65_536, prng.int(16_385, 0xffff_ffff), 0xffff_ffff])
+      )
     }),
     "longer than what follows": () => {
       const whole = junkReceipt().toBuffer()
-      return { label: "killer", kills: "longer than what follows", octets: withLength(whole, whole.length + prng.int(1, 400)) }
+      return {
+        label: "killer",
+        kills: "longer than what follows",
+        octets: withLength(whole, whole.length + prng.int(1, 400))
+      }
     },
-    unbind: () => ({ ...request("killer", new smpp.PDU("unbind"), { kind: "answer", command: "unbind_resp", statuses: [0] }), kills: "unbind" })
+    unbind: () => ({
+      ...request("killer", new smpp.PDU("unbind"), { kind: "answer", command: "unbind_resp", statuses: [0] }),
+      kills: "unbind"
+    })
   }
 
   return { menu, killers }

@@ -33,16 +33,19 @@ export const sendProblems = (sends: ReadonlyArray<Send>, timelines: ReadonlyArra
   return sends.flatMap((s) => {
     const m = byNumber.get(s.to)
     const answer = s.status === undefined ? `closed: ${s.closed}` : `${s.status} ${codeOf(s) ?? ""}`.trim()
-    const expected = m === undefined
-      ? "a message"
-      : went(m, "processing>accepted@provider")
-      ? "201"
-      : went(m, "processing>failed@provider")
-      ? "502 provider_rejected"
-      : went(m, "processing>unknown@provider")
-      ? "502 provider_result_unknown"
-      : "a path from the provider"
-    return answer === expected ? [] : [`${s.to}: answered ${answer}, its path gives ${expected}${m === undefined ? "" : `: ${describeTimeline(m)}`}`]
+    const expected =
+      m === undefined
+        ? "a message"
+        : went(m, "processing>accepted@provider")
+          ? "201"
+          : went(m, "processing>failed@provider")
+            ? "502 provider_rejected"
+            : went(m, "processing>unknown@provider")
+              ? "502 provider_result_unknown"
+              : "a path from the provider"
+    return answer === expected
+      ? []
+      : [`${s.to}: answered ${answer}, its path gives ${expected}${m === undefined ? "" : `: ${describeTimeline(m)}`}`]
   })
 }
 
@@ -60,14 +63,22 @@ export const pathProblems = (smsc: HostileSmsc, timelines: ReadonlyArray<Timelin
     const last = m.events.at(-1)
     if (s === undefined || s.answer === "unusable id") {
       if (m.providerRef !== null || last !== "processing>unknown@provider") {
-        problems.push(s === undefined ? "never read by the SMSC" : `given the unusable id ${JSON.stringify(s.messageId.slice(0, 70))}`)
+        problems.push(
+          s === undefined
+            ? "never read by the SMSC"
+            : `given the unusable id ${JSON.stringify(s.messageId.slice(0, 70))}`
+        )
       }
     } else if (s.answer === "refused") {
-      if (last !== "processing>failed@provider" && !(lost(smsc, s) && last === "processing>unknown@provider")) problems.push("refused")
+      if (last !== "processing>failed@provider" && !(lost(smsc, s) && last === "processing>unknown@provider"))
+        problems.push("refused")
     } else {
-      const taken = went(m, "processing>accepted@provider") || (lost(smsc, s) && went(m, "unknown>accepted@matched_receipt"))
+      const taken =
+        went(m, "processing>accepted@provider") || (lost(smsc, s) && went(m, "unknown>accepted@matched_receipt"))
       if (!taken || m.providerRef !== `smsc:${s.messageId}` || last !== `accepted>${m.status}@receipt`) {
-        problems.push(`taken as ${s.messageId.slice(0, 70)} (answer ${lost(smsc, s) ? "lost" : "sent"}), receipt ${s.stat}`)
+        problems.push(
+          `taken as ${s.messageId.slice(0, 70)} (answer ${lost(smsc, s) ? "lost" : "sent"}), receipt ${s.stat}`
+        )
       }
     }
     const expected = expectedStatuses(smsc, m.toNumber)

@@ -14,7 +14,11 @@ export interface LogLine {
 
 const parse = (line: string): Array<LogLine> => {
   try {
-    const json = JSON.parse(line) as { readonly level?: unknown; readonly message?: unknown; readonly timestamp?: unknown }
+    const json = JSON.parse(line) as {
+      readonly level?: unknown
+      readonly message?: unknown
+      readonly timestamp?: unknown
+    }
     const message = Array.isArray(json.message) ? json.message[0] : json.message
     return typeof json.level === "string" && typeof json.timestamp === "string"
       ? [{ level: json.level, message: String(message), at: Date.parse(json.timestamp) }]
@@ -25,7 +29,8 @@ const parse = (line: string): Array<LogLine> => {
 }
 
 /** The JSON log lines of `stdout`, in order. */
-export const logLines = (stdout: string): ReadonlyArray<LogLine> => stdout.split("\n").flatMap((line) => (line.startsWith("{") ? parse(line) : []))
+export const logLines = (stdout: string): ReadonlyArray<LogLine> =>
+  stdout.split("\n").flatMap((line) => (line.startsWith("{") ? parse(line) : []))
 
 /** How many lines of `level` there are per message. */
 export const countByMessage = (lines: ReadonlyArray<LogLine>, level: string): Record<string, number> => {

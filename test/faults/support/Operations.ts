@@ -48,7 +48,12 @@ export const mixedOperation = (run: string, i: number, now: number): Operation =
   const at = (fromMs: number, spreadMs: number) => new Date(now + fromMs + ((i * 7919) % spreadMs)).toISOString()
   switch (i % 8) {
     case 4:
-      return { kind: "scheduled", key, path: "/api/sms/v2/messages/", body: { to: numbers[i % numbers.length], text, send_at: at(1_000, 4_000) } }
+      return {
+        kind: "scheduled",
+        key,
+        path: "/api/sms/v2/messages/",
+        body: { to: numbers[i % numbers.length], text, send_at: at(1_000, 4_000) }
+      }
     case 5:
       return {
         kind: "batch",
@@ -65,7 +70,11 @@ export const mixedOperation = (run: string, i: number, now: number): Operation =
         kind: "contact",
         key,
         path: "/api/sms/v2/contacts/",
-        body: { phone_number: `+26133${String(i % 500).padStart(7, "0")}`, first_name: `Rabe ${i % 500}`, list_name: run }
+        body: {
+          phone_number: `+26133${String(i % 500).padStart(7, "0")}`,
+          first_name: `Rabe ${i % 500}`,
+          list_name: run
+        }
       }
     default:
       return { kind: "immediate", key, path: "/api/sms/v2/messages/", body: { to: numbers[i % numbers.length], text } }
@@ -73,7 +82,12 @@ export const mixedOperation = (run: string, i: number, now: number): Operation =
 }
 
 /** Sends one request; a connection closed without an answer is an exchange too. */
-export const exchange = async (served: Served, method: string, path: string, options: CallOptions = {}): Promise<Exchange> => {
+export const exchange = async (
+  served: Served,
+  method: string,
+  path: string,
+  options: CallOptions = {}
+): Promise<Exchange> => {
   const sentAt = Date.now()
   try {
     const reply = await served.call(method, path, options)
@@ -88,14 +102,22 @@ export const exchange = async (served: Served, method: string, path: string, opt
     }
   } catch (e) {
     const cause = e instanceof Error && e.cause instanceof Error ? `: ${e.cause.message}` : ""
-    return { sentAt, answeredAt: Date.now(), status: undefined, body: undefined, retryAfter: null, replayed: false, closed: `${String(e)}${cause}` }
+    return {
+      sentAt,
+      answeredAt: Date.now(),
+      status: undefined,
+      body: undefined,
+      retryAfter: null,
+      replayed: false,
+      closed: `${String(e)}${cause}`
+    }
   }
 }
 
 /** Sends `op` once, as an integrator holding `apiKey`. */
 export const perform = async (served: Served, apiKey: string, op: Operation): Promise<Result> => ({
   op,
-  ...await exchange(served, "POST", op.path, { token: apiKey, body: op.body, headers: { "idempotency-key": op.key } })
+  ...(await exchange(served, "POST", op.path, { token: apiKey, body: op.body, headers: { "idempotency-key": op.key } }))
 })
 
 /** The error code of an answer, if it is an error. */
@@ -109,7 +131,9 @@ export const resourceOf = (r: Exchange): string | undefined => {
 
 /** Whether the answer is final for its key: not "try again later" (closed, 409 in progress, 503 without a message). */
 export const isDefinite = (r: Exchange): boolean =>
-  r.status !== undefined && codeOf(r) !== "idempotency_in_progress" && !(r.status === 503 && codeOf(r) === "service_unavailable")
+  r.status !== undefined &&
+  codeOf(r) !== "idempotency_in_progress" &&
+  !(r.status === 503 && codeOf(r) === "service_unavailable")
 
 /** Replays `op` identically, spaced by `intervalMs`, until its answer is definite or `deadline` (epoch ms) passes. */
 export const replayUntilDefinite = async (
@@ -141,10 +165,12 @@ export const drive = async (options: {
   readonly stop?: () => boolean
 }): Promise<void> => {
   let next = 0
-  await Promise.all(Array.from({ length: options.clients }, async () => {
-    while (next < options.count && !(options.stop?.() ?? false)) {
-      const i = next++
-      options.results.push(await options.send(options.make(i), i))
-    }
-  }))
+  await Promise.all(
+    Array.from({ length: options.clients }, async () => {
+      while (next < options.count && !(options.stop?.() ?? false)) {
+        const i = next++
+        options.results.push(await options.send(options.make(i), i))
+      }
+    })
+  )
 }

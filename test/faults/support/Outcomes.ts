@@ -53,29 +53,37 @@ export interface Facts {
 
 /** Runs `effect` against the database of `url` over one connection of its own. */
 export const withDatabase = <A, E>(url: string, effect: Effect.Effect<A, E, SqlClient.SqlClient>): Promise<A> =>
-  Effect.runPromise(effect.pipe(
-    Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: 1, transformResultNames: Str.snakeToCamel }))
-  ))
+  Effect.runPromise(
+    effect.pipe(
+      Effect.provide(
+        PgClient.layer({ url: Redacted.make(url), maxConnections: 1, transformResultNames: Str.snakeToCamel })
+      )
+    )
+  )
 
 /** Reads every message and every lot of the database. */
 export const readFacts = (url: string): Promise<Facts> =>
-  withDatabase(url, Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const messages = yield* sql<MessageFact>`SELECT m.organisation_id::text, m.id::text, m.batch_id::text, m.to_number, m.status,
+  withDatabase(
+    url,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const messages =
+        yield* sql<MessageFact>`SELECT m.organisation_id::text, m.id::text, m.batch_id::text, m.to_number, m.status,
         m.segments::integer, coalesce(s.submissions, 0)::integer AS submissions,
         coalesce(c.pending, 0) AS pending, coalesce(c.posted, 0) AS posted, coalesce(c.voided, 0) AS voided
       FROM messages AS m
       LEFT JOIN simulator_messages AS s ON s.organisation_id = m.organisation_id AND s.message_id = m.id
       LEFT JOIN (${sql.literal(messageCreditsSql)}) AS c ON c.organisation_id = m.organisation_id AND c.message_id = m.id`
-    const lots = yield* sql<LotFact>`SELECT l.organisation_id::text, l.id::text, l.amount, l.reserved, l.consumed,
+      const lots = yield* sql<LotFact>`SELECT l.organisation_id::text, l.id::text, l.amount, l.reserved, l.consumed,
         coalesce(l.valid_until < (now() AT TIME ZONE 'UTC')::date, false) AS expired,
         coalesce(c.pending, 0) AS pending, coalesce(c.granted, 0) AS granted, coalesce(c.reserved, 0) AS reserved_entries,
         coalesce(c.consumed, 0) AS consumed_entries, coalesce(c.released, 0) AS released_entries
       FROM credit_lots AS l
       LEFT JOIN (${sql.literal(lotCreditsSql)}) AS c ON c.organisation_id = l.organisation_id AND c.lot_id = l.id
       ORDER BY l.organisation_id, l.id`
-    return { messages, lots }
-  }))
+      return { messages, lots }
+    })
+  )
 
 const finals: ReadonlySet<string> = new Set(finalStatuses)
 
@@ -94,7 +102,11 @@ export const statusCounts = (messages: ReadonlyArray<{ readonly status: string }
 
 /** Reads the facts until every message is at rest; fails after `timeoutMs`. */
 export const atRest = (url: string, timeoutMs = 120_000): Promise<Facts> =>
-  eventually(() => readFacts(url), (f) => f.messages.every(isAtRest), { timeoutMs, intervalMs: 500, what: "every message at rest" })
+  eventually(
+    () => readFacts(url),
+    (f) => f.messages.every(isAtRest),
+    { timeoutMs, intervalMs: 500, what: "every message at rest" }
+  )
 
 /**
  * The status a message must end in (docs/decisions.md#the-provider-simulator), given whether the simulator received
@@ -103,13 +115,18 @@ export const atRest = (url: string, timeoutMs = 120_000): Promise<Facts> =>
 export const expectedStatus = (to: string, received: boolean): MessageStatus => {
   if (!received) return "failed"
   switch (to) {
-    case testNumbers.undeliverable: return "undeliverable"
+    case testNumbers.undeliverable:
+      return "undeliverable"
     case testNumbers.rejected:
     case testNumbers.unreachable:
-    case testNumbers.unknownNeverReceived: return "failed"
-    case testNumbers.acceptedNoReceipt: return "accepted"
-    case testNumbers.unknownForGood: return "unknown"
-    default: return "delivered"
+    case testNumbers.unknownNeverReceived:
+      return "failed"
+    case testNumbers.acceptedNoReceipt:
+      return "accepted"
+    case testNumbers.unknownForGood:
+      return "unknown"
+    default:
+      return "delivered"
   }
 }
 
@@ -119,7 +136,8 @@ export const outcomeProblems = (messages: ReadonlyArray<MessageFact>): Array<str
     const problems: Array<string> = []
     if (m.submissions > 1) problems.push(`${m.id} (${m.toNumber}) was submitted ${m.submissions} times`)
     const expected = expectedStatus(m.toNumber, m.submissions > 0)
-    if (m.status !== expected) problems.push(`${m.id} (${m.toNumber}) is ${m.status}, not ${expected} (submissions: ${m.submissions})`)
+    if (m.status !== expected)
+      problems.push(`${m.id} (${m.toNumber}) is ${m.status}, not ${expected} (submissions: ${m.submissions})`)
     return problems
   })
 
@@ -128,8 +146,8 @@ const holdStateOf = (status: MessageStatus): "pending" | "posted" | "voided" =>
   status === "scheduled" || status === "processing" || status === "unknown"
     ? "pending"
     : status === "failed" || status === "blocked"
-    ? "voided"
-    : "posted"
+      ? "voided"
+      : "posted"
 
 /**
  * The ledger against the messages, exactly: each message holds its segments, all in the state
@@ -149,9 +167,12 @@ export const ledgerProblems = ({ messages, lots }: Facts): Array<string> => {
     const lot = `lot ${l.organisationId}/${l.id}`
     if (l.reserved !== l.pending) problems.push(`${lot}: reserved ${l.reserved}, pending holds ${l.pending}`)
     if (l.granted !== l.amount) problems.push(`${lot}: amount ${l.amount}, grant entries ${l.granted}`)
-    if (l.consumedEntries !== l.consumed) problems.push(`${lot}: consumed ${l.consumed}, consume entries ${l.consumedEntries}`)
+    if (l.consumedEntries !== l.consumed)
+      problems.push(`${lot}: consumed ${l.consumed}, consume entries ${l.consumedEntries}`)
     if (l.reservedEntries - l.consumedEntries - l.releasedEntries !== l.reserved) {
-      problems.push(`${lot}: reserved ${l.reserved}, entries reserve ${l.reservedEntries} - consume ${l.consumedEntries} - release ${l.releasedEntries}`)
+      problems.push(
+        `${lot}: reserved ${l.reserved}, entries reserve ${l.reservedEntries} - consume ${l.consumedEntries} - release ${l.releasedEntries}`
+      )
     }
   }
   const organisations = new Set(lots.map((l) => l.organisationId))
@@ -162,12 +183,19 @@ export const ledgerProblems = ({ messages, lots }: Facts): Array<string> => {
     const [granted, consumed, reserved] = [sum((l) => l.amount), sum((l) => l.consumed), sum((l) => l.reserved)]
     const [available, expired] = [sum((l) => (l.expired ? 0 : free(l))), sum((l) => (l.expired ? free(l) : 0))]
     if (granted !== consumed + reserved + available + expired) {
-      problems.push(`organisation ${org}: granted ${granted} != consumed ${consumed} + reserved ${reserved} + available ${available} + expired ${expired}`)
+      problems.push(
+        `organisation ${org}: granted ${granted} != consumed ${consumed} + reserved ${reserved} + available ${available} + expired ${expired}`
+      )
     }
     const held = messages.filter((m) => m.organisationId === org)
-    const byMessages = { reserved: held.reduce((n, m) => n + m.pending, 0), consumed: held.reduce((n, m) => n + m.posted, 0) }
+    const byMessages = {
+      reserved: held.reduce((n, m) => n + m.pending, 0),
+      consumed: held.reduce((n, m) => n + m.posted, 0)
+    }
     if (byMessages.reserved !== reserved || byMessages.consumed !== consumed) {
-      problems.push(`organisation ${org}: lots reserve ${reserved} and consume ${consumed}, its messages ${JSON.stringify(byMessages)}`)
+      problems.push(
+        `organisation ${org}: lots reserve ${reserved} and consume ${consumed}, its messages ${JSON.stringify(byMessages)}`
+      )
     }
   }
   return problems

@@ -6,7 +6,15 @@
  * its key).
  */
 import type { Served } from "../../support/ServedProcess.ts"
-import { codeOf, drive, isDefinite, type Operation, replayUntilDefinite, resourceOf, type Result } from "./Operations.ts"
+import {
+  codeOf,
+  drive,
+  isDefinite,
+  type Operation,
+  replayUntilDefinite,
+  resourceOf,
+  type Result
+} from "./Operations.ts"
 import type { MessageFact } from "./Outcomes.ts"
 
 /** The answers (`status` or `status code`) each kind of creation may give, the database answering. */
@@ -17,7 +25,8 @@ const allowedAnswers: Record<Operation["kind"], ReadonlyArray<string>> = {
   contact: ["200", "201"]
 }
 
-const answerOf = (r: Result): string => (r.status !== undefined && r.status >= 400 ? `${r.status} ${r.body?.error?.code}` : String(r.status))
+const answerOf = (r: Result): string =>
+  r.status !== undefined && r.status >= 400 ? `${r.status} ${r.body?.error?.code}` : String(r.status)
 
 const describe = (r: Result): string => `${r.op.kind} ${r.op.key}: ${r.status ?? r.closed} ${JSON.stringify(r.body)}`
 
@@ -63,16 +72,20 @@ export const replayProblems = (before: ReadonlyArray<Result>, replays: ReadonlyA
       problems.push(`not replayed: ${describe(first)}`)
       continue
     }
-    const same = first.op.kind === "contact"
-      ? again.status === 200 && JSON.stringify(again.body) === JSON.stringify(first.body)
-      : again.status === first.status && again.replayed && JSON.stringify(again.body) === JSON.stringify(first.body)
+    const same =
+      first.op.kind === "contact"
+        ? again.status === 200 && JSON.stringify(again.body) === JSON.stringify(first.body)
+        : again.status === first.status && again.replayed && JSON.stringify(again.body) === JSON.stringify(first.body)
     if (!same) problems.push(`answered ${describe(first)}, replayed ${describe(again)}`)
   }
   return problems
 }
 
 /** Creations whose messages in the database are not exactly one per message key and a batch's recipients per batch key. */
-export const creationProblems = (replays: ReadonlyArray<Result>, messages: ReadonlyArray<MessageFact>): Array<string> => {
+export const creationProblems = (
+  replays: ReadonlyArray<Result>,
+  messages: ReadonlyArray<MessageFact>
+): Array<string> => {
   const expected = new Map<string, number>()
   for (const r of replays) {
     const id = resourceOf(r)
@@ -82,7 +95,10 @@ export const creationProblems = (replays: ReadonlyArray<Result>, messages: Reado
   const found = new Map<string, number>()
   for (const m of messages) found.set(m.batchId ?? m.id, (found.get(m.batchId ?? m.id) ?? 0) + 1)
   const problems: Array<string> = []
-  for (const [id, n] of found) if (expected.get(id) !== n) problems.push(`${id}: ${n} messages in the database, ${expected.get(id) ?? 0} by the answers`)
-  for (const [id, n] of expected) if (!found.has(id)) problems.push(`${id}: no message in the database, ${n} by the answers`)
+  for (const [id, n] of found)
+    if (expected.get(id) !== n)
+      problems.push(`${id}: ${n} messages in the database, ${expected.get(id) ?? 0} by the answers`)
+  for (const [id, n] of expected)
+    if (!found.has(id)) problems.push(`${id}: no message in the database, ${n} by the answers`)
   return problems
 }

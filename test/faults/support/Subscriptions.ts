@@ -15,7 +15,11 @@ export interface Subscribed {
 }
 
 /** A new organisation with `credits`, its endpoint (every event type) at `receiver`. */
-export const subscribedOrg = async (served: Served, receiver: WebhookReceiver, credits: number): Promise<Subscribed> => {
+export const subscribedOrg = async (
+  served: Served,
+  receiver: WebhookReceiver,
+  credits: number
+): Promise<Subscribed> => {
   const { orgId, apiKey } = await served.newOrg({ credits, permissions: withWebhooks })
   const created = await served.call("POST", "/api/sms/v2/webhooks/", {
     token: apiKey,

@@ -21,7 +21,8 @@ const binDir = (): string => {
   const root = "/usr/lib/postgresql"
   const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(join(root, v, "bin", "pg_ctl"))) : []
   const newest = versions.sort((a, b) => Number(b) - Number(a))[0]
-  if (newest === undefined) throw new Error(`no PostgreSQL binaries under ${root} (set PG_BIN to the directory of initdb and pg_ctl)`)
+  if (newest === undefined)
+    throw new Error(`no PostgreSQL binaries under ${root} (set PG_BIN to the directory of initdb and pg_ctl)`)
   return join(root, newest, "bin")
 }
 
@@ -44,15 +45,17 @@ const alive = (pid: number): boolean => {
 
 /** The direct children of `pid` (the postmaster's backends and auxiliary processes), from /proc. */
 const childrenOf = (pid: number): Array<number> =>
-  readdirSync("/proc").filter((d) => /^\d+$/.test(d)).flatMap((d) => {
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, "utf8")
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
-      return ppid === pid ? [Number(d)] : []
-    } catch {
-      return []
-    }
-  })
+  readdirSync("/proc")
+    .filter((d) => /^\d+$/.test(d))
+    .flatMap((d) => {
+      try {
+        const stat = readFileSync(`/proc/${d}/stat`, "utf8")
+        const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
+        return ppid === pid ? [Number(d)] : []
+      } catch {
+        return []
+      }
+    })
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -98,7 +101,19 @@ export class ThrowawayPostgres {
     const user = postgresUser()
     if (user !== undefined) chownSync(dir, user.uid, user.gid)
     const pg = new ThrowawayPostgres(bin, dir, user, await freePort())
-    await pg.exec("initdb", ["-D", pg.dataDir, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync", "--no-instructions"])
+    await pg.exec("initdb", [
+      "-D",
+      pg.dataDir,
+      "-U",
+      "postgres",
+      "-A",
+      "trust",
+      "-E",
+      "UTF8",
+      "--locale=C",
+      "--no-sync",
+      "--no-instructions"
+    ])
     await pg.startServer()
     return pg
   }
@@ -139,7 +154,18 @@ export class ThrowawayPostgres {
       "-c fsync=off",
       "-c max_connections=200"
     ].join(" ")
-    await this.exec("pg_ctl", ["-D", this.dataDir, "-l", join(this.dir, "server.log"), "-o", options, "-w", "-t", "60", "start"])
+    await this.exec("pg_ctl", [
+      "-D",
+      this.dataDir,
+      "-l",
+      join(this.dir, "server.log"),
+      "-o",
+      options,
+      "-w",
+      "-t",
+      "60",
+      "start"
+    ])
   }
 
   /** `pg_ctl stop -m fast`: sessions are ended (57P01), then the server shuts down. */
@@ -190,7 +216,8 @@ export class ThrowawayPostgres {
   /** Stops the server (immediately: nothing in it is kept) and deletes its directory. */
   async remove(): Promise<void> {
     if (this.removed) return
-    if (this.pid !== undefined) await this.exec("pg_ctl", ["-D", this.dataDir, "-m", "immediate", "-w", "stop"]).catch(() => undefined)
+    if (this.pid !== undefined)
+      await this.exec("pg_ctl", ["-D", this.dataDir, "-m", "immediate", "-w", "stop"]).catch(() => undefined)
     this.removeNow()
   }
 }

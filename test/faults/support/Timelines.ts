@@ -21,23 +21,29 @@ export interface Timeline {
 
 /** Every message of the organisations given, with its timeline. */
 export const readTimelines = (url: string, organisationIds: ReadonlyArray<string>): Promise<ReadonlyArray<Timeline>> =>
-  withDatabase(url, Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<Omit<Timeline, "events"> & { readonly timeline: string }>`SELECT m.organisation_id::text, m.id::text,
+  withDatabase(
+    url,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const rows = yield* sql<
+        Omit<Timeline, "events"> & { readonly timeline: string }
+      >`SELECT m.organisation_id::text, m.id::text,
         m.to_number, m.status, m.provider_message_id AS provider_ref,
         coalesce(string_agg(coalesce(e.from_status, '') || '>' || e.to_status || '@' || e.source, ' ' ORDER BY e.part, e.position), '') AS timeline
       FROM messages AS m
       LEFT JOIN (${sql.literal(timelineEntriesSql)}) AS e ON e.organisation_id = m.organisation_id AND e.message_id = m.id
       WHERE m.organisation_id = ANY(${organisationIds}::uuid[])
       GROUP BY m.organisation_id, m.id`
-    return rows.map(({ timeline, ...m }) => ({ ...m, events: timeline === "" ? [] : timeline.split(" ") }))
-  }))
+      return rows.map(({ timeline, ...m }) => ({ ...m, events: timeline === "" ? [] : timeline.split(" ") }))
+    })
+  )
 
 /** Whether its timeline holds this step (`unknown>accepted@matched_receipt`). */
 export const went = (m: Timeline, step: string): boolean => m.events.includes(step)
 
 /** One line for a failure message: id, number, status, provider id and path. */
-export const describeTimeline = (m: Timeline): string => `${m.id} ${m.toNumber} ${m.status} ${m.providerRef ?? "-"} [${m.events.join(" ")}]`
+export const describeTimeline = (m: Timeline): string =>
+  `${m.id} ${m.toNumber} ${m.status} ${m.providerRef ?? "-"} [${m.events.join(" ")}]`
 
 /**
  * Reads the timelines until there are at least `count` messages and `settled` holds for each, or

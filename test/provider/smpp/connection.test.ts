@@ -26,17 +26,21 @@ describe("reconnection", () => {
     smsc.responseDelayMs = 150
     const sent = Array.from({ length: 20 }, (_, i) => submission(ordinary(i), `load ${i}`))
     let receivedBeforeStop = 0
-    const results = await withProvider(testSettings([routeTo(smsc, { window: 4 })], { responseTimeoutMs: 4000 }), new FakeInbox(), (p) =>
-      Effect.gen(function*() {
-        const fiber = yield* Effect.forkChild(Effect.forEach(sent, (s) => p.submit(s), { concurrency: "unbounded" }))
-        yield* until("a first window answered and a second one in flight", () => smsc.received.length >= 6)
-        yield* Effect.promise(() => {
-          receivedBeforeStop = smsc.received.length
-          return smsc.stop()
+    const results = await withProvider(
+      testSettings([routeTo(smsc, { window: 4 })], { responseTimeoutMs: 4000 }),
+      new FakeInbox(),
+      (p) =>
+        Effect.gen(function* () {
+          const fiber = yield* Effect.forkChild(Effect.forEach(sent, (s) => p.submit(s), { concurrency: "unbounded" }))
+          yield* until("a first window answered and a second one in flight", () => smsc.received.length >= 6)
+          yield* Effect.promise(() => {
+            receivedBeforeStop = smsc.received.length
+            return smsc.stop()
+          })
+          yield* Effect.promise(() => smsc.restart())
+          return yield* Fiber.join(fiber)
         })
-        yield* Effect.promise(() => smsc.restart())
-        return yield* Fiber.join(fiber)
-      }))
+    )
     const unknown = results.filter((r) => r._tag === "Unknown")
     expect(results.filter((r) => r._tag !== "Accepted" && r._tag !== "Unknown")).toEqual([])
     expect(unknown.length).toBeGreaterThan(0)
@@ -54,15 +58,19 @@ describe("reconnection", () => {
 
   it("answers Unknown at once when the connection drops after the write", async () => {
     const s = submission(testNumbers.unknownForGood, "dropped")
-    const { result, elapsedMs } = await withProvider(testSettings([routeTo(smsc)], { responseTimeoutMs: 5000 }), new FakeInbox(), (p) =>
-      Effect.gen(function*() {
-        const start = performance.now()
-        const fiber = yield* Effect.forkChild(p.submit(s))
-        yield* until("the write", () => smsc.received.length === 1)
-        smsc.dropConnections()
-        const result = yield* Fiber.join(fiber)
-        return { result, elapsedMs: performance.now() - start }
-      }))
+    const { result, elapsedMs } = await withProvider(
+      testSettings([routeTo(smsc)], { responseTimeoutMs: 5000 }),
+      new FakeInbox(),
+      (p) =>
+        Effect.gen(function* () {
+          const start = performance.now()
+          const fiber = yield* Effect.forkChild(p.submit(s))
+          yield* until("the write", () => smsc.received.length === 1)
+          smsc.dropConnections()
+          const result = yield* Fiber.join(fiber)
+          return { result, elapsedMs: performance.now() - start }
+        })
+    )
     expect(result).toEqual({ _tag: "Unknown", reason: expect.stringMatching(lostAfterWrite) })
     expect(elapsedMs).toBeLessThan(2000)
   })
@@ -75,25 +83,31 @@ describe("reconnection", () => {
     const inbox = new FakeInbox()
     const s = submission(testNumbers.unknownThenAccepted, "interrupted")
     await withProvider(testSettings([routeTo(smsc)], { responseTimeoutMs: 5000 }), inbox, (p) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const fiber = yield* Effect.forkChild(p.submit(s))
         yield* until("the write", () => smsc.received.length === 1)
         yield* Fiber.interrupt(fiber)
         yield* until("the late answer", () => inbox.lateResults.length === 1)
-      }))
+      })
+    )
     expect(inbox.lateResults).toEqual([
-      { organisationId: "org-1", messageId: s.messageId, result: { _tag: "Accepted", providerRef: `smsc:${smsc.messages[0]!.ids[0]}` } }
+      {
+        organisationId: "org-1",
+        messageId: s.messageId,
+        result: { _tag: "Accepted", providerRef: `smsc:${smsc.messages[0]!.ids[0]}` }
+      }
     ])
   })
 
   it("answers what is still in flight Unknown when the provider shuts down", async () => {
     const s = submission(testNumbers.unknownForGood, "shutdown")
     const fiber = await withProvider(testSettings([routeTo(smsc)], { responseTimeoutMs: 5000 }), new FakeInbox(), (p) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const fiber = yield* Effect.forkDetach(p.submit(s))
         yield* until("the write", () => smsc.received.length === 1)
         return fiber
-      }))
+      })
+    )
     const result = await Effect.runPromise(Fiber.join(fiber))
     expect(result).toEqual({ _tag: "Unknown", reason: "smsc: connection lost after the write (unbound)" })
   })
@@ -103,20 +117,37 @@ describe("refused bind", () => {
   it("answers Unreachable with nothing written, and health and the logs say why without the password", async () => {
     smsc.refuseBinds = true
     const logs: Array<string> = []
-    const route = routeTo(smsc, { name: "telma", endpoint: { host: "127.0.0.1", port: smsc.port, systemId: "sim", password: Redacted.make("s3cret-pw") } })
+    const route = routeTo(smsc, {
+      name: "telma",
+      endpoint: { host: "127.0.0.1", port: smsc.port, systemId: "sim", password: Redacted.make("s3cret-pw") }
+    })
     // the retry waits longer than the deadline, so that the deadline finds the refusal, not a retry
     // in progress (a loaded machine may take most of a short deadline to connect once)
     const timing = { ...testSettings([]).timing, reconnectInitialMs: 10_000, reconnectMaxMs: 10_000 }
-    const { result, health } = await withProvider(testSettings([route], { responseTimeoutMs: 2_000, timing }), new FakeInbox(), (p) =>
-      Effect.gen(function*() {
-        const result = yield* p.submit(submission(testNumbers.delivered))
-        return { result, health: yield* p.health }
-      }), logs)
+    const { result, health } = await withProvider(
+      testSettings([route], { responseTimeoutMs: 2_000, timing }),
+      new FakeInbox(),
+      (p) =>
+        Effect.gen(function* () {
+          const result = yield* p.submit(submission(testNumbers.delivered))
+          return { result, health: yield* p.health }
+        }),
+      logs
+    )
     expect(result._tag).toBe("Unreachable")
     expect(result._tag === "Unreachable" && result.reason).toMatch(
-      new RegExp(`^telma: not bound before the deadline \\(bind refused by 127\\.0\\.0\\.1:${smsc.port}: 0x0d ESME_RBINDFAIL; retrying in [0-9.]+ s\\)$`)
+      new RegExp(
+        `^telma: not bound before the deadline \\(bind refused by 127\\.0\\.0\\.1:${smsc.port}: 0x0d ESME_RBINDFAIL; retrying in [0-9.]+ s\\)$`
+      )
     )
-    expect(health).toEqual([{ route: "telma", connected: false, detail: expect.stringMatching(/^bind refused by .*: 0x0d ESME_RBINDFAIL; retrying in /), slot: { held: 0, of: 1 } }])
+    expect(health).toEqual([
+      {
+        route: "telma",
+        connected: false,
+        detail: expect.stringMatching(/^bind refused by .*: 0x0d ESME_RBINDFAIL; retrying in /),
+        slot: { held: 0, of: 1 }
+      }
+    ])
     expect(smsc.received).toEqual([])
     const warnings = logs.map((l) => JSON.parse(l)).filter((l) => l.level === "WARN")
     expect(warnings.length).toBeGreaterThan(0)
@@ -125,17 +156,28 @@ describe("refused bind", () => {
   })
 
   it("names a wrong password; a send waits for a bind up to its own deadline, however long the outage has lasted", async () => {
-    const route = routeTo(smsc, { endpoint: { host: "127.0.0.1", port: smsc.port, systemId: "sim", password: Redacted.make("wrong") } })
-    const { first, second, health } = await withProvider(testSettings([route], { responseTimeoutMs: 300 }), new FakeInbox(), (p) =>
-      Effect.gen(function*() {
-        const first = yield* p.submit(submission(testNumbers.delivered))
-        yield* Effect.sleep(50) // the outage is now longer than a deadline
-        const start = performance.now()
-        const second = yield* p.submit(submission(testNumbers.delivered))
-        return { first, second: { result: second, ms: performance.now() - start }, health: yield* p.health }
-      }))
+    const route = routeTo(smsc, {
+      endpoint: { host: "127.0.0.1", port: smsc.port, systemId: "sim", password: Redacted.make("wrong") }
+    })
+    const { first, second, health } = await withProvider(
+      testSettings([route], { responseTimeoutMs: 300 }),
+      new FakeInbox(),
+      (p) =>
+        Effect.gen(function* () {
+          const first = yield* p.submit(submission(testNumbers.delivered))
+          yield* Effect.sleep(50) // the outage is now longer than a deadline
+          const start = performance.now()
+          const second = yield* p.submit(submission(testNumbers.delivered))
+          return { first, second: { result: second, ms: performance.now() - start }, health: yield* p.health }
+        })
+    )
     expect(first._tag).toBe("Unreachable")
-    expect(second.result).toEqual({ _tag: "Unreachable", reason: expect.stringMatching(/^smsc: not bound before the deadline \(bind refused by .*: 0x0e ESME_RINVPASWD; retrying in [0-9.]+ s\)$/) })
+    expect(second.result).toEqual({
+      _tag: "Unreachable",
+      reason: expect.stringMatching(
+        /^smsc: not bound before the deadline \(bind refused by .*: 0x0e ESME_RINVPASWD; retrying in [0-9.]+ s\)$/
+      )
+    })
     expect(second.ms).toBeGreaterThanOrEqual(290)
     expect(health[0]!.detail).toContain("0x0e ESME_RINVPASWD")
   })
@@ -143,24 +185,33 @@ describe("refused bind", () => {
   it("logs an outage once: WARN when it starts, INFO when a bind ends it, DEBUG for the attempts between", async () => {
     smsc.refuseBinds = true
     const logs: Array<string> = []
-    await withProvider(testSettings([routeTo(smsc)]), new FakeInbox(), () =>
-      Effect.gen(function*() {
-        yield* until("four refused binds", () => smsc.bindsRefused >= 4)
-        smsc.refuseBinds = false
-        yield* until("the bind", () => smsc.binds === 1)
-        smsc.refuseBinds = true
-        smsc.dropConnections()
-        yield* until("three more refusals", () => smsc.bindsRefused >= 7)
-      }), logs)
+    await withProvider(
+      testSettings([routeTo(smsc)]),
+      new FakeInbox(),
+      () =>
+        Effect.gen(function* () {
+          yield* until("four refused binds", () => smsc.bindsRefused >= 4)
+          smsc.refuseBinds = false
+          yield* until("the bind", () => smsc.binds === 1)
+          smsc.refuseBinds = true
+          smsc.dropConnections()
+          yield* until("three more refusals", () => smsc.bindsRefused >= 7)
+        }),
+      logs
+    )
     const at = `127\\.0\\.0\\.1:${smsc.port}`
-    const states = logs.map((l) => JSON.parse(l)).filter((l) => String(l.message).startsWith("SMPP"))
+    const states = logs
+      .map((l) => JSON.parse(l))
+      .filter((l) => String(l.message).startsWith("SMPP"))
       .map((l) => `${l.level} ${l.message}: ${String(l.annotations.detail).replace(/; retrying in [0-9.]+ s$/, "")}`)
     // seven refused binds in two outages: two WARN lines, the other attempts at DEBUG (not captured here)
     expect(smsc.bindsRefused).toBeGreaterThanOrEqual(7)
     expect(states).toEqual([
       expect.stringMatching(new RegExp(`^WARN SMPP route not bound: bind refused by ${at}: 0x0d ESME_RBINDFAIL$`)),
       expect.stringMatching(new RegExp(`^INFO SMPP bound: bound to ${at} as sim$`)),
-      expect.stringMatching(new RegExp(`^WARN SMPP route not bound: connection to ${at} lost \\((closed by the SMSC|ECONNRESET)\\)$`))
+      expect.stringMatching(
+        new RegExp(`^WARN SMPP route not bound: connection to ${at} lost \\((closed by the SMSC|ECONNRESET)\\)$`)
+      )
     ])
   })
 
@@ -168,22 +219,29 @@ describe("refused bind", () => {
     const port = smsc.port
     await smsc.stop()
     const health = await withProvider(testSettings([routeTo(smsc)], { responseTimeoutMs: 300 }), new FakeInbox(), (p) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* until("a failed attempt", () => Effect.runSync(p.health)[0]!.detail.includes("retrying"))
         return yield* p.health
-      }))
-    expect(health[0]!.detail).toMatch(new RegExp(`^cannot connect to 127\\.0\\.0\\.1:${port}: ECONNREFUSED; retrying in `))
+      })
+    )
+    expect(health[0]!.detail).toMatch(
+      new RegExp(`^cannot connect to 127\\.0\\.0\\.1:${port}: ECONNREFUSED; retrying in `)
+    )
   })
 })
 
 describe("keeping the bind alive", () => {
   it("sends enquire_link every interval and stays bound", async () => {
     const settings = testSettings([routeTo(smsc)])
-    const health = await withProvider({ ...settings, timing: { ...settings.timing, enquireLinkIntervalMs: 50 } }, new FakeInbox(), (p) =>
-      Effect.gen(function*() {
-        yield* until("three enquire_link", () => smsc.enquireLinks >= 3)
-        return yield* p.health
-      }))
+    const health = await withProvider(
+      { ...settings, timing: { ...settings.timing, enquireLinkIntervalMs: 50 } },
+      new FakeInbox(),
+      (p) =>
+        Effect.gen(function* () {
+          yield* until("three enquire_link", () => smsc.enquireLinks >= 3)
+          return yield* p.health
+        })
+    )
     expect(health[0]!.connected).toBe(true)
     expect(smsc.binds).toBe(1)
   })
@@ -192,8 +250,12 @@ describe("keeping the bind alive", () => {
     smsc.answerEnquireLinks = false
     const logs: Array<string> = []
     const settings = testSettings([routeTo(smsc)], { responseTimeoutMs: 200 })
-    await withProvider({ ...settings, timing: { ...settings.timing, enquireLinkIntervalMs: 50 } }, new FakeInbox(), () =>
-      until("a second bind", () => smsc.binds >= 2), logs)
+    await withProvider(
+      { ...settings, timing: { ...settings.timing, enquireLinkIntervalMs: 50 } },
+      new FakeInbox(),
+      () => until("a second bind", () => smsc.binds >= 2),
+      logs
+    )
     expect(logs.some((l) => l.includes("lost (no enquire_link_resp within 200 ms)"))).toBe(true)
   })
 })
@@ -201,10 +263,13 @@ describe("keeping the bind alive", () => {
 describe("health", () => {
   it("says bound, with the address and the account", async () => {
     const health = await withProvider(testSettings([routeTo(smsc)]), new FakeInbox(), (p) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* until("the bind", () => smsc.binds === 1 && Effect.runSync(p.health)[0]!.connected)
         return yield* p.health
-      }))
-    expect(health).toEqual([{ route: "smsc", connected: true, detail: `bound to 127.0.0.1:${smsc.port} as sim`, slot: { held: 0, of: 1 } }])
+      })
+    )
+    expect(health).toEqual([
+      { route: "smsc", connected: true, detail: `bound to 127.0.0.1:${smsc.port} as sim`, slot: { held: 0, of: 1 } }
+    ])
   })
 })

@@ -21,8 +21,11 @@ describe("window", () => {
   it("never has more than `window` submit_sm awaiting their answer, and fills it", async () => {
     smsc.responseDelayMs = 80
     const sent = Array.from({ length: 30 }, (_, i) => submission(ordinary(i), `window ${i}`))
-    const results = await withProvider(testSettings([routeTo(smsc, { window: 3 })], { responseTimeoutMs: 5000 }), new FakeInbox(), (p) =>
-      Effect.forEach(sent, (s) => p.submit(s), { concurrency: "unbounded" }))
+    const results = await withProvider(
+      testSettings([routeTo(smsc, { window: 3 })], { responseTimeoutMs: 5000 }),
+      new FakeInbox(),
+      (p) => Effect.forEach(sent, (s) => p.submit(s), { concurrency: "unbounded" })
+    )
     expect(results.map((r) => r._tag)).toEqual(sent.map(() => "Accepted"))
     expect(smsc.maxOutstanding).toBe(3)
   })
@@ -33,8 +36,11 @@ describe("MPS cap", () => {
     const single = Array.from({ length: 8 }, (_, i) => submission(ordinary(i), `mps ${i}`))
     const double = Array.from({ length: 2 }, (_, i) => submission(ordinary(20 + i), `${"long ".repeat(40)}${i}`))
     const start = performance.now()
-    const results = await withProvider(testSettings([routeTo(smsc, { mps: 4 })], { responseTimeoutMs: 8000 }), new FakeInbox(), (p) =>
-      Effect.forEach([...single, ...double], (s) => p.submit(s), { concurrency: "unbounded" }))
+    const results = await withProvider(
+      testSettings([routeTo(smsc, { mps: 4 })], { responseTimeoutMs: 8000 }),
+      new FakeInbox(),
+      (p) => Effect.forEach([...single, ...double], (s) => p.submit(s), { concurrency: "unbounded" })
+    )
     const elapsedMs = performance.now() - start
     expect(results.map((r) => r._tag)).toEqual([...single, ...double].map(() => "Accepted"))
     expect(smsc.received).toHaveLength(12)
@@ -63,9 +69,14 @@ describe("throttling", () => {
     smsc.throttleNext(1000)
     const s = submission(ordinary(2), "throttled for good")
     const start = performance.now()
-    const result = await withProvider(testSettings([routeTo(smsc)], { responseTimeoutMs: 800 }), new FakeInbox(), (p) => p.submit(s))
+    const result = await withProvider(testSettings([routeTo(smsc)], { responseTimeoutMs: 800 }), new FakeInbox(), (p) =>
+      p.submit(s)
+    )
     const elapsedMs = performance.now() - start
-    expect(result).toEqual({ _tag: "Unreachable", reason: "smsc throttled it (0x58 ESME_RTHROTTLED) until the response deadline" })
+    expect(result).toEqual({
+      _tag: "Unreachable",
+      reason: "smsc throttled it (0x58 ESME_RTHROTTLED) until the response deadline"
+    })
     expect(elapsedMs).toBeLessThan(800 + 1000)
     expect(smsc.messages).toHaveLength(0)
   })

@@ -23,18 +23,50 @@ afterEach(async () => {
   await Promise.all(started.splice(0).map((s) => s.dispose()))
 })
 
-const refOf = (r: SubmitResult): string => (r._tag === "Accepted" ? r.providerRef : expect.fail(`not accepted: ${JSON.stringify(r)}`))
+const refOf = (r: SubmitResult): string =>
+  r._tag === "Accepted" ? r.providerRef : expect.fail(`not accepted: ${JSON.stringify(r)}`)
 
 describe("PDU mapping", () => {
   it("sends an alphanumeric sender as TON 5 NPI 0, a numeric one as TON 1 NPI 1, the number without + as TON 1 NPI 1, asking for a receipt", async () => {
     const smsc = await smscFor()
     await withProvider(testSettings([routeTo(smsc)]), new FakeInbox(), (p) =>
-      Effect.all([p.submit(submission(testNumbers.acceptedNoReceipt, "a", "DEMO")), p.submit(submission(testNumbers.acceptedNoReceipt, "b", "+261341234567"))]))
-    expect(smsc.received.map(({ from, sourceTon, sourceNpi, to, destTon, destNpi, registeredDelivery, esmClass }) => ({
-      from, sourceTon, sourceNpi, to, destTon, destNpi, registeredDelivery, esmClass
-    }))).toEqual([
-      { from: "DEMO", sourceTon: 5, sourceNpi: 0, to: testNumbers.acceptedNoReceipt, destTon: 1, destNpi: 1, registeredDelivery: 1, esmClass: 0 },
-      { from: "261341234567", sourceTon: 1, sourceNpi: 1, to: testNumbers.acceptedNoReceipt, destTon: 1, destNpi: 1, registeredDelivery: 1, esmClass: 0 }
+      Effect.all([
+        p.submit(submission(testNumbers.acceptedNoReceipt, "a", "DEMO")),
+        p.submit(submission(testNumbers.acceptedNoReceipt, "b", "+261341234567"))
+      ])
+    )
+    expect(
+      smsc.received.map(({ from, sourceTon, sourceNpi, to, destTon, destNpi, registeredDelivery, esmClass }) => ({
+        from,
+        sourceTon,
+        sourceNpi,
+        to,
+        destTon,
+        destNpi,
+        registeredDelivery,
+        esmClass
+      }))
+    ).toEqual([
+      {
+        from: "DEMO",
+        sourceTon: 5,
+        sourceNpi: 0,
+        to: testNumbers.acceptedNoReceipt,
+        destTon: 1,
+        destNpi: 1,
+        registeredDelivery: 1,
+        esmClass: 0
+      },
+      {
+        from: "261341234567",
+        sourceTon: 1,
+        sourceNpi: 1,
+        to: testNumbers.acceptedNoReceipt,
+        destTon: 1,
+        destNpi: 1,
+        registeredDelivery: 1,
+        esmClass: 0
+      }
     ])
   })
 
@@ -43,12 +75,17 @@ describe("PDU mapping", () => {
     const text = `Prix 10€ [promo] {code} ~ ^ | \\ ${"a".repeat(120)} @£$ fin ${"€".repeat(20)}`
     expect(countSegments(text)).toMatchObject({ encoding: "GSM-7", segments: 2 })
     const [result] = await withProvider(testSettings([routeTo(smsc)]), new FakeInbox(), (p) =>
-      Effect.all([p.submit({ ...submission(testNumbers.acceptedNoReceipt, text), segments: 2 })]))
+      Effect.all([p.submit({ ...submission(testNumbers.acceptedNoReceipt, text), segments: 2 })])
+    )
     expect(result!._tag).toBe("Accepted")
     expect(smsc.messages).toMatchObject([{ text, dataCoding: 0, parts: 2 }])
     const [one, two] = smsc.received
     expect(one).toMatchObject({ esmClass: 0x40, dataCoding: 0, concatenation: { total: 2, seq: 1 } })
-    expect(two).toMatchObject({ esmClass: 0x40, dataCoding: 0, concatenation: { total: 2, seq: 2, ref: one!.concatenation!.ref } })
+    expect(two).toMatchObject({
+      esmClass: 0x40,
+      dataCoding: 0,
+      concatenation: { total: 2, seq: 2, ref: one!.concatenation!.ref }
+    })
     // the ref is the first part's id
     expect(refOf(result!)).toBe(`smsc:${smsc.messages[0]!.ids[0]}`)
   })
@@ -57,7 +94,9 @@ describe("PDU mapping", () => {
     const smsc = await smscFor()
     const text = `Salama 😀 ô ${"ж".repeat(50)} 🇲🇬 ${"é".repeat(40)}`
     expect(countSegments(text)).toMatchObject({ encoding: "UCS-2", segments: 2 })
-    await withProvider(testSettings([routeTo(smsc)]), new FakeInbox(), (p) => p.submit({ ...submission(testNumbers.acceptedNoReceipt, text), segments: 2 }))
+    await withProvider(testSettings([routeTo(smsc)]), new FakeInbox(), (p) =>
+      p.submit({ ...submission(testNumbers.acceptedNoReceipt, text), segments: 2 })
+    )
     expect(smsc.messages).toMatchObject([{ text, dataCoding: 8, parts: 2 }])
     expect(smsc.received.map((r) => r.text.length)).toEqual([67, text.length - 67])
   })
@@ -66,7 +105,14 @@ describe("PDU mapping", () => {
     const smsc = await smscFor()
     const long = (c: string) => c.repeat(200)
     await withProvider(testSettings([routeTo(smsc)]), new FakeInbox(), (p) =>
-      Effect.all([p.submit(submission(testNumbers.acceptedNoReceipt, long("x"))), p.submit(submission(testNumbers.acceptedNoReceipt, long("y")))], { concurrency: 2 }))
+      Effect.all(
+        [
+          p.submit(submission(testNumbers.acceptedNoReceipt, long("x"))),
+          p.submit(submission(testNumbers.acceptedNoReceipt, long("y")))
+        ],
+        { concurrency: 2 }
+      )
+    )
     expect(smsc.messages.map((m) => m.text).sort()).toEqual([long("x"), long("y")])
   })
 })
@@ -77,21 +123,25 @@ describe("msg_id_type", () => {
     smsc.idFormat = format
     const inbox = new FakeInbox()
     return withProvider(testSettings([routeTo(smsc, { msgIdType: configured })]), inbox, (p) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const s = submission(testNumbers.delivered)
         const result = yield* p.submit(s)
         yield* until("the receipt", () => inbox.receipts.length === 1)
         const query = yield* p.query({ ...s, providerRef: refOf(result) })
         return { ref: refOf(result), receiptRef: inbox.receipts[0]!.providerRef, query }
-      }))
+      })
+    )
   }
 
-  it.each(["hex_resp_dec_receipt", "dec_resp_hex_receipt"] as const)("%s: the answer's ref equals the receipt's, and query_sm finds it", async (kind) => {
-    const { ref, receiptRef, query } = await receiptAndAnswer(kind, kind)
-    expect(ref).toBe("smsc:1000000000")
-    expect(receiptRef).toBe(ref)
-    expect(query).toEqual({ _tag: "Accepted", providerRef: ref })
-  })
+  it.each(["hex_resp_dec_receipt", "dec_resp_hex_receipt"] as const)(
+    "%s: the answer's ref equals the receipt's, and query_sm finds it",
+    async (kind) => {
+      const { ref, receiptRef, query } = await receiptAndAnswer(kind, kind)
+      expect(ref).toBe("smsc:1000000000")
+      expect(receiptRef).toBe(ref)
+      expect(query).toEqual({ _tag: "Accepted", providerRef: ref })
+    }
+  )
 
   it("without the right msg_id_type, the refs differ (which is why it exists)", async () => {
     const { ref, receiptRef } = await receiptAndAnswer("hex_resp_dec_receipt", "exact")
@@ -108,9 +158,18 @@ describe("routing by prefix", () => {
       routeTo(orangeSmsc, { name: "orange", prefixes: ["+26132", "+26137", "+2613412"] })
     ]
     const results = await withProvider(testSettings(routes), new FakeInbox(), (p) =>
-      Effect.forEach(["+261340000006", "+261380000006", "+261320000006", "+261370000006", "+261341200006", "+261330000006"], (to) =>
-        p.submit(submission(to, `to ${to}`))))
-    expect(results.slice(0, 5).map((r) => refOf(r).split(":")[0])).toEqual(["telma", "telma", "orange", "orange", "orange"])
+      Effect.forEach(
+        ["+261340000006", "+261380000006", "+261320000006", "+261370000006", "+261341200006", "+261330000006"],
+        (to) => p.submit(submission(to, `to ${to}`))
+      )
+    )
+    expect(results.slice(0, 5).map((r) => refOf(r).split(":")[0])).toEqual([
+      "telma",
+      "telma",
+      "orange",
+      "orange",
+      "orange"
+    ])
     expect(results[5]).toEqual({ _tag: "Unreachable", reason: "no route: no SMSC serves +26133*****06" })
     expect(telmaSmsc.received.map((r) => r.to)).toEqual(["+261340000006", "+261380000006"])
     expect(orangeSmsc.received.map((r) => r.to)).toEqual(["+261320000006", "+261370000006", "+261341200006"])

@@ -17,7 +17,8 @@ beforeEach(async () => {
 })
 afterEach(() => smsc.dispose())
 
-const refOf = (r: SubmitResult): string => (r._tag === "Accepted" ? r.providerRef : expect.fail(`not accepted: ${JSON.stringify(r)}`))
+const refOf = (r: SubmitResult): string =>
+  r._tag === "Accepted" ? r.providerRef : expect.fail(`not accepted: ${JSON.stringify(r)}`)
 const idOf = (ref: string): string => ref.slice("smsc:".length)
 
 describe("receipts", () => {
@@ -26,11 +27,14 @@ describe("receipts", () => {
     const inbox = new FakeInbox()
     const before = Date.now()
     const [delivered, undeliverable] = await withProvider(testSettings([routeTo(smsc)]), inbox, (p) =>
-      Effect.gen(function*() {
-        const results = yield* Effect.forEach([testNumbers.delivered, testNumbers.undeliverable], (to) => p.submit(submission(to)))
+      Effect.gen(function* () {
+        const results = yield* Effect.forEach([testNumbers.delivered, testNumbers.undeliverable], (to) =>
+          p.submit(submission(to))
+        )
         yield* until("two receipts", () => inbox.receipts.length === 2)
         return results
-      }))
+      })
+    )
     const outcome = (ref: string) => inbox.receipts.find((r) => r.providerRef === ref)
     expect(outcome(refOf(delivered!))?.outcome).toBe("delivered")
     expect(outcome(refOf(undeliverable!))?.outcome).toBe("undeliverable")
@@ -47,12 +51,17 @@ describe("receipts", () => {
 
   /** Sends to the delivered number and waits until `done`; the submit result. */
   const deliveredOnce = (inbox: FakeInbox, done: () => boolean, logs: Array<string> = []) =>
-    withProvider(testSettings([routeTo(smsc)]), inbox, (p) =>
-      Effect.gen(function*() {
-        const result = yield* p.submit(submission(testNumbers.delivered))
-        yield* until("the receipt's handling", done)
-        return refOf(result)
-      }), logs)
+    withProvider(
+      testSettings([routeTo(smsc)]),
+      inbox,
+      (p) =>
+        Effect.gen(function* () {
+          const result = yield* p.submit(submission(testNumbers.delivered))
+          yield* until("the receipt's handling", done)
+          return refOf(result)
+        }),
+      logs
+    )
 
   it("hands a receipt that arrives before its submit_sm_resp to the inbox, under the same ref", async () => {
     smsc.receiptBeforeResponse = true
@@ -67,7 +76,10 @@ describe("receipts", () => {
     const inbox = new FakeInbox()
     const ref = await deliveredOnce(inbox, () => smsc.receiptAnswers.length === 2)
     expect(inbox.receipts.map((r) => r.providerRef)).toEqual([ref, ref])
-    expect(smsc.receiptAnswers).toEqual([{ id: idOf(ref), status: 0 }, { id: idOf(ref), status: 0 }])
+    expect(smsc.receiptAnswers).toEqual([
+      { id: idOf(ref), status: 0 },
+      { id: idOf(ref), status: 0 }
+    ])
   })
 
   it("answers 0x64 while the inbox cannot store a receipt, and stores it when the SMSC sends it again; logs the outage once", async () => {
@@ -76,7 +88,12 @@ describe("receipts", () => {
     const logs: Array<string> = []
     const ref = await deliveredOnce(inbox, () => inbox.receipts.length === 1 && smsc.receiptAnswers.length === 4, logs)
     const id = idOf(ref)
-    expect(smsc.receiptAnswers).toEqual([{ id, status: 0x64 }, { id, status: 0x64 }, { id, status: 0x64 }, { id, status: 0 }])
+    expect(smsc.receiptAnswers).toEqual([
+      { id, status: 0x64 },
+      { id, status: 0x64 },
+      { id, status: 0x64 },
+      { id, status: 0 }
+    ])
     expect(inbox.refusedReceipts).toBe(3)
     expect(inbox.receipts.map((r) => r.providerRef)).toEqual([ref])
     // one line when receipts stop being stored, one when they are again: not one per refused receipt
@@ -91,13 +108,18 @@ describe("receipts", () => {
   it("acknowledges a mobile-originated message, logs it without the number and hands nothing to the inbox", async () => {
     const inbox = new FakeInbox()
     const logs: Array<string> = []
-    await withProvider(testSettings([routeTo(smsc)]), inbox, (p) =>
-      Effect.gen(function*() {
-        yield* p.submit(submission(testNumbers.acceptedNoReceipt))
-        expect(smsc.sendMobileOriginated("+261341234567", "STOP")).toBe(true)
-        yield* until("its answer", () => smsc.mobileOriginatedAnswers.length === 1)
-        yield* until("its log line", () => logs.some((l) => l.includes("mobile-originated")))
-      }), logs)
+    await withProvider(
+      testSettings([routeTo(smsc)]),
+      inbox,
+      (p) =>
+        Effect.gen(function* () {
+          yield* p.submit(submission(testNumbers.acceptedNoReceipt))
+          expect(smsc.sendMobileOriginated("+261341234567", "STOP")).toBe(true)
+          yield* until("its answer", () => smsc.mobileOriginatedAnswers.length === 1)
+          yield* until("its log line", () => logs.some((l) => l.includes("mobile-originated")))
+        }),
+      logs
+    )
     expect(smsc.mobileOriginatedAnswers).toEqual([0])
     expect(inbox.receipts).toEqual([])
     expect(logs.join("\n")).not.toContain("1234567")

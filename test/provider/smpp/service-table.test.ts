@@ -29,9 +29,27 @@ interface Row {
 
 const accepted = "processing>accepted@provider"
 const table: ReadonlyArray<Row> = [
-  { to: testNumbers.delivered, answer: [201], final: "delivered", tail: [accepted, "accepted>delivered@receipt"], credits: credits.consumed },
-  { to: testNumbers.undeliverable, answer: [201], final: "undeliverable", tail: [accepted, "accepted>undeliverable@receipt"], credits: credits.consumed },
-  { to: testNumbers.rejected, answer: [502, "provider_rejected"], final: "failed", tail: ["processing>failed@provider"], credits: credits.released },
+  {
+    to: testNumbers.delivered,
+    answer: [201],
+    final: "delivered",
+    tail: [accepted, "accepted>delivered@receipt"],
+    credits: credits.consumed
+  },
+  {
+    to: testNumbers.undeliverable,
+    answer: [201],
+    final: "undeliverable",
+    tail: [accepted, "accepted>undeliverable@receipt"],
+    credits: credits.consumed
+  },
+  {
+    to: testNumbers.rejected,
+    answer: [502, "provider_rejected"],
+    final: "failed",
+    tail: ["processing>failed@provider"],
+    credits: credits.released
+  },
   {
     to: testNumbers.unknownThenAccepted,
     answer: [502, "provider_result_unknown"],
@@ -39,9 +57,21 @@ const table: ReadonlyArray<Row> = [
     tail: ["processing>unknown@provider", "unknown>accepted@verification", "accepted>delivered@receipt"],
     credits: credits.consumed
   },
-  { to: testNumbers.unreachable, answer: [503, "dispatch_unavailable"], final: "failed", tail: ["processing>failed@provider"], credits: credits.released },
+  {
+    to: testNumbers.unreachable,
+    answer: [503, "dispatch_unavailable"],
+    final: "failed",
+    tail: ["processing>failed@provider"],
+    credits: credits.released
+  },
   { to: testNumbers.acceptedNoReceipt, answer: [201], final: "accepted", tail: [accepted], credits: credits.consumed },
-  { to: testNumbers.slow, answer: [201], final: "delivered", tail: [accepted, "accepted>delivered@receipt"], credits: credits.consumed },
+  {
+    to: testNumbers.slow,
+    answer: [201],
+    final: "delivered",
+    tail: [accepted, "accepted>delivered@receipt"],
+    credits: credits.consumed
+  },
   {
     to: testNumbers.unknownNeverReceived,
     answer: [502, "provider_result_unknown"],
@@ -49,7 +79,13 @@ const table: ReadonlyArray<Row> = [
     tail: ["processing>unknown@provider", "unknown>failed@verification"],
     credits: credits.released
   },
-  { to: testNumbers.unknownForGood, answer: [502, "provider_result_unknown"], final: "unknown", tail: ["processing>unknown@provider"], credits: credits.reserved }
+  {
+    to: testNumbers.unknownForGood,
+    answer: [502, "provider_result_unknown"],
+    final: "unknown",
+    tail: ["processing>unknown@provider"],
+    credits: credits.reserved
+  }
 ]
 const rowOf = new Map(table.map((r) => [r.to, r]))
 
@@ -80,18 +116,27 @@ let batch: { id: string; key: string; request: unknown; reply: Reply }
 /** Every message of the organisation reached its row's status, and 09 was verified in vain at least twice. */
 const settle = (orgId: string) =>
   Effect.flatMap(App, (app) =>
-    settled(orgId, (m) => m.status === rowOf.get(m.to)!.final && (m.status !== "unknown" || (app.calls.queries.get(m.id) ?? 0) >= 2), {
-      what: "every row in its final status"
-    }))
+    settled(
+      orgId,
+      (m) => m.status === rowOf.get(m.to)!.final && (m.status !== "unknown" || (app.calls.queries.get(m.id) ?? 0) >= 2),
+      {
+        what: "every row in its final status"
+      }
+    )
+  )
 
 beforeAll(async () => {
   smsc = await startSmsc({ slowMs, lateMs: responseTimeoutMs + 1000 })
 })
 
 /** Once the app is up: every row sent immediately, scheduled and in a batch, and all of them settled. */
-const sendTable = Effect.gen(function*() {
+const sendTable = Effect.gen(function* () {
   const app = yield* App
-  const orgs = { immediate: yield* app.newOrg({ credits: granted }), scheduled: yield* app.newOrg({ credits: granted }), batch: yield* app.newOrg({ credits: granted }) }
+  const orgs = {
+    immediate: yield* app.newOrg({ credits: granted }),
+    scheduled: yield* app.newOrg({ credits: granted }),
+    batch: yield* app.newOrg({ credits: granted })
+  }
   // whole seconds: the batch's send_at is written without milliseconds
   const sendAt = Math.ceil(((yield* app.now) + 3000) / 1000) * 1000
 
@@ -103,25 +148,36 @@ const sendTable = Effect.gen(function*() {
     expect(reply.status, reply.text).toBe(202)
     scheduled.set(to, { id, text, reply, key, sendAt })
   }
-  const request = { recipients: table.map((r) => r.to), text: "in a batch", send_at: withOffset(new Date(sendAt), "+03:00") }
+  const request = {
+    recipients: table.map((r) => r.to),
+    text: "in a batch",
+    send_at: withOffset(new Date(sendAt), "+03:00")
+  }
   const key = `batch-${crypto.randomUUID()}`
   const reply = yield* postBatch(orgs.batch.apiKey, request, key)
   expect(reply.status, reply.text).toBe(202)
   batch = { id: reply.body.id, key, request, reply }
 
-  const immediate = new Map(yield* Effect.all(table.map(({ to }) =>
-    Effect.gen(function*() {
-      const text = `now to ${to}`
-      const { id, reply, key } = yield* create(orgs.immediate.apiKey, { to, text })
-      return [to, { id, text, reply, key }] as const
-    })), { concurrency: "unbounded" }))
+  const immediate = new Map(
+    yield* Effect.all(
+      table.map(({ to }) =>
+        Effect.gen(function* () {
+          const text = `now to ${to}`
+          const { id, reply, key } = yield* create(orgs.immediate.apiKey, { to, text })
+          return [to, { id, text, reply, key }] as const
+        })
+      ),
+      { concurrency: "unbounded" }
+    )
+  )
 
-  const [immediateFacts, scheduledFacts, batchFacts] = yield* Effect.all([
-    settle(orgs.immediate.orgId),
-    settle(orgs.scheduled.orgId),
-    settle(orgs.batch.orgId)
-  ], { concurrency: "unbounded" })
-  const batchMessages = new Map([...batchFacts.values()].map((m) => [m.to, { id: m.id, text: "in a batch", reply, key }]))
+  const [immediateFacts, scheduledFacts, batchFacts] = yield* Effect.all(
+    [settle(orgs.immediate.orgId), settle(orgs.scheduled.orgId), settle(orgs.batch.orgId)],
+    { concurrency: "unbounded" }
+  )
+  const batchMessages = new Map(
+    [...batchFacts.values()].map((m) => [m.to, { id: m.id, text: "in a batch", reply, key }])
+  )
   sent.immediate = { ...orgs.immediate, messages: immediate, facts: immediateFacts }
   sent.scheduled = { ...orgs.scheduled, messages: scheduled, facts: scheduledFacts }
   sent.batch = { ...orgs.batch, messages: batchMessages, facts: batchFacts }
@@ -138,7 +194,7 @@ const head: Record<Mode, ReadonlyArray<string>> = {
 
 /** Asserts every row for one mode: final status, timeline, credits, one provider call, what the SMSC received. */
 const expectTable = (mode: Mode) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const app = yield* App
     const { orgId, messages, facts } = sent[mode]
     const observed = table.map((row) => {
@@ -153,74 +209,106 @@ const expectTable = (mode: Mode) =>
         evidence: f.evidence,
         providerCalls: app.calls.submits.get(m.id),
         // the throttled number is written again until the deadline; everything else exactly once
-        smscSubmits: row.to === testNumbers.unreachable ? submitsAt(smsc, row.to, m.text) > 2 : submitsAt(smsc, row.to, m.text)
+        smscSubmits:
+          row.to === testNumbers.unreachable ? submitsAt(smsc, row.to, m.text) > 2 : submitsAt(smsc, row.to, m.text)
       }
     })
-    expect(observed).toEqual(table.map((row) => ({
-      to: row.to,
-      status: row.final,
-      transitions: [...head[mode], ...row.tail],
-      credits: row.credits,
-      evidence: row.to === testNumbers.unknownThenAccepted ? "accepted" : row.to === testNumbers.unknownNeverReceived ? "rejected" : null,
-      providerCalls: 1,
-      smscSubmits: row.to === testNumbers.unreachable ? true : 1
-    })))
+    expect(observed).toEqual(
+      table.map((row) => ({
+        to: row.to,
+        status: row.final,
+        transitions: [...head[mode], ...row.tail],
+        credits: row.credits,
+        evidence:
+          row.to === testNumbers.unknownThenAccepted
+            ? "accepted"
+            : row.to === testNumbers.unknownNeverReceived
+              ? "rejected"
+              : null,
+        providerCalls: 1,
+        smscSubmits: row.to === testNumbers.unreachable ? true : 1
+      }))
+    )
     // 09 stays unknown for good: asked about (never resent), no evidence ever came
     const forGood = messages.get(testNumbers.unknownForGood)!.id
     expect(app.calls.queries.get(forGood)).toBeGreaterThanOrEqual(2)
     // docs/decisions.md#credits: 01, 02, 04, 06, 07 consumed; 03, 05, 08 released; 09 still reserved
-    const totals = yield* Effect.gen(function*() {
+    const totals = yield* Effect.gen(function* () {
       return yield* (yield* Ledger).totals(orgId)
     })
     expect(totals).toEqual({ granted, consumed: 5, reserved: 1, available: granted - 6, expiredUnreserved: 0 })
     expect(yield* balanceOf(orgId)).toEqual({ total: granted - 5, reserved: 1, available: granted - 6 })
   })
 
-withApp(smppApp("smpp_table", () => [routeTo(smsc)], { responseTimeoutMs }), sendTable)(`docs/decisions.md#the-provider-simulator through SMPP to the SMSC simulator (${backend})`, (it) => {
-  it.effect("immediate: each number's answer, then its final status and credits; each answer replays as first given", () =>
-    Effect.gen(function*() {
-      const app = yield* App
-      const { apiKey, messages } = sent.immediate
-      for (const row of table) {
-        const { id, reply, text, key } = messages.get(row.to)!
-        const [status, code] = row.answer
-        expect({ to: row.to, status: reply.status, code: reply.body?.error?.code }, reply.text).toEqual({ to: row.to, status, code })
-        if (status === 201) expect(reply.body).toMatchObject({ id, status: "accepted", to: row.to })
-        else expect(reply.body.message_id).toBe(id)
-        const again = yield* app.call("POST", messagesPath, { token: apiKey, body: bodyOf({ to: row.to, text }), headers: { "idempotency-key": key } })
-        expect({ status: again.status, body: again.body, replayed: again.headers.get("idempotent-replayed") }, row.to)
-          .toEqual({ status: reply.status, body: reply.body, replayed: "true" })
-      }
-      yield* expectTable("immediate")
-    }))
+withApp(
+  smppApp("smpp_table", () => [routeTo(smsc)], { responseTimeoutMs }),
+  sendTable
+)(`docs/decisions.md#the-provider-simulator through SMPP to the SMSC simulator (${backend})`, (it) => {
+  it.effect(
+    "immediate: each number's answer, then its final status and credits; each answer replays as first given",
+    () =>
+      Effect.gen(function* () {
+        const app = yield* App
+        const { apiKey, messages } = sent.immediate
+        for (const row of table) {
+          const { id, reply, text, key } = messages.get(row.to)!
+          const [status, code] = row.answer
+          expect({ to: row.to, status: reply.status, code: reply.body?.error?.code }, reply.text).toEqual({
+            to: row.to,
+            status,
+            code
+          })
+          if (status === 201) expect(reply.body).toMatchObject({ id, status: "accepted", to: row.to })
+          else expect(reply.body.message_id).toBe(id)
+          const again = yield* app.call("POST", messagesPath, {
+            token: apiKey,
+            body: bodyOf({ to: row.to, text }),
+            headers: { "idempotency-key": key }
+          })
+          expect(
+            { status: again.status, body: again.body, replayed: again.headers.get("idempotent-replayed") },
+            row.to
+          ).toEqual({ status: reply.status, body: reply.body, replayed: "true" })
+        }
+        yield* expectTable("immediate")
+      })
+  )
 
   it.effect("scheduled: each number meets its row at its send time; the 202 replays as first given", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const app = yield* App
       const { apiKey, messages } = sent.scheduled
       for (const row of table) {
         const { reply, text, key, sendAt } = messages.get(row.to)!
-        const again = yield* app.call("POST", messagesPath, { token: apiKey, body: bodyOf({ to: row.to, text, sendAt: sendAt! }), headers: { "idempotency-key": key } })
+        const again = yield* app.call("POST", messagesPath, {
+          token: apiKey,
+          body: bodyOf({ to: row.to, text, sendAt: sendAt! }),
+          headers: { "idempotency-key": key }
+        })
         expect({ status: again.status, body: again.body }, row.to).toEqual({ status: 202, body: reply.body })
       }
       yield* expectTable("scheduled")
-    }))
+    })
+  )
 
-  it.effect("in a batch: each member meets its row; the counts are the members' statuses; the 202 replays as first given", () =>
-    Effect.gen(function*() {
-      const { apiKey } = sent.batch
-      expect((yield* getBatch(apiKey, batch.id)).counts).toEqual({
-        scheduled: 0,
-        processing: 0,
-        accepted: 1,
-        delivered: 3,
-        undeliverable: 1,
-        blocked: 0,
-        failed: 3,
-        unknown: 1
+  it.effect(
+    "in a batch: each member meets its row; the counts are the members' statuses; the 202 replays as first given",
+    () =>
+      Effect.gen(function* () {
+        const { apiKey } = sent.batch
+        expect((yield* getBatch(apiKey, batch.id)).counts).toEqual({
+          scheduled: 0,
+          processing: 0,
+          accepted: 1,
+          delivered: 3,
+          undeliverable: 1,
+          blocked: 0,
+          failed: 3,
+          unknown: 1
+        })
+        const again = yield* postBatch(apiKey, batch.request, batch.key)
+        expect({ status: again.status, body: again.body }).toEqual({ status: 202, body: batch.reply.body })
+        yield* expectTable("batch")
       })
-      const again = yield* postBatch(apiKey, batch.request, batch.key)
-      expect({ status: again.status, body: again.body }).toEqual({ status: 202, body: batch.reply.body })
-      yield* expectTable("batch")
-    }))
+  )
 })

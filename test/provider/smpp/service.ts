@@ -68,9 +68,19 @@ export interface MessageFacts {
 
 /** The facts of every message of an organisation, by id. */
 export const factsOf = (orgId: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ id: string; toNumber: string; status: string; transitions: Array<string> | null; reserve: number; consume: number; release: number; receipts: Array<string> | null; evidence: string | null }>`
+    const rows = yield* sql<{
+      id: string
+      toNumber: string
+      status: string
+      transitions: Array<string> | null
+      reserve: number
+      consume: number
+      release: number
+      receipts: Array<string> | null
+      evidence: string | null
+    }>`
       SELECT m.id::text AS id, m.to_number, m.status,
         (SELECT array_agg(coalesce(e.from_status, '') || '>' || e.to_status || '@' || e.source ORDER BY e.part, e.position)
           FROM (${sql.literal(timelineEntriesSql)}) AS e WHERE e.organisation_id = m.organisation_id AND e.message_id = m.id) AS transitions,
@@ -83,15 +93,20 @@ export const factsOf = (orgId: string) =>
         (SELECT array_agg(r.state ORDER BY r.id) FROM provider_receipts r WHERE r.provider_ref = m.provider_message_id) AS receipts,
         (SELECT v.result FROM provider_evidence v WHERE v.organisation_id = m.organisation_id AND v.message_id = m.id) AS evidence
       FROM messages m WHERE m.organisation_id = ${orgId}`
-    return new Map(rows.map((r) => [r.id, {
-      id: r.id,
-      to: r.toNumber,
-      status: r.status,
-      transitions: (r.transitions ?? []).map((t) => (t.startsWith(">") ? `-${t}` : t)),
-      credits: { reserved: r.reserve - r.consume - r.release, consumed: r.consume, released: r.release },
-      receipts: r.receipts ?? [],
-      evidence: r.evidence
-    } satisfies MessageFacts]))
+    return new Map(
+      rows.map((r) => [
+        r.id,
+        {
+          id: r.id,
+          to: r.toNumber,
+          status: r.status,
+          transitions: (r.transitions ?? []).map((t) => (t.startsWith(">") ? `-${t}` : t)),
+          credits: { reserved: r.reserve - r.consume - r.release, consumed: r.consume, released: r.release },
+          receipts: r.receipts ?? [],
+          evidence: r.evidence
+        } satisfies MessageFacts
+      ])
+    )
   })
 
 /** Polls the organisation's messages until `done` holds for every one of them. */
@@ -100,11 +115,11 @@ export const settled = (
   done: (m: MessageFacts) => boolean,
   options: { readonly timeoutMs?: number; readonly what?: string } = {}
 ) =>
-  eventuallyEffect(
-    factsOf(orgId),
-    (facts) => facts.size > 0 && [...facts.values()].every(done),
-    { timeoutMs: options.timeoutMs ?? 20_000, intervalMs: 100, what: options.what ?? "every message settled" }
-  )
+  eventuallyEffect(factsOf(orgId), (facts) => facts.size > 0 && [...facts.values()].every(done), {
+    timeoutMs: options.timeoutMs ?? 20_000,
+    intervalMs: 100,
+    what: options.what ?? "every message settled"
+  })
 
 /** How many `submit_sm` the SMSC received for this recipient with this text (one message's, when texts are unique). */
 export const submitsAt = (smsc: Smsc, to: string, text: string): number =>

@@ -4,7 +4,13 @@
  * lines, and a bounded poll instead of sleeps.
  */
 import { Effect, Layer, Logger, Redacted } from "effect"
-import { type IncomingReceipt, InboxUnavailable, type LateResult, Provider, ProviderInbox } from "../../../src/provider/Provider.ts"
+import {
+  type IncomingReceipt,
+  InboxUnavailable,
+  type LateResult,
+  Provider,
+  ProviderInbox
+} from "../../../src/provider/Provider.ts"
 import { smppProviderLayer } from "../../../src/provider/smpp/SmppProvider.ts"
 import type { RouteSettings, SmppSettings } from "../../../src/config/SmppSettings.ts"
 import { Smsc, type SmscOptions } from "../../../simulator/smsc/Smsc.ts"
@@ -28,18 +34,36 @@ export class FakeInbox {
       return Effect.void
     })
 
-  readonly layer = Layer.succeed(ProviderInbox, ProviderInbox.of({
-    receipt: this.receive,
-    receipts: (receipts) => Effect.forEach(receipts, (r) => this.receive(r).pipe(Effect.as(true), Effect.orElseSucceed(() => false))),
-    lateResult: (result) => Effect.sync(() => void this.lateResults.push(result))
-  }))
+  readonly layer = Layer.succeed(
+    ProviderInbox,
+    ProviderInbox.of({
+      receipt: this.receive,
+      receipts: (receipts) =>
+        Effect.forEach(receipts, (r) =>
+          this.receive(r).pipe(
+            Effect.as(true),
+            Effect.orElseSucceed(() => false)
+          )
+        ),
+      lateResult: (result) => Effect.sync(() => void this.lateResults.push(result))
+    })
+  )
 }
 
 /** Fast timings for tests: a short deadline, quick reconnections and throttle retries. */
-export const testSettings = (routes: ReadonlyArray<RouteSettings>, overrides: Partial<SmppSettings> = {}): SmppSettings => ({
+export const testSettings = (
+  routes: ReadonlyArray<RouteSettings>,
+  overrides: Partial<SmppSettings> = {}
+): SmppSettings => ({
   routes,
   responseTimeoutMs: 1500,
-  timing: { enquireLinkIntervalMs: 30_000, reconnectInitialMs: 50, reconnectMaxMs: 400, throttleInitialMs: 20, throttleMaxMs: 200 },
+  timing: {
+    enquireLinkIntervalMs: 30_000,
+    reconnectInitialMs: 50,
+    reconnectMaxMs: 400,
+    throttleInitialMs: 20,
+    throttleMaxMs: 200
+  },
   ...overrides
 })
 
@@ -67,7 +91,7 @@ export const withProvider = <A>(
   logs: Array<string> = []
 ): Promise<A> =>
   Effect.runPromise(
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       return yield* body(yield* Provider)
     }).pipe(
       Effect.provide(smppProviderLayer(settings).pipe(Layer.provide(inbox.layer))),
@@ -77,7 +101,7 @@ export const withProvider = <A>(
 
 /** Waits until `check` holds, polling every 10 ms, failing after `timeoutMs`. */
 export const until = (what: string, check: () => boolean, timeoutMs = 5000): Effect.Effect<void> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const start = performance.now()
     while (!check()) {
       if (performance.now() - start > timeoutMs) return yield* Effect.die(new Error(`timed out waiting for ${what}`))

@@ -23,31 +23,59 @@ describe("the SMSC table through the adapter", () => {
     const inbox = new FakeInbox()
     const numbers = Object.values(testNumbers)
     const sent = numbers.map((to) => submission(to, `row ${to}`))
-    const { results, elapsedMs, queries } = await withProvider(testSettings([routeTo(smsc)], { responseTimeoutMs: deadlineMs }), inbox, (p) =>
-      Effect.gen(function*() {
-        const timed = yield* Effect.forEach(sent, (s) =>
-          Effect.gen(function*() {
-            const start = performance.now()
-            const result = yield* p.submit(s)
-            return { result, ms: performance.now() - start }
-          }), { concurrency: "unbounded" })
-        // 4's late acceptance and 8's late refusal, then the receipts of 1, 2, 4 and 7
-        yield* until("two late answers", () => inbox.lateResults.length === 2)
-        yield* until("four receipts", () => inbox.receipts.length === 4)
-        const late4 = inbox.lateResults.find((l) => l.messageId === sent[3]!.messageId)!.result
-        const ref4 = late4._tag === "Accepted" ? late4.providerRef : null
-        const queries = {
-          late4: yield* p.query({ ...sent[3]!, providerRef: ref4 }),
-          unknownRef: yield* p.query({ ...sent[0]!, providerRef: "smsc:4242" }),
-          withoutRef: yield* p.query({ ...sent[8]!, providerRef: null }),
-          otherRoute: yield* p.query({ ...sent[0]!, providerRef: "elsewhere:1" })
-        }
-        return { results: timed.map((t) => t.result), elapsedMs: timed.map((t) => t.ms), queries }
-      }))
+    const { results, elapsedMs, queries } = await withProvider(
+      testSettings([routeTo(smsc)], { responseTimeoutMs: deadlineMs }),
+      inbox,
+      (p) =>
+        Effect.gen(function* () {
+          const timed = yield* Effect.forEach(
+            sent,
+            (s) =>
+              Effect.gen(function* () {
+                const start = performance.now()
+                const result = yield* p.submit(s)
+                return { result, ms: performance.now() - start }
+              }),
+            { concurrency: "unbounded" }
+          )
+          // 4's late acceptance and 8's late refusal, then the receipts of 1, 2, 4 and 7
+          yield* until("two late answers", () => inbox.lateResults.length === 2)
+          yield* until("four receipts", () => inbox.receipts.length === 4)
+          const late4 = inbox.lateResults.find((l) => l.messageId === sent[3]!.messageId)!.result
+          const ref4 = late4._tag === "Accepted" ? late4.providerRef : null
+          const queries = {
+            late4: yield* p.query({ ...sent[3]!, providerRef: ref4 }),
+            unknownRef: yield* p.query({ ...sent[0]!, providerRef: "smsc:4242" }),
+            withoutRef: yield* p.query({ ...sent[8]!, providerRef: null }),
+            otherRoute: yield* p.query({ ...sent[0]!, providerRef: "elsewhere:1" })
+          }
+          return { results: timed.map((t) => t.result), elapsedMs: timed.map((t) => t.ms), queries }
+        })
+    )
 
-    const [delivered, undeliverable, rejected, unknownThenAccepted, unreachable, noReceipt, slow, neverReceived, forGood] =
-      results as [SubmitResult, SubmitResult, SubmitResult, SubmitResult, SubmitResult, SubmitResult, SubmitResult, SubmitResult, SubmitResult]
-    const refOf = (r: SubmitResult): string => (r._tag === "Accepted" ? r.providerRef : expect.fail(`not accepted: ${JSON.stringify(r)}`))
+    const [
+      delivered,
+      undeliverable,
+      rejected,
+      unknownThenAccepted,
+      unreachable,
+      noReceipt,
+      slow,
+      neverReceived,
+      forGood
+    ] = results as [
+      SubmitResult,
+      SubmitResult,
+      SubmitResult,
+      SubmitResult,
+      SubmitResult,
+      SubmitResult,
+      SubmitResult,
+      SubmitResult,
+      SubmitResult
+    ]
+    const refOf = (r: SubmitResult): string =>
+      r._tag === "Accepted" ? r.providerRef : expect.fail(`not accepted: ${JSON.stringify(r)}`)
     const receiptOf = (ref: string) => inbox.receipts.filter((r) => r.providerRef === ref).map((r) => r.outcome)
 
     // 1: accepted, delivered
@@ -67,7 +95,10 @@ describe("the SMSC table through the adapter", () => {
     expect(queries.late4).toEqual({ _tag: "Accepted", providerRef: ref4 })
     // 5: throttled every time: retried while a quarter of the deadline was left for an answer,
     // then unreachable; never taken
-    expect(unreachable).toEqual({ _tag: "Unreachable", reason: "smsc throttled it (0x58 ESME_RTHROTTLED) until the response deadline" })
+    expect(unreachable).toEqual({
+      _tag: "Unreachable",
+      reason: "smsc throttled it (0x58 ESME_RTHROTTLED) until the response deadline"
+    })
     expect(elapsedMs[4]!).toBeGreaterThan(deadlineMs / 2)
     expect(elapsedMs[4]!).toBeLessThan(deadlineMs + 1000)
     expect(smsc.submitsOfText(sent[4]!.text)).toBeGreaterThan(2)
@@ -86,7 +117,10 @@ describe("the SMSC table through the adapter", () => {
     expect(forGood._tag).toBe("Unknown")
     expect(inbox.lateResults.some((l) => l.messageId === sent[8]!.messageId)).toBe(false)
     // query_sm: an id the SMSC does not know is NotReceived; without a ref or a known route, Unknown
-    expect(queries.unknownRef).toEqual({ _tag: "NotReceived", reason: "smsc does not know message 4242: 0x67 ESME_RQUERYFAIL" })
+    expect(queries.unknownRef).toEqual({
+      _tag: "NotReceived",
+      reason: "smsc does not know message 4242: 0x67 ESME_RQUERYFAIL"
+    })
     expect(queries.withoutRef).toEqual({ _tag: "Unknown" })
     expect(queries.otherRoute).toEqual({ _tag: "Unknown" })
     // nothing was ever sent twice, throttled retries aside
