@@ -1,5 +1,5 @@
 /**
- * Applies the numbered migrations of `migrations.ts` that a database lacks, in order, with
+ * Applies the numbered migrations of `migrations/` (one file each) that a database lacks, in order, with
  * effect/sql's Migrator (its table `effect_sql_migrations`), in one transaction under an advisory
  * lock: two processes starting at once against one PostgreSQL apply each migration exactly once.
  *
@@ -11,7 +11,7 @@
  */
 import { Effect } from "effect"
 import { Migrator, SqlClient, SqlError } from "effect/sql"
-import { migrations } from "./migrations.ts"
+import { migrations } from "./migrations/index.ts"
 
 const lockKey = 7_261_300_001 // the previous migrator's key too: an older process starting at the same moment waits as well
 const table = "effect_sql_migrations"

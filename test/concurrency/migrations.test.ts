@@ -5,7 +5,7 @@
  * skipped, and the skipped block's name says why: an embedded database belongs to one process.
  */
 import { afterAll, describe, expect, it } from "vitest"
-import { migrations } from "../../src/db/migrations.ts"
+import { migrations } from "../../src/db/migrations/index.ts"
 import { createScratchDatabase } from "../support/ScratchDatabase.ts"
 import { killAll, serve, type Served } from "../support/ServedProcess.ts"
 
