@@ -17,7 +17,12 @@ export interface BenchOrg {
   readonly sender: string
 }
 
-const call = async (service: Service, method: string, path: string, body: unknown): Promise<Record<string, unknown>> => {
+const call = async (
+  service: Service,
+  method: string,
+  path: string,
+  body: unknown
+): Promise<Record<string, unknown>> => {
   const res = await fetch(`${service.base}/admin/v1${path}`, {
     method,
     headers: { authorization: `Bearer ${service.adminToken}`, "content-type": "application/json" },
@@ -29,7 +34,12 @@ const call = async (service: Service, method: string, path: string, body: unknow
 }
 
 /** An organisation with the sender INFO, a key with every permission (and `extra` ones) and `credits` never-expiring credits (none when 0), granted through the operator API. */
-export const createOrg = async (service: Service, name: string, credits: number, extra: ReadonlyArray<string> = []): Promise<BenchOrg> => {
+export const createOrg = async (
+  service: Service,
+  name: string,
+  credits: number,
+  extra: ReadonlyArray<string> = []
+): Promise<BenchOrg> => {
   const org = await call(service, "POST", "/organizations", { name, default_sender_name: "INFO" })
   const id = String(org["id"])
   const key = await call(service, "POST", `/organizations/${id}/api-keys`, {

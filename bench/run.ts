@@ -86,7 +86,7 @@ if (!autovacuum) log("autovacuum is off on this server: VACUUM ANALYZE before ea
  * first write of each page carries the whole page into the WAL, so a phase in which a checkpoint
  * happens to start (one starts at each ~540 MB of WAL with the default max_wal_size, about once
  * per run of scenario 6, and at a point of it that moves from run to run) pays up to 1.7 times
- * the PostgreSQL CPU per message of the same phase without one (bench/RESULTS.md). The phases
+ * the PostgreSQL CPU per message of the same phase without one (bench/HISTORY.md). The phases
  * of one ratio then compare like with like.
  */
 const tidy = async () => {

@@ -4,7 +4,7 @@
  * and more, are seeded with SQL (bench/sql/seed-erasable.sql). Then, each time on a fresh
  * service process with scenario 1's warm-up:
  * - idle: the organisation has no retention (nor has the service a default), nothing to erase;
- * - erasing: its retention set to 1 day through the operator API, the service restarted. The
+ * - erasing: its retention set to 1 day with SQL (the column the operator API sets), the service restarted. The
  *   retention loop (src/dispatch/BackgroundLoops.ts) looks when the process starts and then every 5
  *   minutes while it finds nothing, with no setting to look sooner; so the restart is what starts
  *   it at once, and it goes on set after set (20 ms apart) while they come back full. The

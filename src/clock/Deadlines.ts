@@ -1,7 +1,7 @@
 /**
  * Many calls, each bounded by the same deadline, at the cost of one fiber a call. The library's
  * `Effect.timeoutOrElse` races every call against a sleep of its own: two fibers and a timer a
- * call, a fifth of the dispatcher's CPU for each dispatched message (bench/RESULTS.md). Here a
+ * call, a fifth of the dispatcher's CPU for each dispatched message (bench/HISTORY.md). Here a
  * call runs in one child fiber, and one sweeper wakes on the Clock at the earliest deadline and
  * interrupts the calls that outlived it; every call has the same duration, so their deadlines
  * fall in the order the calls started. Time is the Clock's, as `timeoutOrElse`'s: the service's

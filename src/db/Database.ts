@@ -39,7 +39,7 @@ const names = {
  * `multiplexConcurrency` of them share a connection and go out in one write. Writing a statement
  * to the socket was a fifth of the service's CPU under scheduled admission (one system call a
  * statement); pipelined, scenario 1 admits 1.3-1.5 times as many requests a second at a lower
- * p99 (bench/RESULTS.md). A transaction still has its connection to itself: it waits for the
+ * p99 (bench/HISTORY.md). A transaction still has its connection to itself: it waits for the
  * statements already written on it, then takes it. Four, not the driver's 32: a connection's
  * statements run one after the other in PostgreSQL, so a long one (a claim, a retention set)
  * delays at most three others. An interrupted statement is no longer cancelled on the server

@@ -44,7 +44,7 @@ export const receiptCleanupIntervalMs = 60_000
  * hour); while it finds full sets it goes on after a pause of `retentionPauseRatio` times the
  * set's own time (at least `retentionPauseMs`), so that a backlog is caught up with at most a
  * fifth of the time, the rest left to the admissions: at full speed, erasure took a fifth of
- * scenario 1's throughput on two cores (bench/RESULTS.md, scenario 16).
+ * scenario 1's throughput on two cores (bench/HISTORY.md, scenario 16).
  */
 export const retentionIntervalMs = 300_000
 const retentionPauseMs = 20

@@ -1,4 +1,4 @@
-/** The capabilities an API key can hold: the five of docs/integrators.md#authentication, and `webhooks.manage` (docs/decisions.md#webhooks). */
+/** The capabilities an API key can hold: the five of docs/integrators.md#authentication and `webhooks.manage` (docs/decisions.md#webhooks). */
 import { Schema } from "effect"
 
 export const Permissions = [

@@ -9,6 +9,6 @@ export const PhoneNumber = Schema.String.check(
   Schema.isPattern(phonePattern, { message: "must be a Malagasy mobile number: +2613 followed by 8 digits" })
 ).annotate({ description: "Malagasy mobile number in E.164 form", examples: ["+261340000001"] })
 
-/** Hides all but the operator prefix and the last two digits, for logs: `+26134******01`; `***` under 8 characters. */
+/** Hides all but the operator prefix and the last two digits, for logs: `+26134*****01`; `***` under 8 characters. */
 export const maskPhone = (phone: string): string =>
   phone.length < 8 ? "***" : `${phone.slice(0, 6)}${"*".repeat(phone.length - 8)}${phone.slice(-2)}`

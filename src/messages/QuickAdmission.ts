@@ -5,8 +5,8 @@
  * their timeline, reserves from that lot and writes the holds and entries. The same statement
  * reads a key already stored, so a replay is one round trip too.
  *
- * This is the one place that composes a statement over several modules' tables, each from the
- * fragments its owner exports: the sending profile (OrganisationStore), the key (IdempotencyStore),
+ * It composes a statement over several modules' tables on purpose (docs/architecture.md lists
+ * every such statement), each from the fragments its owner exports: the sending profile (OrganisationStore), the key (IdempotencyStore),
  * the messages (MessageStore), the lot and the reservation (LedgerStore); a batch's own row comes
  * from its caller (BatchStore `insertOnClaim`), since batches are built on messages.
  * The lot is locked as the statement reads it, so a concurrent admission cannot take its credits

@@ -2,7 +2,7 @@
  * The client as an integrator gets it: `npm pack` in client/ (its prepack builds JavaScript and
  * declarations), the tarball installed into a copy of examples/ in a temporary directory (effect
  * and @types/node from the npm registry), the examples type-checked against the installed
- * declarations, then run with Node 22 against services started here: the README's example on the
+ * declarations, then run with Node 22 against services started here: the example of docs/integrators.md on the
  * system clock, the integrator suite on the test clock. Prints how long each step took.
  */
 import { execFile } from "node:child_process"
@@ -124,7 +124,7 @@ describe("the packed client, installed into an integrator's project", () => {
     })
   })
 
-  it("runs the README's example: an SMS sent, replayed, delivered, through the installed client", async () => {
+  it("runs the example of docs/integrators.md: an SMS sent, replayed, delivered, through the installed client", async () => {
     const { stdout } = await nodeIn("send-sms.ts", ["send-sms.ts"], {
       SMS_URL: `http://127.0.0.1:${onSystemClock.port}`,
       SMS_API_KEY: demoKey
@@ -132,9 +132,9 @@ describe("the packed client, installed into an integrator's project", () => {
     expect(stdout).toMatch(/^201 [0-9a-f-]{36} true true\ndelivered \d{4}-\d\d-\d\dT\S+Z\n999\n$/)
   })
 
-  it("the README shows examples/send-sms.ts as it is", () => {
+  it("docs/integrators.md shows examples/send-sms.ts as it is", () => {
     const example = readFileSync(join(root, "examples/send-sms.ts"), "utf8")
-    const readme = readFileSync(join(root, "README.md"), "utf8")
+    const readme = readFileSync(join(root, "docs/integrators.md"), "utf8")
     expect(readme).toContain(`\`\`\`ts\n${example.slice(example.indexOf("import { Effect }"))}\`\`\``)
   })
 

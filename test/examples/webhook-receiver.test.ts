@@ -1,5 +1,5 @@
 /**
- * The README's webhook receiver (section "Webhooks"), as it is written there: the code block is
+ * The webhook receiver of docs/integrators.md (section "Webhooks"), as it is written there: the code block is
  * this folder's webhook-receiver.ts, character for character, and it receives and verifies (with
  * npm `standardwebhooks`) the events of a message sent through the in-process service.
  */
@@ -13,10 +13,10 @@ import { createEndpoint, webhookPath, withWebhooks } from "../webhooks/support.t
 import { makeReceiver, type StatusEvent } from "./webhook-receiver.ts"
 
 // the app (the embedded database and its migrations) starts before the first test: slow on a loaded machine
-describe("the README's webhook receiver", { timeout: 120_000 }, () => {
+describe("the webhook receiver of docs/integrators.md", { timeout: 120_000 }, () => {
   withApp({ label: "webhook_readme", config: { clock: "test" } })((it) => {
-    it("is the code the README shows", () => {
-      const readme = readFileSync(join(import.meta.dirname, "../../README.md"), "utf8")
+    it("is the code docs/integrators.md shows", () => {
+      const readme = readFileSync(join(import.meta.dirname, "../../docs/integrators.md"), "utf8")
       const file = readFileSync(join(import.meta.dirname, "webhook-receiver.ts"), "utf8")
       expect(readme).toContain(`\`\`\`ts\n${file}\`\`\``)
     })
