@@ -468,9 +468,9 @@ const receiptStep = Effect.gen(function* () {
 
 type Cmd = fc.AsyncCommand<Model, Real>
 
-// biome-ignore lint/suspicious/noConfusingVoidType: a command's body may end in a step that returns nothing
 const command = (
   label: string,
+  // biome-ignore lint/suspicious/noConfusingVoidType: a command's body may end in a step that returns nothing
   body: (model: Model) => Effect.Effect<string | void, unknown, App | AppServices>
 ): Cmd => ({
   check: () => true,
