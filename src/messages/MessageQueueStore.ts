@@ -19,7 +19,7 @@ import type { ProviderRef, Sendable } from "../provider/Provider.ts"
 import { workerFragments } from "../processes/ProcessStore.ts"
 import type { MessageRow } from "./MessageRow.ts"
 import { appended } from "./CompactTimeline.ts"
-import { messageColumns } from "./MessageStore.ts"
+import { messageColumns } from "./MessageSql.ts"
 
 /** How long a dispatcher's claim on a scheduled message lasts before another process may claim it. */
 export const claimLeaseMs = 10_000

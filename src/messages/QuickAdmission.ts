@@ -23,7 +23,7 @@ import type { Answer } from "../idempotency/Answer.ts"
 import { idempotencyFragments, type KeyRow } from "../idempotency/IdempotencyStore.ts"
 import { ledgerFragments } from "../ledger/LedgerStore.ts"
 import { organisationFragments } from "../organisations/OrganisationStore.ts"
-import { messageFragments } from "./MessageStore.ts"
+import { messageFragments } from "./MessageFragments.ts"
 
 /** What the one statement did. */
 export type QuickResult =

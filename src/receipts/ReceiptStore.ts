@@ -5,13 +5,14 @@
  * status, delivery time and timeline keep it: nothing else is stored); a repeat is ignored; any
  * other is stored pending and tried again later, then applied or ignored as a repeat (and removed
  * either way), or left pending until it is given up. A set is one statement, composed with the
- * fragments of messages (MessageStore.ts).
+ * fragments of messages (MessageFragments.ts).
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
 import type { Fails } from "../db/DatabaseUnavailable.ts"
 import { fromDatabase, replanned } from "../db/Statements.ts"
-import { type BatchCheck, messageFragments } from "../messages/MessageStore.ts"
+import type { BatchCheck } from "../messages/BatchCompletion.ts"
+import { messageFragments } from "../messages/MessageFragments.ts"
 import { inTransaction } from "../db/Transactions.ts"
 import type { IncomingReceipt } from "../provider/Provider.ts"
 

@@ -310,7 +310,7 @@ export const webhookSubscribed = (org: string, type: string) =>
 const messageTypes = webhookMessageStatuses.map((s) => `'${s}'`).join(", ")
 
 /**
- * The outbox as fragments of the statements that change statuses (messages/MessageStore.ts):
+ * The outbox as fragments of the statements that change statuses (messages/MessageStore.ts, MessageFragments.ts):
  * each writes an event, with one delivery per enabled endpoint subscribed to it, only when some
  * endpoint of the organisation is.
  */
