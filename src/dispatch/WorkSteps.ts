@@ -7,15 +7,11 @@ import { Context, Effect, Layer } from "effect"
 import { AppConfig } from "../config/Config.ts"
 import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
 import { makeGroupCommit } from "../db/GroupCommit.ts"
-import {
-  type ClaimedMessage,
-  MessageQueueStore,
-  type StartRefusal,
-  type VerificationDue
-} from "../messages/MessageQueueStore.ts"
+import { type ClaimedMessage, MessageQueueStore, type StartRefusal } from "../messages/MessageQueueStore.ts"
 import type { MessageRow } from "../messages/MessageRow.ts"
 import { Recovery } from "../messages/Recovery.ts"
 import { type Outcome, Settlement } from "../messages/Settlement.ts"
+import type { VerificationDue } from "../messages/VerificationQueue.ts"
 import { submissionOf, submitGuardMarginMs, Submitter } from "../messages/Submitter.ts"
 import { Provider, type QueryResult, sendsNothing } from "../provider/Provider.ts"
 import { now } from "../clock/Time.ts"

@@ -9,7 +9,7 @@
  */
 import { Context, Effect, Layer, Option } from "effect"
 import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
-import { verifySchedule } from "./MessageQueueStore.ts"
+import { verifySchedule } from "./VerificationQueue.ts"
 import { MessageStore } from "./MessageStore.ts"
 import { SimulatorControl } from "../provider/SimulatorControl.ts"
 import { now } from "../clock/Time.ts"

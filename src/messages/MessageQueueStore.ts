@@ -1,7 +1,8 @@
 /**
- * The work the background fibers take from `messages`, and the provider's late answers about
- * messages whose result was unknown (`provider_evidence`, owned here). Claims use `FOR UPDATE
- * SKIP LOCKED`, so any number of processes can run them at once.
+ * The work the background fibers take from `messages`. Claims use `FOR UPDATE SKIP LOCKED`, so
+ * any number of processes can run them at once. This file holds the service and its claims of
+ * due scheduled messages; the verification of unknown messages, with the provider's late answers
+ * about them, is VerificationQueue.ts, and what recovery finds is AbandonedMessages.ts.
  *
  * A due scheduled message is first claimed (leased to one process for `claimLeaseMs`, still
  * `scheduled`), then started just before its submission: the move to `processing` is the one
@@ -15,26 +16,15 @@ import { SqlClient, type Statement } from "effect/sql"
 import type { Fails } from "../db/DatabaseUnavailable.ts"
 import { fromDatabase } from "../db/Statements.ts"
 import { organisationFragments } from "../organisations/OrganisationStore.ts"
-import type { ProviderRef, Sendable } from "../provider/Provider.ts"
-import { workerFragments } from "../processes/ProcessStore.ts"
+import type { Sendable } from "../provider/Provider.ts"
+import { type AbandonedMessages, abandonedMessages } from "./AbandonedMessages.ts"
 import type { MessageRow } from "./MessageRow.ts"
 import { appended } from "./CompactTimeline.ts"
-import { messageColumns } from "./MessageSql.ts"
+import { instantOf, messageColumns } from "./MessageSql.ts"
+import { type VerificationQueue, verificationQueue } from "./VerificationQueue.ts"
 
 /** How long a dispatcher's claim on a scheduled message lasts before another process may claim it. */
 export const claimLeaseMs = 10_000
-
-/**
- * When an `unknown` message is asked about again: SMS_VERIFY_INTERVAL_MS after it became unknown,
- * then after a gap doubling at each check, at most hourly once it has been unknown for an hour,
- * daily once for a day; the last check is 30 days after it became unknown, and it then stays
- * `unknown` (credits reserved) until the operator asks again (POST .../verification).
- */
-export const verifySchedule = {
-  hourlyAfterMs: 3_600_000,
-  dailyAfterMs: 86_400_000,
-  stopAfterMs: 30 * 86_400_000
-} as const
 
 /** Why a claimed message was not started. */
 export type StartRefusal = "sms_unavailable" | "sender_unavailable" | "gone"
@@ -47,36 +37,6 @@ export type ClaimOutcome = "claimed" | "started" | Exclude<StartRefusal, "gone">
 
 export interface ClaimedMessage extends MessageRow {
   readonly claim: ClaimOutcome
-}
-
-/** What a late answer from the provider said about an unknown message. */
-export interface Evidence {
-  readonly result: "accepted" | "rejected"
-  readonly providerRef: string | null
-  readonly reason: string | null
-}
-
-/** A late answer to store, about one message. */
-export interface LateEvidence {
-  readonly organisationId: string
-  readonly messageId: string
-  readonly result:
-    | { readonly _tag: "Accepted"; readonly providerRef: ProviderRef }
-    | { readonly _tag: "Rejected"; readonly reason: string }
-}
-
-export interface VerificationDue extends MessageRow {
-  readonly providerRef: string | null
-  /** When it was marked as handed over to the provider. */
-  readonly submittedAt: Date | null
-  readonly evidence: Evidence | null
-}
-
-export interface AbandonedMessage extends MessageRow {
-  /** The provider may have been called: settled as unknown, not failed. */
-  readonly maybeSent: boolean
-  /** Left by this process (not a dead one). */
-  readonly own: boolean
 }
 
 const returned = messageColumns("m")
@@ -134,90 +94,14 @@ export class MessageQueueStore extends Context.Service<
      * step, not a millisecond at a time.
      */
     readonly laterClaimable: (at: Date) => Fails<Date | undefined>
-    /**
-     * Claims up to `limit` unknown messages whose verification is due, pushing their next check
-     * back on the schedule of `verifySchedule`, with the late answer the provider gave about each, if any.
-     */
-    readonly claimVerification: (at: Date, limit: number, intervalMs: number) => Fails<ReadonlyArray<VerificationDue>>
-    /**
-     * The operator asks again: claims this message for a check now if it is `unknown` (waiting for a
-     * concurrent claim of it), its schedule started again as if it had just become unknown.
-     */
-    readonly claimVerificationAgain: (
-      organisationId: string,
-      id: string,
-      at: Date,
-      intervalMs: number
-    ) => Fails<VerificationDue | undefined>
-    /** When the next verification falls due after `after` (null: the earliest, overdue included), if any. */
-    readonly nextVerification: (after: Date | null) => Fails<Date | undefined>
-    /** Stores late answers as evidence (one per message, the first kept) and makes their unknown messages due for verification at `at`. */
-    readonly storeEvidence: (evidence: ReadonlyArray<LateEvidence>, at: Date) => Fails<void>
-    /**
-     * Up to `limit` messages left `processing` by work that ended without settling them: those of
-     * processes whose lease ran out by `at`, and this process's (`workerId`) that are not among
-     * `workingOn`; of one message when `only` says which.
-     */
-    readonly abandoned: (
-      at: Date,
-      workerId: string,
-      workingOn: ReadonlyArray<string>,
-      limit: number,
-      only: { readonly organisationId: string; readonly messageId: string } | undefined
-    ) => Fails<ReadonlyArray<AbandonedMessage>>
-    /** A predicate on a process row `w` of the workers' table: whether it still owns a message in flight (it must not be forgotten). */
-    readonly ownsMessagesInFlight: Statement.Fragment
-  }
+  } & VerificationQueue &
+    AbandonedMessages
 >()("sms/MessageQueueStore") {
   static readonly layer = Layer.effect(
     MessageQueueStore,
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const organisations = organisationFragments(sql)
-      const workers = workerFragments(sql)
-
-      /**
-       * Claims the unknown messages `chosen` (a query of `organisation_id, id, since, attempts`:
-       * since when each counts as unknown, its checks so far) and sets each one's next check on the
-       * schedule; `updated_at` keeps `since`, the start of the schedule.
-       */
-      const claimForVerification = (at: Date, intervalMs: number, chosen: Statement.Fragment) => {
-        const { hourlyAfterMs, dailyAfterMs, stopAfterMs } = verifySchedule
-        const after = (ms: number) => sql`v.since + make_interval(secs => ${ms / 1000})`
-        const gap = sql`CASE
-          WHEN ${at}::timestamptz < ${after(hourlyAfterMs)}
-            THEN least(make_interval(secs => ${intervalMs / 1000}::float8 * power(2, least(v.attempts + 1, 30))),
-              make_interval(secs => ${hourlyAfterMs / 1000}))
-          WHEN ${at}::timestamptz < ${after(dailyAfterMs)} THEN make_interval(secs => ${hourlyAfterMs / 1000})
-          ELSE make_interval(secs => ${dailyAfterMs / 1000}) END`
-        return fromDatabase(
-          sql<
-            VerificationDue & {
-              evidenceResult: "accepted" | "rejected" | null
-              evidenceRef: string | null
-              evidenceReason: string | null
-            }
-          >`
-        WITH v AS (${chosen})
-        UPDATE messages AS m SET verify_attempts = v.attempts + 1, updated_at = v.since,
-          verify_at = CASE WHEN ${at}::timestamptz >= ${after(stopAfterMs)} THEN NULL
-            ELSE least(${at}::timestamptz + ${gap}, ${after(stopAfterMs)}) END
-        FROM v LEFT JOIN provider_evidence AS ev ON ev.organisation_id = v.organisation_id AND ev.message_id = v.id
-        WHERE m.organisation_id = v.organisation_id AND m.id = v.id
-        RETURNING ${sql.literal(returned)}, m.provider_message_id AS provider_ref, m.submitted_at,
-          ev.result AS evidence_result, ev.provider_ref AS evidence_ref, ev.reason AS evidence_reason`.pipe(
-            Effect.map((rows) =>
-              rows.map(({ evidenceResult, evidenceRef, evidenceReason, ...m }) => ({
-                ...m,
-                evidence:
-                  evidenceResult === null
-                    ? null
-                    : { result: evidenceResult, providerRef: evidenceRef, reason: evidenceReason }
-              }))
-            )
-          )
-        )
-      }
 
       /**
        * Whether the scheduled message `m` is free of claims at `at`: none was taken, or it ran out
@@ -233,10 +117,7 @@ export class MessageQueueStore extends Context.Service<
           WHERE m.status = 'scheduled' AND m.due_at <= ${at} AND NOT ${unclaimedAt(at)}))`
 
       /** The value of an SQL expression of one instant, if any. */
-      const instant = (expression: Statement.Fragment) =>
-        fromDatabase(
-          sql<{ at: Date | null }>`SELECT ${expression} AS at`.pipe(Effect.map(([row]) => row?.at ?? undefined))
-        )
+      const instant = instantOf(sql)
 
       /**
        * The end of a claim that starts the messages of `due` (its CTE of `organisation_id, id`,
@@ -375,60 +256,8 @@ export class MessageQueueStore extends Context.Service<
           (SELECT min(m.due_at) FROM messages AS m WHERE m.status = 'scheduled' AND m.due_at <= ${at} AND ${unclaimedAt(at)}),
           ${laterClaimable(at)})`),
         laterClaimable: (at) => instant(laterClaimable(at)),
-        claimVerification: (at, limit, intervalMs) =>
-          claimForVerification(
-            at,
-            intervalMs,
-            sql`SELECT organisation_id, id, updated_at AS since, verify_attempts AS attempts FROM messages
-          WHERE status = 'unknown' AND verify_at <= ${at}
-          ORDER BY verify_at LIMIT ${limit}
-          FOR UPDATE SKIP LOCKED`
-          ),
-        claimVerificationAgain: (organisationId, id, at, intervalMs) =>
-          claimForVerification(
-            at,
-            intervalMs,
-            sql`SELECT organisation_id, id, ${at}::timestamptz AS since, 0 AS attempts FROM messages
-          WHERE organisation_id = ${organisationId} AND id = ${id} AND status = 'unknown'
-          FOR UPDATE`
-          ).pipe(Effect.map((rows) => rows[0])),
-        nextVerification: (after) =>
-          instant(
-            sql`(SELECT min(verify_at) FROM messages WHERE status = 'unknown' AND verify_at > ${after ?? "-infinity"}::timestamptz)`
-          ),
-        storeEvidence: (evidence, at) => {
-          const rows = evidence.map((r) => ({
-            organisation_id: r.organisationId,
-            message_id: r.messageId,
-            result: r.result._tag === "Accepted" ? "accepted" : "rejected",
-            provider_ref: r.result._tag === "Accepted" ? r.result.providerRef : null,
-            reason: r.result._tag === "Rejected" ? r.result.reason : null
-          }))
-          return fromDatabase(
-            sql`WITH x AS (
-            SELECT * FROM json_to_recordset(${JSON.stringify(rows)}::json)
-              AS x(organisation_id uuid, message_id uuid, result text, provider_ref text, reason text)),
-          stored AS (
-            INSERT INTO provider_evidence (organisation_id, message_id, result, provider_ref, reason, received_at)
-            SELECT organisation_id, message_id, result, provider_ref, reason, ${at} FROM x
-            ON CONFLICT DO NOTHING)
-          UPDATE messages AS m SET verify_at = ${at}
-          FROM x WHERE m.organisation_id = x.organisation_id AND m.id = x.message_id AND m.status = 'unknown'`.pipe(
-              Effect.asVoid
-            )
-          )
-        },
-        abandoned: (at, workerId, workingOn, limit, only) =>
-          fromDatabase(sql<AbandonedMessage>`SELECT ${sql.literal(returned)},
-            (m.submitted_at IS NOT NULL) AS maybe_sent, (m.worker_id = ${workerId}::uuid) AS own
-          FROM messages AS m ${workers.leaseOf("m")}
-          WHERE m.status = 'processing'
-            AND CASE WHEN m.worker_id = ${workerId}::uuid
-              THEN m.id::text NOT IN (SELECT json_array_elements_text(${JSON.stringify(workingOn)}::json))
-              ELSE ${workers.isDead(at)} END
-            ${only === undefined ? sql`` : sql`AND m.organisation_id = ${only.organisationId} AND m.id = ${only.messageId}`}
-          ORDER BY m.updated_at LIMIT ${limit}`),
-        ownsMessagesInFlight: sql`EXISTS (SELECT 1 FROM messages AS m WHERE m.status = 'processing' AND m.worker_id = w.id)`
+        ...verificationQueue(sql),
+        ...abandonedMessages(sql)
       })
     })
   )

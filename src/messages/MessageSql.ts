@@ -1,10 +1,12 @@
 /**
  * The pieces of SQL every statement over `messages` is written with: the final statuses as a
  * literal list, a message's select list (its text read from its batch's `message_texts` row
- * when it is a batch's member), the columns a status change returns for the webhook outbox, and
- * the CTE that stores a batch's text once.
+ * when it is a batch's member), the columns a status change returns for the webhook outbox, the
+ * CTE that stores a batch's text once, and the reading of one instant (the queues' next times).
  */
+import { Effect } from "effect"
 import type { SqlClient, Statement } from "effect/sql"
+import { fromDatabase } from "../db/Statements.ts"
 import { finalStatuses } from "../domain/MessageStatus.ts"
 
 /** The final statuses as SQL literals, so that the planner matches the partial index messages_erasable. */
@@ -39,3 +41,7 @@ export const sharedTexts = (sql: SqlClient.SqlClient, organisationId: string, so
 /** What a status change returns besides the row it moved: the columns the webhook outbox snapshots. */
 export const movedColumns = (alias: string) =>
   `${alias}.batch_id, ${alias}.to_number, ${alias}.sender_name, ${alias}.segments, ${alias}.status, ${alias}.send_at, ${alias}.delivery_time`
+
+/** Reads the value of an SQL expression of one instant, if any. */
+export const instantOf = (sql: SqlClient.SqlClient) => (expression: Statement.Fragment) =>
+  fromDatabase(sql<{ at: Date | null }>`SELECT ${expression} AS at`.pipe(Effect.map(([row]) => row?.at ?? undefined)))

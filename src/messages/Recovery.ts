@@ -11,7 +11,8 @@ import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
 import { now } from "../clock/Time.ts"
 import { ProcessLease } from "../processes/ProcessLease.ts"
 import { ProcessStore } from "../processes/ProcessStore.ts"
-import { type AbandonedMessage, MessageQueueStore } from "./MessageQueueStore.ts"
+import type { AbandonedMessage } from "./AbandonedMessages.ts"
+import { MessageQueueStore } from "./MessageQueueStore.ts"
 import { Settlement } from "./Settlement.ts"
 
 /** Most messages one recovery round settles. */
