@@ -1,9 +1,11 @@
 /**
  * What the SMSC simulator does with a `submit_sm`, by recipient (docs/decisions.md#smpp): the
- * in-process simulator's test numbers (section 5) reproduced over SMPP. Any other number is
- * accepted at once, then delivered. The numbers are written out here rather than imported, so
- * that the standalone SMSC does not load the in-process simulator (and its database code).
+ * in-process simulator's test numbers (README.md, "Simulator test numbers") reproduced over
+ * SMPP. Any other number is accepted at once, then delivered. The numbers are written out here
+ * rather than imported, so that the standalone SMSC does not load the in-process simulator (and
+ * its database code).
  */
+import { Status } from "../../src/provider/smpp/Statuses.ts"
 
 export interface Behaviour {
   /** The `submit_sm_resp` status. */
@@ -14,24 +16,19 @@ export interface Behaviour {
   readonly receipt: "DELIVRD" | "UNDELIV" | "none"
 }
 
-export const ESME_ROK = 0x00
-export const ESME_RSYSERR = 0x08
-export const ESME_RSUBMITFAIL = 0x45
-export const ESME_RTHROTTLED = 0x58
-
 const byNumber: ReadonlyMap<string, Behaviour> = new Map<string, Behaviour>([
-  ["+261340000001", { status: ESME_ROK, answer: "now", receipt: "DELIVRD" }],
-  ["+261340000002", { status: ESME_ROK, answer: "now", receipt: "UNDELIV" }],
-  ["+261340000003", { status: ESME_RSUBMITFAIL, answer: "now", receipt: "none" }],
-  ["+261340000004", { status: ESME_ROK, answer: "late", receipt: "DELIVRD" }],
-  ["+261340000005", { status: ESME_RTHROTTLED, answer: "now", receipt: "none" }],
-  ["+261340000006", { status: ESME_ROK, answer: "now", receipt: "none" }],
-  ["+261340000007", { status: ESME_ROK, answer: "slow", receipt: "DELIVRD" }],
-  ["+261340000008", { status: ESME_RSYSERR, answer: "late", receipt: "none" }],
-  ["+261340000009", { status: ESME_ROK, answer: "never", receipt: "none" }]
+  ["+261340000001", { status: Status.ok, answer: "now", receipt: "DELIVRD" }],
+  ["+261340000002", { status: Status.ok, answer: "now", receipt: "UNDELIV" }],
+  ["+261340000003", { status: Status.submitFailed, answer: "now", receipt: "none" }],
+  ["+261340000004", { status: Status.ok, answer: "late", receipt: "DELIVRD" }],
+  ["+261340000005", { status: Status.throttled, answer: "now", receipt: "none" }],
+  ["+261340000006", { status: Status.ok, answer: "now", receipt: "none" }],
+  ["+261340000007", { status: Status.ok, answer: "slow", receipt: "DELIVRD" }],
+  ["+261340000008", { status: Status.systemError, answer: "late", receipt: "none" }],
+  ["+261340000009", { status: Status.ok, answer: "never", receipt: "none" }]
 ])
 
-const otherwise: Behaviour = { status: ESME_ROK, answer: "now", receipt: "DELIVRD" }
+const otherwise: Behaviour = { status: Status.ok, answer: "now", receipt: "DELIVRD" }
 
 /** The behaviour for a recipient in E.164 form. */
 export const behaviourOf = (to: string): Behaviour => byNumber.get(to) ?? otherwise

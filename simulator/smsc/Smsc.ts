@@ -10,16 +10,26 @@
  * data directory, what it owes (its ids, the messages `query_sm` knows, the receipts not yet
  * acknowledged) is also kept there (Book.ts), so that a new Smsc on it, in a new process after a
  * kill -9, carries on. Tests drive it through knobs and read what it received and measured.
+ *
+ * This file holds the server, its connections and their submissions; the receipts' sending
+ * again is ReceiptRedelivery.ts (a receipt's PDU ReceiptPdu.ts), binds Binds.ts, `query_sm`
+ * QuerySm.ts, the reading of a `submit_sm` SubmitSm.ts, the writing of ids IdFormats.ts.
  */
-import { MutableList } from "effect"
 import smpp from "smpp"
-import { sendPdu } from "../../src/provider/smpp/SendPdu.ts"
 import type { MsgIdType } from "../../src/config/SmppSettings.ts"
-import { behaviourOf, type Behaviour, ESME_ROK, ESME_RTHROTTLED } from "./Behaviour.ts"
-import { Book, type OwedReceipt } from "./Book.ts"
+import { sendPdu } from "../../src/provider/smpp/SendPdu.ts"
+import { Status } from "../../src/provider/smpp/Statuses.ts"
+import { type Behaviour, behaviourOf } from "./Behaviour.ts"
+import { Accounts, bindStatus } from "./Binds.ts"
+import { Book } from "./Book.ts"
+import { responseId } from "./IdFormats.ts"
 import type { KnownMessage, Owed } from "./Journal.ts"
-import { type Concatenation, concatenationOf, Reassembly } from "./Reassembly.ts"
+import { queryAnswer } from "./QuerySm.ts"
+import { Reassembly } from "./Reassembly.ts"
+import { messageState } from "./ReceiptPdu.ts"
+import { type DeliveryConnection, pickConnection, type ReceiptAnswer, ReceiptRedelivery } from "./ReceiptRedelivery.ts"
 import { type SmscCounts, StatsFile } from "./Stats.ts"
+import { type ReceivedSubmit, readSubmit } from "./SubmitSm.ts"
 import { Timeline } from "./Timeline.ts"
 
 export interface SmscOptions {
@@ -54,22 +64,7 @@ export const defaultSmscOptions: SmscOptions = {
   receiptRetryMs: 5000
 }
 
-/** One `submit_sm` as the simulator received it. */
-export interface ReceivedSubmit {
-  /** E.164, with `+`. */
-  readonly to: string
-  readonly from: string
-  readonly sourceTon: number
-  readonly sourceNpi: number
-  readonly destTon: number
-  readonly destNpi: number
-  readonly esmClass: number
-  readonly registeredDelivery: number
-  readonly dataCoding: number
-  /** This part's text, decoded by its data_coding (GSM 03.38 or UCS-2). */
-  readonly text: string
-  readonly concatenation: Concatenation | undefined
-}
+export type { ReceivedSubmit } from "./SubmitSm.ts"
 
 /** A message the simulator took (every part answered status 0), reassembled. */
 export interface SmscMessage extends Omit<ReceivedSubmit, "text" | "concatenation" | "esmClass">, KnownMessage {
@@ -79,57 +74,19 @@ export interface SmscMessage extends Omit<ReceivedSubmit, "text" | "concatenatio
   state: number
 }
 
-/** A `deliver_sm_resp` the simulator got for a receipt. */
-export interface ReceiptAnswer {
-  /** The receipted message's id as the receipt wrote it. */
-  readonly id: string
-  readonly status: number
-}
+export type { ReceiptAnswer } from "./ReceiptRedelivery.ts"
 
-interface Connection {
-  readonly session: smpp.Session
+interface Connection extends DeliveryConnection {
   bound: boolean
   /** The account it is bound as, once bound. */
   systemId: string | undefined
   closed: boolean
   /** `submit_sm` received and not answered yet. */
   outstanding: number
-  /** Receipts (or mobile-originated messages, without a job) sent on it and not answered yet, by sequence number. */
-  readonly deliveries: Map<number, ReceiptJob | undefined>
 }
 
-interface ReceiptJob {
-  readonly message: KnownMessage
-  readonly word: "DELIVRD" | "UNDELIV"
-  attempts: number
-  acked: boolean
-  waiting: boolean
-  /** Where its last copies went, so that a re-send frees their place. */
-  sentOn: Array<readonly [Connection, number]>
-}
-
-const ESME_RINVBNDSTS = 0x04
-const ESME_RALYBND = 0x05
-const ESME_RBINDFAIL = 0x0d
-const ESME_RINVPASWD = 0x0e
-const ESME_RINVSYSID = 0x0f
-const ESME_RINVCMDID = 0x03
-const ESME_RQUERYFAIL = 0x67
-
-const STATE_ENROUTE = 1
-const STATE_DELIVERED = 2
-const STATE_UNDELIVERABLE = 5
-
-/** Receipts awaiting their answer on one connection, at most (an SMSC's window). */
-const deliveryWindow = 64
 /** Submissions, messages and ids (for query_sm) kept, at most. */
 const keptMax = 200_000
-
-const e164 = (addr: string | undefined): string => `+${(addr ?? "").replace(/^\+/, "")}`
-
-/** `YYMMDDhhmm` in UTC, as receipts write their dates. */
-const receiptDate = (d: Date): string =>
-  d.toISOString().replace(/^\d\d(\d\d)-(\d\d)-(\d\d)T(\d\d):(\d\d).*$/, "$1$2$3$4$5")
 
 export class Smsc {
   private readonly options: SmscOptions
@@ -138,7 +95,7 @@ export class Smsc {
   private readonly connections = new Set<Connection>()
   private readonly book: Book
   private readonly reassembly = new Reassembly<{ readonly part: ReceivedSubmit; readonly id: number }>(10_000)
-  private readonly waiting = MutableList.make<ReceiptJob>()
+  private readonly redelivery: ReceiptRedelivery
   private readonly arrivals: Array<number> = []
   private arrivalsHead = 0
   private throttleLeft = 0
@@ -182,12 +139,13 @@ export class Smsc {
   /** Every `submit_sm` received. */
   submits = 0
   /** Binds per account (system_id): bound now, and the most ever bound at once. */
-  private readonly accounts = new Map<string, { now: number; max: number }>()
+  private readonly accounts = new Accounts()
   private readonly stats: StatsFile
 
   private constructor(options: SmscOptions, book: Book) {
     this.options = options
     this.book = book
+    this.redelivery = new ReceiptRedelivery(this, this.connections, this.timeline, book, options.receiptRetryMs)
     this.listeningPort = options.port
     this.server = smpp.createServer({}, (session) => this.accept(session))
     this.stats = new StatsFile(options.dataDir, () => this.counts)
@@ -204,7 +162,7 @@ export class Smsc {
       book.close()
       throw e
     }
-    for (const owed of book.receiptsOwed) smsc.resume(owed)
+    for (const owed of book.receiptsOwed) smsc.redelivery.resume(owed)
     return smsc
   }
 
@@ -256,7 +214,7 @@ export class Smsc {
 
   /** Sends a mobile-originated message (a `deliver_sm` that is no receipt) on a bound connection; false when none is bound. */
   sendMobileOriginated(from: string, text: string): boolean {
-    const c = this.pickConnection()
+    const c = pickConnection(this.connections)
     if (c === undefined) return false
     const pdu = new smpp.PDU("deliver_sm", {
       source_addr_ton: 1,
@@ -319,19 +277,19 @@ export class Smsc {
       case "bind_transceiver":
         return this.bind(c, pdu)
       case "submit_sm":
-        return c.bound ? this.submit(c, pdu) : this.answer(c, pdu, ESME_RINVBNDSTS)
+        return c.bound ? this.submit(c, pdu) : this.answer(c, pdu, Status.invalidBindStatus)
       case "query_sm":
-        return c.bound ? this.query(c, pdu) : this.answer(c, pdu, ESME_RINVBNDSTS)
+        return c.bound ? this.query(c, pdu) : this.answer(c, pdu, Status.invalidBindStatus)
       case "deliver_sm_resp":
-        return this.receiptAnswered(c, pdu)
+        return this.redelivery.answered(c, pdu)
       case "enquire_link":
         this.enquireLinks++
-        return this.answerEnquireLinks ? this.answer(c, pdu, ESME_ROK) : undefined
+        return this.answerEnquireLinks ? this.answer(c, pdu, Status.ok) : undefined
       case "unbind":
-        this.answer(c, pdu, ESME_ROK)
+        this.answer(c, pdu, Status.ok)
         return c.session.close()
       default:
-        if (!pdu.isResponse()) this.answer(c, pdu, ESME_RINVCMDID)
+        if (!pdu.isResponse()) this.answer(c, pdu, Status.invalidCommand)
     }
   }
 
@@ -340,17 +298,9 @@ export class Smsc {
   }
 
   private bind(c: Connection, pdu: smpp.PDU): void {
-    const status = c.bound
-      ? ESME_RALYBND
-      : this.refuseBinds
-        ? ESME_RBINDFAIL
-        : pdu.system_id !== this.options.systemId
-          ? ESME_RINVSYSID
-          : pdu.password !== this.options.password
-            ? ESME_RINVPASWD
-            : ESME_ROK
+    const status = bindStatus(pdu, c.bound, this.refuseBinds, this.options)
     this.answer(c, pdu, status, { system_id: "SMSCSIM" })
-    if (status !== ESME_ROK) {
+    if (status !== Status.ok) {
       this.bindsRefused++
       this.options.log?.("bind refused", { system_id: pdu.system_id ?? "", status })
       return
@@ -358,26 +308,22 @@ export class Smsc {
     c.bound = true
     c.systemId = pdu.system_id ?? ""
     this.binds++
-    const account = this.accounts.get(c.systemId) ?? { now: 0, max: 0 }
-    account.now++
-    account.max = Math.max(account.max, account.now)
-    this.accounts.set(c.systemId, account)
+    const bindsNow = this.accounts.bound(c.systemId)
     this.stats.changed(true)
-    this.options.log?.("bound", { system_id: c.systemId, binds_now: account.now })
-    this.drainWaiting()
+    this.options.log?.("bound", { system_id: c.systemId, binds_now: bindsNow })
+    this.redelivery.drain()
   }
 
   /** A bound connection ends (unbind, close, or the peer gone): one bind fewer for its account. */
   private unbound(c: Connection): void {
-    const account = this.accounts.get(c.systemId ?? "")
-    if (account !== undefined) account.now--
+    this.accounts.unbound(c.systemId ?? "")
     this.stats.changed(true)
   }
 
   /** Binds per account (now, and the most ever at once) and the most `submit_sm` in any 1 s window: what `stats.json` holds. */
   get counts(): SmscCounts {
     return {
-      binds: Object.fromEntries([...this.accounts].map(([id, a]) => [id, { now: a.now, max: a.max }])),
+      binds: this.accounts.counts,
       maxSubmitsPerSecond: this.maxPerSecond,
       submits: this.submits
     }
@@ -399,37 +345,15 @@ export class Smsc {
     }
   }
 
-  private readSubmit(pdu: smpp.PDU): ReceivedSubmit {
-    const short = pdu.short_message
-    const decoded = short === undefined || Buffer.isBuffer(short) ? { message: short ?? "" } : short
-    const concatenation = Buffer.isBuffer(short) ? undefined : concatenationOf(decoded.udh)
-    return {
-      to: e164(pdu.destination_addr),
-      from: pdu.source_addr ?? "",
-      sourceTon: pdu.source_addr_ton ?? 0,
-      sourceNpi: pdu.source_addr_npi ?? 0,
-      destTon: pdu.dest_addr_ton ?? 0,
-      destNpi: pdu.dest_addr_npi ?? 0,
-      esmClass: pdu.esm_class ?? 0,
-      registeredDelivery: pdu.registered_delivery ?? 0,
-      dataCoding: pdu.data_coding ?? 0,
-      text: typeof decoded.message === "string" ? decoded.message : decoded.message.toString("latin1"),
-      concatenation:
-        concatenation !== undefined && concatenation.seq >= 1 && concatenation.seq <= concatenation.total
-          ? concatenation
-          : undefined
-    }
-  }
-
   private submit(c: Connection, pdu: smpp.PDU): void {
     this.measureArrival(c)
-    const part = this.readSubmit(pdu)
+    const part = readSubmit(pdu)
     this.received.push(part)
     if (this.received.length > keptMax) this.received.splice(0, keptMax / 2)
     let behaviour: Behaviour = behaviourOf(part.to)
     if (this.throttleLeft > 0) {
       this.throttleLeft--
-      behaviour = { status: ESME_RTHROTTLED, answer: "now", receipt: "none" }
+      behaviour = { status: Status.throttled, answer: "now", receipt: "none" }
     }
     if (behaviour.answer === "never") return
     const delayMs =
@@ -438,7 +362,7 @@ export class Smsc {
         : behaviour.answer === "late"
           ? this.options.lateMs
           : this.responseDelayMs
-    const id = behaviour.status === ESME_ROK ? this.book.newId() : undefined
+    const id = behaviour.status === Status.ok ? this.book.newId() : undefined
     const owed: Owed | undefined =
       behaviour.receipt === "none"
         ? undefined
@@ -449,12 +373,12 @@ export class Smsc {
     const message = id === undefined ? undefined : this.take(part, id, owed)
     const respond = (): void => {
       const receipt = message !== undefined && behaviour.receipt !== "none" ? behaviour.receipt : undefined
-      if (receipt !== undefined && this.receiptBeforeResponse) this.sendReceipt(this.receiptJob(message!, receipt))
+      if (receipt !== undefined && this.receiptBeforeResponse) this.redelivery.send(message!, receipt)
       else if (receipt !== undefined)
-        this.timeline.after(this.options.receiptDelayMs, () => this.sendReceipt(this.receiptJob(message!, receipt)))
+        this.timeline.after(this.options.receiptDelayMs, () => this.redelivery.send(message!, receipt))
       if (c.closed) return
       c.outstanding--
-      this.answer(c, pdu, behaviour.status, { message_id: id === undefined ? "" : this.responseId(id) })
+      this.answer(c, pdu, behaviour.status, { message_id: id === undefined ? "" : responseId(this.idFormat, id) })
     }
     if (delayMs === 0) respond()
     else this.timeline.after(delayMs, respond)
@@ -472,7 +396,7 @@ export class Smsc {
       ids: parts.map((p) => p.id),
       text: parts.map((p) => p.part.text).join(""),
       parts: parts.length,
-      state: STATE_ENROUTE
+      state: messageState.enroute
     }
     this.book.taken(message, owed)
     this.messages.push(message)
@@ -480,123 +404,8 @@ export class Smsc {
     return message
   }
 
-  private responseId(id: number): string {
-    return this.idFormat === "hex_resp_dec_receipt" ? id.toString(16).toUpperCase() : String(id)
-  }
-
-  private receiptId(id: number): string {
-    return this.idFormat === "dec_resp_hex_receipt" ? id.toString(16).toUpperCase() : String(id)
-  }
-
   private query(c: Connection, pdu: smpp.PDU): void {
-    const raw = pdu.message_id ?? ""
-    const hex = this.idFormat === "hex_resp_dec_receipt"
-    const id = (hex ? /^[0-9a-f]+$/i : /^[0-9]+$/).test(raw) ? Number.parseInt(raw, hex ? 16 : 10) : Number.NaN
-    const message = this.book.find(id)
-    if (message === undefined) return this.answer(c, pdu, ESME_RQUERYFAIL)
-    this.answer(c, pdu, ESME_ROK, { message_id: raw, final_date: "", message_state: message.state, error_code: 0 })
-  }
-
-  private receiptJob(message: KnownMessage, word: "DELIVRD" | "UNDELIV"): ReceiptJob {
-    return { message, word, attempts: 0, acked: false, waiting: false, sentOn: [] }
-  }
-
-  /** A receipt an earlier simulator on the data directory owed: sent when it was due (at once if past). */
-  private resume(owed: OwedReceipt): void {
-    const job = this.receiptJob(owed.message, owed.word)
-    this.timeline.after(Math.max(0, owed.dueAt - Date.now()), () => this.sendReceipt(job))
-  }
-
-  /** A bound connection with room for a receipt, taken in turn. */
-  private pickConnection(): Connection | undefined {
-    for (const c of this.connections) {
-      if (c.bound && !c.closed && c.deliveries.size < deliveryWindow) {
-        // rotate: the next pick starts after this one
-        this.connections.delete(c)
-        this.connections.add(c)
-        return c
-      }
-    }
-    return undefined
-  }
-
-  private sendReceipt(job: ReceiptJob): void {
-    if (job.acked) return
-    for (const [c, sequence] of job.sentOn) c.deliveries.delete(sequence)
-    job.sentOn = []
-    const c = this.pickConnection()
-    if (c === undefined) {
-      if (!job.waiting) {
-        job.waiting = true
-        MutableList.append(this.waiting, job)
-      }
-      return
-    }
-    const message = job.message
-    const state = job.word === "DELIVRD" ? STATE_DELIVERED : STATE_UNDELIVERABLE
-    if (message.state !== state) {
-      message.state = state
-      this.book.stateChanged(message)
-    }
-    const copies = this.duplicateReceipts && job.attempts === 0 ? 2 : 1
-    for (let i = 0; i < copies; i++) {
-      const pdu = this.receiptPdu(job)
-      sendPdu(c.session, pdu)
-      c.deliveries.set(pdu.sequence_number, job)
-      job.sentOn.push([c, pdu.sequence_number])
-    }
-    this.receiptsSent += copies
-    job.attempts++
-    this.timeline.after(this.options.receiptRetryMs * 2 ** Math.min(job.attempts - 1, 4), () => this.sendReceipt(job))
-  }
-
-  private receiptPdu(job: ReceiptJob): smpp.PDU {
-    const m = job.message
-    const id = this.receiptId(m.ids[0]!)
-    const delivered = job.word === "DELIVRD"
-    const date = receiptDate(new Date())
-    const text = `id:${id} sub:001 dlvrd:${delivered ? "001" : "000"} submit date:${date} done date:${date} stat:${job.word} err:${delivered ? "000" : "001"} text:`
-    return new smpp.PDU("deliver_sm", {
-      source_addr_ton: m.destTon,
-      source_addr_npi: m.destNpi,
-      source_addr: m.to.slice(1),
-      dest_addr_ton: m.sourceTon,
-      dest_addr_npi: m.sourceNpi,
-      destination_addr: m.from,
-      esm_class: 0x04,
-      data_coding: 0,
-      // letters, digits, spaces and colons are the same octets in ASCII and GSM 03.38
-      short_message: Buffer.from(text, "ascii"),
-      ...(this.receiptTlvs ? { receipted_message_id: id, message_state: m.state } : {})
-    })
-  }
-
-  private receiptAnswered(c: Connection, pdu: smpp.PDU): void {
-    if (!c.deliveries.has(pdu.sequence_number)) return
-    const job = c.deliveries.get(pdu.sequence_number)
-    c.deliveries.delete(pdu.sequence_number)
-    if (job === undefined) {
-      this.mobileOriginatedAnswers.push(pdu.command_status)
-      return this.drainWaiting()
-    }
-    this.receiptAnswers.push({ id: this.receiptId(job.message.ids[0]!), status: pdu.command_status })
-    if (pdu.command_status === ESME_ROK) {
-      job.acked = true
-      this.book.acknowledged(job.message)
-    }
-    this.drainWaiting()
-  }
-
-  private drainWaiting(): void {
-    while (this.waiting.length > 0 && this.pickConnectionAvailable()) {
-      const job = MutableList.take(this.waiting) as ReceiptJob
-      job.waiting = false
-      this.sendReceipt(job)
-    }
-  }
-
-  private pickConnectionAvailable(): boolean {
-    for (const c of this.connections) if (c.bound && !c.closed && c.deliveries.size < deliveryWindow) return true
-    return false
+    const { status, fields } = queryAnswer(pdu, this.idFormat, (id) => this.book.find(id))
+    this.answer(c, pdu, status, fields)
   }
 }
