@@ -1,6 +1,6 @@
 /**
  * What the SMSC simulator does with a `submit_sm`, by recipient (docs/decisions.md#smpp): the
- * in-process simulator's test numbers (README.md, "Simulator test numbers") reproduced over
+ * in-process simulator's test numbers (docs/integrators.md#simulator-test-numbers) reproduced over
  * SMPP. Any other number is accepted at once, then delivered. The numbers are written out here
  * rather than imported, so that the standalone SMSC does not load the in-process simulator (and
  * its database code).

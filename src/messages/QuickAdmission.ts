@@ -7,7 +7,7 @@
  *
  * It composes a statement over several modules' tables on purpose (docs/architecture.md lists
  * every such statement), each from the fragments its owner exports: the sending profile (OrganisationStore), the key (IdempotencyStore),
- * the messages (MessageStore), the lot and the reservation (LedgerStore); a batch's own row comes
+ * the messages (MessageFragments), the lot and the reservation (LedgerStore); a batch's own row comes
  * from its caller (BatchStore `insertOnClaim`), since batches are built on messages.
  * The lot is locked as the statement reads it, so a concurrent admission cannot take its credits
  * between the read and the reservation.
