@@ -3,7 +3,8 @@
  * `FOR UPDATE SKIP LOCKED` (any number of processes), at most `perEndpointInFlightMax` held per
  * endpoint, each for a lease longer than an attempt, so a process that dies lets them go. Each
  * attempt checks the endpoint's address again, signs the body (Standard Webhooks, with the
- * rotated-out secret beside the current one while it still signs), POSTs it and records what
+ * rotated-out secret beside the current one while it still signs; `webhook-timestamp` is the
+ * attempt's real time even under the test clock), POSTs it and records what
  * came of it: a 2xx succeeds, a 410 disables the endpoint, anything else is tried again on the
  * schedule of domain/Webhooks.ts, on the service's clock, then given up.
  *
@@ -16,7 +17,7 @@ import { AppConfig } from "../config/Config.ts"
 import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
 import { webhookRetryDelayMs } from "../domain/Webhooks.ts"
 import { webhookAttempts } from "../observability/Metrics.ts"
-import { now } from "../clock/Time.ts"
+import { now, wallClock } from "../clock/Time.ts"
 import { resolveTarget } from "./Addresses.ts"
 import { post } from "./Post.ts"
 import { signatureHeader } from "./Signature.ts"
@@ -76,7 +77,9 @@ export class Deliveries extends Context.Service<
       const attempt = (d: ClaimedDelivery): Effect.Effect<AttemptRecord, DatabaseUnavailable> =>
         Effect.gen(function* () {
           const at = yield* now
-          const timestamp = Math.floor(at.getTime() / 1000)
+          // the header is the attempt's real time, which receivers check against theirs (Standard
+          // Webhooks: within minutes); the body's timestamp is the transition's on the service's clock
+          const timestamp = Math.floor((yield* wallClock).getTime() / 1000)
           const id = `evt_${d.eventId}`
           const body = JSON.stringify({
             type: d.type,

@@ -14,6 +14,8 @@ export const webhookPath = (id: string) => `${webhooksPath}${id}/`
 export interface Received {
   readonly headers: IncomingHttpHeaders
   readonly body: string
+  /** When it arrived, by the receiver's `clock` (ms). */
+  readonly at: number
 }
 
 export interface Receiver {
@@ -21,18 +23,20 @@ export interface Receiver {
   readonly received: Array<Received>
   /** The status the next requests are answered with. */
   status: number
+  /** What `at` of each request reads (ms): the real time unless a test sets the service's clock. */
+  clock: () => number
   readonly close: () => Promise<void>
 }
 
 /** A receiver listening on 127.0.0.1 at a free port. */
 export const startReceiver = async (status = 204): Promise<Receiver> => {
   const received: Array<Received> = []
-  const state = { status }
+  const state = { status, clock: () => Date.now() }
   const server: Server = createServer((req, res) => {
     const chunks: Array<Buffer> = []
     req.on("data", (c: Buffer) => chunks.push(c))
     req.on("end", () => {
-      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString("utf8") })
+      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString("utf8"), at: state.clock() })
       res.statusCode = state.status
       res.end(state.status >= 400 ? `refused with ${state.status}` : "")
     })
@@ -47,6 +51,12 @@ export const startReceiver = async (status = 204): Promise<Receiver> => {
     },
     set status(s: number) {
       state.status = s
+    },
+    get clock() {
+      return state.clock
+    },
+    set clock(c: () => number) {
+      state.clock = c
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve()))
   }
