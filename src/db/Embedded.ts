@@ -15,6 +15,14 @@ export interface EmbeddedServer {
 
 const memory = "memory://"
 
+/**
+ * Longest the stop waits for the clients' connections to end. A connection the SQL client was
+ * opening as a stop began (a SIGTERM while the service starts) reaches the socket server after
+ * it stopped taking any, is ended by it, and is never closed by its abandoned client: waiting for
+ * it would keep the process, and its data directory's lock, for ever.
+ */
+const stopWaitMs = 2_000
+
 const firstLine = (cause: unknown): string => String(cause instanceof Error ? cause.message : cause).split("\n")[0]!
 
 /**
@@ -50,7 +58,9 @@ export const embeddedServer = (dataDir: string) =>
     }),
     ({ db, server, unlock }) =>
       Effect.promise(async () => {
-        await server.stop()
+        let timer: ReturnType<typeof setTimeout> | undefined
+        await Promise.race([server.stop(), new Promise((resolve) => (timer = setTimeout(resolve, stopWaitMs)))])
+        clearTimeout(timer)
         // let the client's Terminate message drain before closing the database files
         await new Promise((resolve) => setTimeout(resolve, 20))
         await db.close()
