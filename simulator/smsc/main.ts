@@ -10,7 +10,7 @@
 import { Effect } from "effect"
 import { every, integer, oneOf, printLines, text } from "../../src/config/EnvFields.ts"
 import { msgIdTypes } from "../../src/config/SmppSettings.ts"
-import { whenParentGone } from "./ParentWatch.ts"
+import { whenParentGone } from "../../src/platform/ParentWatch.ts"
 import { Smsc } from "./Smsc.ts"
 
 const settings = await Effect.runPromise(
