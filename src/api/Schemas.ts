@@ -82,6 +82,10 @@ export const MessageCreate = Schema.Struct({
 }).annotate({ identifier: "MessageCreate" })
 export type MessageCreate = typeof MessageCreate.Type
 
+/** What `delivery_time` means (the spec says only "Delivery time"). */
+const deliveryTimeDescription =
+  "The time the receipt reported the final delivery outcome (delivered or undeliverable); null for every other status"
+
 const DateTimeOrNull = Schema.NullOr(Schema.String.annotate({ format: "date-time" } as Schema.Annotations.Annotations))
 
 /** Spec 2.2. */
@@ -92,7 +96,7 @@ export const Message = Schema.Struct({
   status: MessageStatusSchema,
   segments: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 2 })),
   send_at: DateTimeOrNull,
-  delivery_time: DateTimeOrNull
+  delivery_time: DateTimeOrNull.annotate({ description: deliveryTimeDescription })
 }).annotate({ identifier: "Message" })
 
 /** Spec 2.4. Distinctness of recipients is checked after decoding, naming the duplicate positions. */

@@ -1,6 +1,6 @@
 /**
  * First start: on a database with no organisation, create the demo organisation (1000 credits,
- * sender DEMO, a key with all five permissions) and print how to use it. The banner goes to
+ * sender DEMO, a key with every permission) and print how to use it. The banner goes to
  * stdout as plain text, not to the logs: it is the one place a secret is shown, on purpose.
  */
 import { Effect, Layer, Redacted } from "effect"
@@ -38,7 +38,7 @@ export const seedLayer = Layer.effectDiscard(
       const { org, key } = created
       lines.push(
         `Demo organisation ${org.id} created with ${demo.credits} credits and sender ${demo.sender}.`,
-        `Demo API key (all five permissions; shown once, only its hash is stored):`,
+        `Demo API key (every permission: ${Permissions.join(", ")}; shown once, only its hash is stored):`,
         `  ${key.apiKey}`,
         `  curl -H "Authorization: Bearer ${key.apiKey}" ${base}${apiPrefix}/balance/`
       )

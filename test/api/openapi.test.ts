@@ -143,6 +143,12 @@ withApp(
       expect(create).toContain("Idempotent-Replayed: true")
     })
 
+    it("says what delivery_time is: the receipt's time of the final outcome, null otherwise", () => {
+      expect(doc.components.schemas.Message.properties.delivery_time.description).toBe(
+        "The time the receipt reported the final delivery outcome (delivered or undeliverable); null for every other status"
+      )
+    })
+
     it("the document and the docs page state the rules with no link or path outside the service", () => {
       const text = JSON.stringify(doc)
       expect(text).not.toMatch(/https?:\/\/|\.\.\/|shared\/|CONTRACT|sms-service-v2\.md/)

@@ -10,6 +10,7 @@ import { join } from "node:path"
 import { Effect, Exit, Scope } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { lockFileName } from "../../src/db/DataDir.ts"
+import { Permissions } from "../../src/domain/Permissions.ts"
 import { scratchDatabaseUrl } from "../support/ScratchDatabase.ts"
 import { node, type Started, startService } from "../support/ServiceProcess.ts"
 
@@ -96,6 +97,8 @@ describe("one process per data directory", () => {
   it("a second process on the same data directory stops with one line naming the first one's pid", async () => {
     first = await start({ SMS_DATA_DIR: dataDir })
     await first.waitFor("API docs")
+    // the demo key holds every permission, named from the list (never a count written by hand)
+    expect(first.output().stdout).toContain(`Demo API key (every permission: ${Permissions.join(", ")}; shown once`)
     expect(readFileSync(join(dataDir, lockFileName), "utf8").trim()).toBe(String(first.child.pid))
     await expectRefused(
       await start({ SMS_DATA_DIR: dataDir }),

@@ -157,7 +157,10 @@ const keyCreate = Command.make(
       Flag.withMetavar("P1,P2,..."),
       Flag.withDescription(`Permissions of the key, comma-separated: ${Permissions.join(", ")}`)
     ),
-    all: Flag.Boolean("all").pipe(Flag.withDefault(false), Flag.withDescription("All five permissions"))
+    all: Flag.Boolean("all").pipe(
+      Flag.withDefault(false),
+      Flag.withDescription(`Every permission (${Permissions.join(", ")})`)
+    )
   },
   ({ orgId, permissions, all }) =>
     respond(
