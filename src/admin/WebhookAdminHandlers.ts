@@ -19,7 +19,7 @@ export const WebhookAdminHandlers = HttpApiBuilder.group(
       .handle("list", ({ params }) =>
         Effect.gen(function* () {
           const org = yield* organisations.get(params.org_id)
-          return { data: (yield* webhooks.list(org.id)).map(webhookOf) }
+          return { results: (yield* webhooks.list(org.id)).map(webhookOf), next_cursor: null }
         })
       )
       .handle("setEnabled", ({ params, payload }) =>
@@ -32,7 +32,7 @@ export const WebhookAdminHandlers = HttpApiBuilder.group(
         Effect.gen(function* () {
           const org = yield* organisations.get(params.org_id)
           const page = yield* webhooks.deliveries(org.id, params.webhook_id, query.cursor)
-          return { data: page.rows.map(webhookDeliveryOf), next_cursor: page.nextCursor ?? null }
+          return { results: page.rows.map(webhookDeliveryOf), next_cursor: page.nextCursor ?? null }
         })
       )
   })

@@ -179,7 +179,11 @@ export const WebhookCreated = Schema.Struct({ ...webhookFields, secret: Schema.S
   identifier: "WebhookCreated"
 })
 
-export const WebhookList = Schema.Struct({ data: Schema.Array(Webhook) }).annotate({ identifier: "WebhookList" })
+/** Every endpoint of the organisation (at most ten) in the envelope of every list: one page, `next_cursor` always null. */
+export const WebhookList = Schema.Struct({
+  results: Schema.Array(Webhook),
+  next_cursor: Schema.NullOr(Schema.String).annotate({ description: "Always null: every endpoint fits in one page" })
+}).annotate({ identifier: "WebhookList" })
 
 export const WebhookSecret = Schema.Struct({ secret: Schema.String }).annotate({ identifier: "WebhookSecret" })
 
@@ -196,6 +200,6 @@ export const WebhookDelivery = Schema.Struct({
 }).annotate({ identifier: "WebhookDelivery" })
 
 export const WebhookDeliveries = Schema.Struct({
-  data: Schema.Array(WebhookDelivery),
+  results: Schema.Array(WebhookDelivery),
   next_cursor: Schema.NullOr(Schema.String)
 }).annotate({ identifier: "WebhookDeliveries" })

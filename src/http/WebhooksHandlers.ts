@@ -39,7 +39,7 @@ export const WebhooksHandlers = HttpApiBuilder.group(
       .handle("list", () =>
         manage.pipe(
           Effect.flatMap(webhooks.list),
-          Effect.map((rows) => ({ data: rows.map(webhookOf) }))
+          Effect.map((rows) => ({ results: rows.map(webhookOf), next_cursor: null }))
         )
       )
       .handle("get", ({ params }) =>
@@ -71,7 +71,7 @@ export const WebhooksHandlers = HttpApiBuilder.group(
       .handle("deliveries", ({ params, query }) =>
         manage.pipe(
           Effect.flatMap((org) => webhooks.deliveries(org, params.webhook_id, query.cursor)),
-          Effect.map((page) => ({ data: page.rows.map(webhookDeliveryOf), next_cursor: page.nextCursor ?? null }))
+          Effect.map((page) => ({ results: page.rows.map(webhookDeliveryOf), next_cursor: page.nextCursor ?? null }))
         )
       )
       .handle("retry", ({ params }) =>

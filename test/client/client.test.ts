@@ -7,6 +7,7 @@ import { Effect, Exit, Fiber } from "effect"
 import { expect } from "@effect/vitest"
 import {
   createBatch,
+  createWebhook,
   IdempotencyConflict,
   InvalidApiKey,
   makeSmsClient,
@@ -17,7 +18,7 @@ import {
   waitForFinalStatus
 } from "../../src/client/index.ts"
 import { appHttpClient } from "../support/AppHttpClient.ts"
-import { App, backend, withApp } from "../support/TestApp.ts"
+import { allPermissions, App, backend, withApp } from "../support/TestApp.ts"
 
 // on the test clock: a receipt comes when the test advances the clock past it
 
@@ -178,6 +179,29 @@ withApp({ label: "client", config: { clock: "test", simulatorReceiptDelayMs: 100
         const [delivered, undeliverable] = yield* Fiber.join(polling)
         expect(delivered).toMatchObject({ status: "delivered", delivery_time: expect.any(String) })
         expect(undeliverable.status).toBe("undeliverable")
+      })
+    )
+
+    it.effect("lists webhook endpoints and their deliveries in the envelope of every list (results, next_cursor)", () =>
+      Effect.gen(function* () {
+        const app = yield* App
+        const { apiKey } = yield* app.newOrg({ permissions: [...allPermissions, "webhooks.manage"] })
+        const [list, deliveries] = yield* withClient(
+          (client) =>
+            Effect.gen(function* () {
+              const created = yield* createWebhook(client, newKey(), { url: "http://127.0.0.1:9/hooks" })
+              return [
+                yield* client.webhooks.list(),
+                yield* client.webhooks.deliveries({ params: { webhook_id: created.body.id }, query: {} })
+              ] as const
+            }),
+          apiKey
+        )
+        expect(list).toEqual({
+          results: [expect.objectContaining({ url: "http://127.0.0.1:9/hooks" })],
+          next_cursor: null
+        })
+        expect(deliveries).toEqual({ results: [], next_cursor: null })
       })
     )
 

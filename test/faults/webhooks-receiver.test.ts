@@ -115,7 +115,7 @@ describe("status webhooks when the receiver fails", () => {
         { token: org.apiKey }
       )
       expect(page.status, page.text).toBe(200)
-      log.push(...page.body.data)
+      log.push(...page.body.results)
       cursor = page.body.next_cursor
     }
     const pending = log.filter((d) => d.state === "pending")

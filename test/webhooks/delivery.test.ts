@@ -72,7 +72,7 @@ describe("webhook deliveries", { timeout: 120_000 }, () => {
           })
           const log = yield* app.call("GET", `${webhookPath(e.id)}deliveries/`, { token: apiKey })
           expect(
-            log.body.data.map((d: { type: string; state: string; attempts: number; last_status_code: number }) => [
+            log.body.results.map((d: { type: string; state: string; attempts: number; last_status_code: number }) => [
               d.type,
               d.state,
               d.attempts,
@@ -145,25 +145,29 @@ describe("webhook deliveries", { timeout: 120_000 }, () => {
             expect(gap, `retry ${i + 1}`).toBeLessThanOrEqual(Math.ceil((delay * 1.1) / 1000) + 1)
           })
           const log = yield* app.call("GET", `${webhookPath(e.id)}deliveries/`, { token: apiKey })
-          expect(log.body.data[0]).toMatchObject({
+          expect(log.body.results[0]).toMatchObject({
             type: "webhook.test",
             state: "failed",
             attempts: 8,
             last_status_code: 500,
             next_attempt_at: null
           })
-          expect(log.body.data[0].last_error).toContain("refused with 500")
+          expect(log.body.results[0].last_error).toContain("refused with 500")
 
           // retry now: a failed delivery is attempted again
           receiver.status = 200
-          const retry = yield* app.call("POST", `${webhookPath(e.id)}deliveries/${log.body.data[0].event_id}/retry/`, {
-            token: apiKey
-          })
+          const retry = yield* app.call(
+            "POST",
+            `${webhookPath(e.id)}deliveries/${log.body.results[0].event_id}/retry/`,
+            {
+              token: apiKey
+            }
+          )
           expect(retry.status).toBe(202)
           yield* app.advance(1)
           expect(receiver.received).toHaveLength(2 + webhookRetryDelaysMs.length)
           const after = yield* app.call("GET", `${webhookPath(e.id)}deliveries/`, { token: apiKey })
-          expect(after.body.data[0]).toMatchObject({ state: "succeeded", attempts: 9, last_status_code: 200 })
+          expect(after.body.results[0]).toMatchObject({ state: "succeeded", attempts: 9, last_status_code: 200 })
           receiver.clock = () => Date.now()
           yield* app.call("DELETE", webhookPath(e.id), { token: apiKey })
         })
@@ -225,7 +229,7 @@ describe("webhook deliveries", { timeout: 120_000 }, () => {
         expect(receiver.received).toHaveLength(1)
         expect((yield* app.call("GET", webhookPath(e.id), { token: apiKey })).body.enabled).toBe(false)
         const log = yield* app.call("GET", `${webhookPath(e.id)}deliveries/`, { token: apiKey })
-        expect(log.body.data[0]).toMatchObject({ state: "failed", attempts: 1, last_status_code: 410 })
+        expect(log.body.results[0]).toMatchObject({ state: "failed", attempts: 1, last_status_code: 410 })
         yield* app.call("POST", `${webhookPath(e.id)}test/`, { token: apiKey })
         yield* app.advance(10 * 60_000)
         expect(receiver.received).toHaveLength(1)

@@ -76,7 +76,7 @@ describe("webhook isolation", { timeout: 120_000 }, () => {
           const states = yield* eventuallyEffect(
             Effect.gen(function* () {
               const log = yield* app.call("GET", `${webhookPath(fineEndpoint.id)}deliveries/`, { token: fine.apiKey })
-              return log.body.data.map((d: { state: string }) => d.state)
+              return log.body.results.map((d: { state: string }) => d.state)
             }),
             (s) => s.length === 3 && s.every((state: string) => state === "succeeded"),
             { timeoutMs: 20_000, what: "the healthy endpoint's 3 deliveries recorded as succeeded" }

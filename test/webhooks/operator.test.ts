@@ -23,7 +23,7 @@ describe("webhooks for the operator", { timeout: 120_000 }, () => {
         const e = yield* createEndpoint(apiKey, { url, events: ["message.delivered"] })
         const list = yield* app.admin("GET", `/organizations/${orgId}/webhooks`)
         expect(list.status).toBe(200)
-        expect(list.body.data).toEqual([
+        expect(list.body.results).toEqual([
           {
             id: e.id,
             url,

@@ -62,7 +62,7 @@ describe("webhook endpoints", { timeout: 120_000 }, () => {
           })
           expectError(conflict, 409, "idempotency_conflict")
           const list = yield* app.call("GET", webhooksPath, { token: apiKey })
-          expect(list.body.data.map((e: { id: string }) => e.id)).toEqual([first.body.id])
+          expect(list.body.results.map((e: { id: string }) => e.id)).toEqual([first.body.id])
         })
     )
 
@@ -86,8 +86,11 @@ describe("webhook endpoints", { timeout: 120_000 }, () => {
         const b = yield* createEndpoint(apiKey, { url, events: ["message.delivered"] })
         const list = yield* app.call("GET", webhooksPath, { token: apiKey })
         expect(list.status).toBe(200)
-        expect(list.body.data.map((e: { id: string }) => e.id)).toEqual([b.id, a.id])
-        for (const e of list.body.data) expect(e).not.toHaveProperty("secret")
+        // the envelope of every list: results, and next_cursor (null: every endpoint fits in one page)
+        expect(Object.keys(list.body).sort()).toEqual(["next_cursor", "results"])
+        expect(list.body.next_cursor).toBeNull()
+        expect(list.body.results.map((e: { id: string }) => e.id)).toEqual([b.id, a.id])
+        for (const e of list.body.results) expect(e).not.toHaveProperty("secret")
 
         const read = yield* app.call("GET", webhookPath(b.id), { token: apiKey })
         expect(read.status).toBe(200)
@@ -138,9 +141,10 @@ describe("webhook endpoints", { timeout: 120_000 }, () => {
         expect(test.status).toBe(202)
         const log = yield* app.call("GET", `${webhookPath(e.id)}deliveries/`, { token: apiKey })
         expect(log.status).toBe(200)
+        expect(Object.keys(log.body).sort()).toEqual(["next_cursor", "results"])
         expect(log.body.next_cursor).toBeNull()
-        expect(log.body.data).toHaveLength(1)
-        const line = log.body.data[0]
+        expect(log.body.results).toHaveLength(1)
+        const line = log.body.results[0]
         expect(Object.keys(line).sort()).toEqual([
           "attempts",
           "created_at",
@@ -229,7 +233,7 @@ describe("webhook endpoints", { timeout: 120_000 }, () => {
           )
         }
         const list = yield* app.call("GET", webhooksPath, { token: other.apiKey })
-        expect(list.body.data).toEqual([])
+        expect(list.body.results).toEqual([])
         // still there for its owner, unchanged
         expect((yield* app.call("GET", webhookPath(e.id), { token: owner.apiKey })).body.enabled).toBe(true)
       })
@@ -256,7 +260,7 @@ describe("webhook endpoints", { timeout: 120_000 }, () => {
           unknownType.join()
         ).toBe(true)
         const { body } = yield* app.call("GET", webhooksPath, { token: apiKey })
-        expect(body.data).toEqual([])
+        expect(body.results).toEqual([])
         const e = yield* createEndpoint(apiKey, { url })
         expect(
           expectValidation(yield* app.call("PATCH", webhookPath(e.id), { token: apiKey, body: { url: "gopher://x" } }))
@@ -275,7 +279,7 @@ describe("webhook endpoints", { timeout: 120_000 }, () => {
           body: { url }
         })
         expectError(eleventh, 400, "validation_error")
-        expect((yield* app.call("GET", webhooksPath, { token: apiKey })).body.data).toHaveLength(10)
+        expect((yield* app.call("GET", webhooksPath, { token: apiKey })).body.results).toHaveLength(10)
       })
     )
   })

@@ -313,7 +313,7 @@ const message = Command.make("message").pipe(
 const webhookList = Command.make("list", { orgId }, ({ orgId }) =>
   respond(
     (operator) => operator.webhooks.list({ params: { org_id: orgId } }),
-    (r) => Format.webhookList(r.data)
+    (r) => Format.webhookList(r.results)
   )
 ).pipe(Command.withDescription("List an organisation's webhook endpoints (never their secrets)."))
 

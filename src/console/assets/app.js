@@ -61,9 +61,9 @@ const OrgView = ({ call, orgId, changes, onChange, onError, onBalance }) => {
       ])
       // at most 10 endpoints: each with the first page of its delivery log
       const endpoints = await Promise.all(
-        webhooks.data.map(async (w) => ({
+        webhooks.results.map(async (w) => ({
           ...w,
-          deliveries: (await call("GET", `/organizations/${seg(orgId)}/webhooks/${seg(w.id)}/deliveries`)).data
+          deliveries: (await call("GET", `/organizations/${seg(orgId)}/webhooks/${seg(w.id)}/deliveries`)).results
         }))
       )
       return { org, messages, batches, endpoints }
