@@ -9,7 +9,7 @@ import {
   HttpApiSecurity,
   OpenApi
 } from "effect/http-api"
-import { Balance, Batch, Message, Webhook, WebhookDeliveries, WebhookList } from "../api/Schemas.ts"
+import { Balance, Batch, Message, Webhook, WebhookDeliveries } from "../api/Schemas.ts"
 import { SchemaErrors } from "../api/Security.ts"
 import { retentionDaysMax } from "../config/Config.ts"
 import { CalendarDate } from "../domain/Dates.ts"
@@ -247,12 +247,27 @@ export class ActivityGroup extends HttpApiGroup.make("activity")
   .middleware(AdminAuth)
   .prefix("/admin/v1") {}
 
+/** An endpoint as the operator sees it: with why the address rules refuse its URL now, if they do. */
+export const OperatorWebhook = Schema.Struct({
+  ...Webhook.fields,
+  url_refused: Schema.NullOr(Schema.String).annotate({
+    description:
+      "Why the address rules (SMS_WEBHOOK_ALLOW_PRIVATE) refuse the URL now, so that its deliveries fail; null when they do not"
+  })
+}).annotate({ identifier: "OperatorWebhook" })
+
+/** The organisation's endpoints (at most ten), in the envelope of every list: `next_cursor` is always null. */
+export const OperatorWebhookList = Schema.Struct({
+  results: Schema.Array(OperatorWebhook),
+  next_cursor: Schema.NullOr(Schema.String)
+}).annotate({ identifier: "OperatorWebhookList" })
+
 /** An organisation's status webhook endpoints (docs/decisions.md#webhooks): list them, turn one off or on. */
 export class WebhooksAdminGroup extends HttpApiGroup.make("webhooks")
   .add(
     HttpApiEndpoint.get("list", "/organizations/:org_id/webhooks", {
       params: OrgId,
-      success: WebhookList,
+      success: OperatorWebhookList,
       error: CommonErrors
     }).annotate(OpenApi.Summary, "The organisation's webhook endpoints, newest first (never their secrets)"),
     HttpApiEndpoint.patch("setEnabled", "/organizations/:org_id/webhooks/:webhook_id", {

@@ -1,6 +1,7 @@
 /**
  * GET /admin/v1/organizations/{org_id}/webhooks, PATCH .../webhooks/{id} and GET
- * .../webhooks/{id}/deliveries: the operator's view of an organisation's endpoints (the console's too).
+ * .../webhooks/{id}/deliveries: the operator's view of an organisation's endpoints (the console's too),
+ * each with `url_refused`: why the address rules refuse its URL now, if they do.
  */
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
@@ -19,7 +20,12 @@ export const WebhookAdminHandlers = HttpApiBuilder.group(
       .handle("list", ({ params }) =>
         Effect.gen(function* () {
           const org = yield* organisations.get(params.org_id)
-          return { results: (yield* webhooks.list(org.id)).map(webhookOf), next_cursor: null }
+          const results = yield* Effect.forEach(
+            yield* webhooks.list(org.id),
+            (e) => Effect.map(webhooks.urlRefusal(e.url), (why) => ({ ...webhookOf(e), url_refused: why })),
+            { concurrency: "unbounded" }
+          )
+          return { results, next_cursor: null }
         })
       )
       .handle("setEnabled", ({ params, payload }) =>

@@ -12,7 +12,7 @@
  * server, over parts a test chooses; it is what every in-process test calls (`serviceLayer`, its
  * services without the routes, for the tests of the services).
  */
-import { Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
 import type { SqlClient } from "effect/sql"
 import { AdminToken } from "../admin/AdminToken.ts"
@@ -61,6 +61,19 @@ import { WebhookStore } from "../webhooks/WebhookStore.ts"
 import { webhookPayloadsLayer } from "../http/WebhookPayloads.ts"
 import { httpAppLayer, routes } from "./HttpApp.ts"
 import { seedLayer } from "./Seed.ts"
+
+/**
+ * At start, in the background (a lookup may take a while): one WARN per enabled webhook endpoint
+ * whose URL the address rules refuse (registered while they allowed it), so that its failing
+ * deliveries are no surprise.
+ */
+const refusedWebhooksWarningLayer = Layer.effectDiscard(
+  Effect.forkScoped(
+    Effect.flatMap(Webhooks, (w) => w.warnRefusedEndpoints).pipe(
+      Effect.catchCause((cause) => Effect.logWarning("the webhook endpoints' URLs could not be checked", cause))
+    )
+  )
+)
 
 /** The stores and the services that only need them, over the database. */
 const Base = Layer.mergeAll(
@@ -131,6 +144,7 @@ export const appLayer = <ED, EP, RP extends ProviderInbox | SqlClient.SqlClient 
 export const mainLayer = (config: AppConfigShape) =>
   HttpRouter.serve(httpAppLayer, { disableLogger: true }).pipe(
     Layer.provideMerge(seedLayer),
+    Layer.provideMerge(refusedWebhooksWarningLayer),
     Layer.provideMerge(coreWith({ database: databaseLayer, provider: providerLayer })),
     // listening comes first: a busy port stops the start before anything is written (the data
     // directory, the database, the demo organisation); until the routes are served, requests get 503

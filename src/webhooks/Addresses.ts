@@ -40,6 +40,18 @@ export interface Target {
   readonly family: 4 | 6
 }
 
+/** Why `resolveTarget` refuses a host that is or resolves to such an address (the 400's words at creation). */
+export const privateAddressProblem = "must not be or resolve to a loopback, private, link-local or unspecified address"
+/** Why `resolveTarget` finds no address for a host. */
+const unresolvedProblem = "its host does not resolve"
+
+/**
+ * What an endpoint's delivery log and the operator say of a URL the address rules refuse (an
+ * endpoint registered while they allowed it: under the simulator, then started with a real provider).
+ */
+export const refusedByAddressRules =
+  "the URL is refused by the address rules: its host is or resolves to a loopback, private, link-local or unspecified address"
+
 /** The URL's host without IPv6 brackets. */
 const hostOf = (url: URL) => url.hostname.replace(/^\[(.*)\]$/, "$1")
 
@@ -51,10 +63,10 @@ export const resolveTarget = (url: URL, allowPrivate: boolean): Effect.Effect<Ta
     const addresses: ReadonlyArray<{ address: string; family: number }> =
       literal !== 0
         ? [{ address: host, family: literal }]
-        : yield* Effect.tryPromise({ try: () => lookup(host, { all: true }), catch: () => "its host does not resolve" })
-    if (addresses.length === 0) return yield* Effect.fail("its host does not resolve")
+        : yield* Effect.tryPromise({ try: () => lookup(host, { all: true }), catch: () => unresolvedProblem })
+    if (addresses.length === 0) return yield* Effect.fail(unresolvedProblem)
     if (!allowPrivate && addresses.some((a) => isPrivateAddress(a.address))) {
-      return yield* Effect.fail("must not be or resolve to a loopback, private, link-local or unspecified address")
+      return yield* Effect.fail(privateAddressProblem)
     }
     const first = addresses[0]!
     return { address: first.address, family: first.family === 6 ? 6 : 4 } as const

@@ -18,7 +18,7 @@ import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
 import { webhookRetryDelayMs } from "../domain/Webhooks.ts"
 import { webhookAttempts } from "../observability/Metrics.ts"
 import { now, wallClock } from "../clock/Time.ts"
-import { resolveTarget } from "./Addresses.ts"
+import { privateAddressProblem, refusedByAddressRules, resolveTarget } from "./Addresses.ts"
 import { post } from "./Post.ts"
 import { signatureHeader } from "./Signature.ts"
 import { WebhookPayloads } from "./WebhookPayloads.ts"
@@ -88,7 +88,11 @@ export class Deliveries extends Context.Service<
           })
           const url = new URL(d.url)
           const target = yield* Effect.result(resolveTarget(url, webhookAllowPrivate))
-          if (target._tag === "Failure") return yield* again(d, null, `url ${target.failure}`)
+          if (target._tag === "Failure") {
+            const why =
+              target.failure === privateAddressProblem ? refusedByAddressRules : "the URL's host does not resolve"
+            return yield* again(d, null, why)
+          }
           const secrets =
             d.previousSecret !== null && d.previousSecretUntil !== null && d.previousSecretUntil > at
               ? [d.secret, d.previousSecret]

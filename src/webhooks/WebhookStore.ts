@@ -20,6 +20,12 @@ export interface EndpointRow {
   readonly createdAt: Date
 }
 
+export interface EnabledEndpoint {
+  readonly organisationId: string
+  readonly id: string
+  readonly url: string
+}
+
 export interface NewEndpoint extends EndpointRow {
   readonly secret: string
 }
@@ -88,6 +94,8 @@ export class WebhookStore extends Context.Service<
     readonly insert: (organisationId: string, endpoint: NewEndpoint) => Fails<void>
     /** The organisation's endpoints, newest first. */
     readonly list: (organisationId: string) => Fails<ReadonlyArray<EndpointRow>>
+    /** Every enabled endpoint of every organisation: its id, organisation and URL. */
+    readonly enabledEndpoints: Fails<ReadonlyArray<EnabledEndpoint>>
     readonly find: (organisationId: string, id: string) => Fails<EndpointRow | undefined>
     /** Applies the changes present; undefined when there is no such endpoint. */
     readonly update: (
@@ -165,6 +173,8 @@ export class WebhookStore extends Context.Service<
         list: (organisationId) =>
           fromDatabase(sql<EndpointRow>`SELECT ${sql.literal(endpointColumns)} FROM webhook_endpoints
           WHERE organisation_id = ${organisationId} ORDER BY created_at DESC, id DESC`),
+        enabledEndpoints: fromDatabase(sql<EnabledEndpoint>`SELECT organisation_id::text, id::text, url
+          FROM webhook_endpoints WHERE enabled ORDER BY organisation_id, created_at`),
         find: (organisationId, id) =>
           fromDatabase(
             sql<EndpointRow>`SELECT ${sql.literal(endpointColumns)} FROM webhook_endpoints

@@ -5,7 +5,7 @@
  * demand. The events themselves are written by the status changes (WebhookStore's outbox) and
  * sent by the delivery workers (Deliveries.ts).
  */
-import { Context, Effect, Layer } from "effect"
+import { Context, Duration, Effect, Layer } from "effect"
 import { AppConfig } from "../config/Config.ts"
 import type { DatabaseUnavailable, Fails } from "../db/DatabaseUnavailable.ts"
 import { Transactions } from "../db/Transactions.ts"
@@ -17,7 +17,7 @@ import type { Answer } from "../idempotency/Answer.ts"
 import { Idempotency, type ClaimError } from "../idempotency/Idempotency.ts"
 import { Ids } from "../platform/Ids.ts"
 import { now } from "../clock/Time.ts"
-import { resolveTarget } from "./Addresses.ts"
+import { privateAddressProblem, refusedByAddressRules, resolveTarget } from "./Addresses.ts"
 import { WebhookAnswers } from "./WebhookAnswers.ts"
 import { type DeliveryRow, type EndpointChanges, type EndpointRow, WebhookStore } from "./WebhookStore.ts"
 
@@ -25,6 +25,8 @@ import { type DeliveryRow, type EndpointChanges, type EndpointRow, WebhookStore 
 export const secretOverlapMs = 24 * 3_600_000
 /** Random bytes of a secret. */
 const secretBytes = 24
+/** Longest the operator's view waits for an endpoint's host to resolve. */
+const lookupTimeoutMs = 2_000
 /** Lines of the delivery log per page. */
 export const deliveriesPageSize = 100
 
@@ -49,6 +51,14 @@ export class Webhooks extends Context.Service<
     >
     /** The organisation's endpoints, newest first. */
     readonly list: (organisationId: string) => Effect.Effect<ReadonlyArray<EndpointRow>, DatabaseUnavailable>
+    /**
+     * Why the address rules refuse `url` now, or null: an endpoint registered while they allowed
+     * it (SMS_WEBHOOK_ALLOW_PRIVATE, true under the simulator) keeps its URL after a restart that
+     * forbids it, and its deliveries fail. A host that does not resolve (now) is no refusal.
+     */
+    readonly urlRefusal: (url: string) => Effect.Effect<string | null>
+    /** Logs a WARN for each enabled endpoint whose URL the address rules refuse (once, at start). */
+    readonly warnRefusedEndpoints: Effect.Effect<void, DatabaseUnavailable>
     readonly get: (organisationId: string, id: string) => Fails<EndpointRow, NotFound>
     readonly update: (
       organisationId: string,
@@ -98,6 +108,44 @@ export class Webhooks extends Context.Service<
           return raw
         })
 
+      const urlRefusal = (raw: string): Effect.Effect<string | null> => {
+        // with private addresses allowed the rules refuse nothing: no lookup
+        if (webhookAllowPrivate) return Effect.succeed(null)
+        const url = URL.parse(raw)
+        if (url === null) return Effect.succeed(null)
+        return resolveTarget(url, false).pipe(
+          Effect.timeoutOrElse({ duration: Duration.millis(lookupTimeoutMs), orElse: () => Effect.fail("") }),
+          Effect.match({
+            onFailure: (why) => (why === privateAddressProblem ? refusedByAddressRules : null),
+            onSuccess: () => null
+          })
+        )
+      }
+
+      const warnRefusedEndpoints = Effect.gen(function* () {
+        if (webhookAllowPrivate) return
+        const endpoints = yield* store.enabledEndpoints
+        yield* Effect.forEach(
+          endpoints,
+          (e) =>
+            Effect.flatMap(urlRefusal(e.url), (why) =>
+              why === null
+                ? Effect.void
+                : // the host only: a URL's path or query may carry the receiver's token
+                  Effect.logWarning(
+                    "a webhook endpoint's URL is refused by the address rules (SMS_WEBHOOK_ALLOW_PRIVATE is false): its deliveries fail until its URL changes"
+                  ).pipe(
+                    Effect.annotateLogs({
+                      webhook_id: e.id,
+                      organisation_id: e.organisationId,
+                      host: URL.parse(e.url)?.hostname ?? ""
+                    })
+                  )
+            ),
+          { concurrency: 8, discard: true }
+        )
+      })
+
       const newSecret = Effect.map(
         ids.secret(secretBytes),
         (s) => `whsec_${Buffer.from(s, "base64url").toString("base64")}`
@@ -134,6 +182,8 @@ export class Webhooks extends Context.Service<
           }).pipe(transaction)
         }),
         list: (organisationId) => store.list(organisationId),
+        urlRefusal,
+        warnRefusedEndpoints,
         get: exists,
         update: Effect.fn("Webhooks.update")(function* (organisationId: string, id: string, changes: EndpointChanges) {
           yield* exists(organisationId, id)

@@ -9,6 +9,7 @@ import type {
   ApiKeySummary,
   MessageWithTimeline,
   OperatorMessage,
+  OperatorWebhook,
   OrganisationBody,
   OrganisationPage,
   SenderBody,
@@ -93,12 +94,20 @@ export const keyList = (keys: ReadonlyArray<typeof ApiKeySummary.Type>): string 
     keys.map((k) => [k.key_id, show(k.permissions), k.created_at, show(k.revoked_at)])
   )
 
-/** An organisation's webhook endpoints. */
-export const webhookList = (endpoints: ReadonlyArray<typeof Webhook.Type>): string =>
-  columns(
-    ["ID", "ENABLED", "EVENTS", "URL"],
-    endpoints.map((w) => [w.id, show(w.enabled), String(w.events.length), w.url])
-  )
+/** An organisation's webhook endpoints, then a line for each whose URL the address rules refuse. */
+export const webhookList = (
+  endpoints: ReadonlyArray<typeof Webhook.Type & Partial<Pick<typeof OperatorWebhook.Type, "url_refused">>>
+): string =>
+  [
+    columns(
+      ["ID", "ENABLED", "EVENTS", "URL"],
+      endpoints.map((w) => [w.id, show(w.enabled), String(w.events.length), w.url])
+    ),
+    // an endpoint whose URL the address rules refuse now: its deliveries fail
+    ...endpoints.flatMap((w) =>
+      w.url_refused === null || w.url_refused === undefined ? [] : [`${w.id}: ${w.url_refused}`]
+    )
+  ].join("\n")
 
 /** An organisation's senders and whether each is active. */
 export const senderList = (senders: ReadonlyArray<typeof SenderBody.Type>): string =>

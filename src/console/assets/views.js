@@ -206,7 +206,7 @@ export const BatchesTable = ({ page }) =>
 /** How many of an endpoint's deliveries are shown, newest first. */
 const deliveriesShown = 5
 
-/** The organisation's webhook endpoints, each with its latest deliveries (state, attempts, last status). */
+/** The organisation's webhook endpoints, each with its latest deliveries (state, attempts, last status) and why its URL is refused, if it is. */
 export const WebhooksPanel = ({ endpoints }) =>
   html`<section class="panel webhooks" aria-label="Webhooks">
     <div class="panel-head"><h2>Webhooks</h2></div>
@@ -219,6 +219,7 @@ export const WebhooksPanel = ({ endpoints }) =>
               (w) =>
                 html`<div key=${w.id} class="webhook" data-webhook-id=${w.id} data-enabled=${String(w.enabled)}>
           <p><span class="mono">${w.url}</span> <span class="muted">${w.enabled ? "enabled" : "disabled"}, ${w.events.length} event types</span></p>
+          ${w.url_refused === null ? null : html`<p class="error" data-url-refused="true">${w.url_refused}</p>`}
           ${
             w.deliveries.length === 0
               ? html`<p class="muted">No delivery yet.</p>`
