@@ -99,9 +99,14 @@ export const Message = Schema.Struct({
   delivery_time: DateTimeOrNull.annotate({ description: deliveryTimeDescription })
 }).annotate({ identifier: "Message" })
 
+const recipientsMessage = "must list 1 to 1000 phone numbers"
+
 /** Spec 2.4. Distinctness of recipients is checked after decoding, naming the duplicate positions. */
 export const BatchCreate = Schema.Struct({
-  recipients: Schema.Array(PhoneNumber).check(Schema.isMinLength(1), Schema.isMaxLength(1000)),
+  recipients: Schema.Array(PhoneNumber).check(
+    Schema.isMinLength(1, { message: recipientsMessage }),
+    Schema.isMaxLength(1000, { message: recipientsMessage })
+  ),
   send_at: SendAtField,
   text: lengthBetween(1, 320),
   sender_name: Schema.optionalKey(SenderNameField)
@@ -143,7 +148,9 @@ export const BatchMessages = Schema.Struct({
 // are checked by the service, which names `url` in its 400.
 
 const DateTime = Schema.String.annotate({ format: "date-time" } as Schema.Annotations.Annotations)
-const WebhookEvents = Schema.Array(WebhookEventTypeSchema).check(Schema.isMinLength(1))
+const WebhookEvents = Schema.Array(WebhookEventTypeSchema).check(
+  Schema.isMinLength(1, { message: "must list at least one event type (leave it out for every type)" })
+)
 const WebhookDescription = Schema.NullOr(maxLength(500))
 
 /** POST /webhooks/. */

@@ -1,9 +1,10 @@
 /**
- * Every route of the service and the JSON edge: the public API, the operator API, the OpenAPI
- * document and docs page, the simulator console, health routes and /metrics, over the services
- * they need.
+ * Every route of the service and the JSON edge: `GET /` (where everything is), the public API,
+ * the operator API, the OpenAPI document and docs page, the simulator console, health routes and
+ * /metrics, over the services they need.
  */
 import { Layer } from "effect"
+import { HttpRouter, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi } from "../admin/AdminApi.ts"
 import { admissionMetricsLayer } from "../http/AdmissionMetrics.ts"
@@ -13,10 +14,10 @@ import { ActivityHandlers } from "../admin/ActivityHandlers.ts"
 import { ClockHandlers } from "../admin/ClockHandlers.ts"
 import { WebhookAdminHandlers } from "../admin/WebhookAdminHandlers.ts"
 import { SimulatorHandlers } from "../admin/SimulatorHandlers.ts"
-import { Api } from "../api/Api.ts"
-import { ConsoleRoutes, consolePaths } from "../console/ConsoleRoutes.ts"
+import { Api, apiPrefix } from "../api/Api.ts"
+import { consolePagePath, ConsoleRoutes, consolePaths } from "../console/ConsoleRoutes.ts"
 import { apiKeyAuthLayer } from "../http/ApiKeyAuth.ts"
-import { DocsRoutes, docsPagePath, docsPaths } from "../http/ApiDocs.ts"
+import { DocsRoutes, docsPagePath, docsPaths, openApiPath } from "../http/ApiDocs.ts"
 import { BalanceHandlers } from "../http/BalanceHandlers.ts"
 import { BatchesHandlers } from "../http/BatchesHandlers.ts"
 import { ContactsHandlers } from "../http/ContactsHandlers.ts"
@@ -37,10 +38,26 @@ const AdminRoutes = HttpApiBuilder.layer(AdminApi).pipe(
   Layer.provide([adminAuthLayer, schemaErrorsLayer])
 )
 
+/** `GET /`: what the service is and where to read about it (JSON, like every answer but the pages). */
+const indexPaths: ReadonlyArray<readonly [method: string, path: string]> = [["GET", "/"]]
+const IndexRoute = HttpRouter.add(
+  "GET",
+  "/",
+  HttpServerResponse.jsonUnsafe({
+    service: "sms-service",
+    api: `${apiPrefix}/`,
+    docs: docsPagePath,
+    openapi: openApiPath,
+    console: consolePagePath,
+    health: "/health"
+  })
+)
+
 /** Every (method, path) the service answers: the APIs' endpoints, then its plain routes. */
 export const declaredRoutes: ReadonlyArray<readonly [method: string, path: string]> = [
   ...routesOf(Api),
   ...routesOf(AdminApi),
+  ...indexPaths,
   ...healthPaths,
   ...metricsPaths,
   ...consolePaths,
@@ -61,6 +78,7 @@ const pagePaths = new Set([
 export const httpAppLayer = Layer.mergeAll(
   PublicRoutes,
   AdminRoutes,
+  IndexRoute,
   DocsRoutes,
   ConsoleRoutes,
   HealthRoutes,

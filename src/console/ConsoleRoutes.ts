@@ -96,7 +96,8 @@ const securityHeaders = {
 }
 
 /** The console's page (the router answers `/console/` too). */
-const pagePath = "/console"
+export const consolePagePath = "/console"
+const pagePath = consolePagePath
 
 /** Every (method, path) the console answers, for the edge's tables. */
 export const consolePaths: ReadonlyArray<readonly [string, string]> = [

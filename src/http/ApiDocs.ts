@@ -7,7 +7,8 @@ import { HttpRouter, HttpServerResponse } from "effect/http"
 import { HttpApiScalar, OpenApi } from "effect/http-api"
 import { Api, apiPrefix } from "../api/Api.ts"
 
-const openApiPath = `${apiPrefix}/openapi.json`
+/** The OpenAPI document (JSON). */
+export const openApiPath = `${apiPrefix}/openapi.json`
 
 /** The docs page (HTML, whatever the request's Accept). */
 export const docsPagePath = `${apiPrefix}/docs`
