@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --smoke] [--only=1,6] [--drain=N] [--cpu-prof]`: creates a fresh database on the
+ * `npm run bench [-- --smoke] [--only=1,6] [--drain=N] [--fair-seed=sql] [--cpu-prof]`: creates a fresh database on the
  * DATABASE_URL server, starts the service on it as a separate process, runs the scenarios with
  * their pgbench / graphile-worker baselines in the same run, prints the table and writes
  * bench/results/<ISO date>.json. The database is dropped at the end (kept with BENCH_KEEP_DB=1).
@@ -35,9 +35,16 @@ const onlyArg = args.find((a) => a.startsWith("--only="))
 const only = onlyArg === undefined ? undefined : new Set(onlyArg.slice("--only=".length).split(","))
 const wanted = (n: string) => only === undefined || only.has(n) || (n === "1" && only.has("2"))
 const drainArg = args.find((a) => a.startsWith("--drain="))
+const fairSeedText = args.find((a) => a.startsWith("--fair-seed="))?.slice("--fair-seed=".length)
+if (fairSeedText !== undefined && fairSeedText !== "sql" && fairSeedText !== "batches") {
+  process.stderr.write(`--fair-seed is sql or batches, not ${fairSeedText}\n`)
+  process.exit(2)
+}
+const fairSeedArg: "sql" | "batches" | undefined = fairSeedText
 const settings = {
   ...(smoke ? smokeSettings : fullSettings),
-  ...(drainArg === undefined ? {} : { drainCount: Number(drainArg.slice("--drain=".length)) })
+  ...(drainArg === undefined ? {} : { drainCount: Number(drainArg.slice("--drain=".length)) }),
+  ...(fairSeedArg === undefined ? {} : { fairSeed: fairSeedArg })
 }
 
 const adminUrl = process.env["DATABASE_URL"]
