@@ -98,7 +98,13 @@ await createDatabase(adminUrl, dbName)
 const autoExplainMs = process.env["BENCH_AUTO_EXPLAIN_MS"]
 if (autoExplainMs !== undefined && autoExplainMs !== "") {
   await query(adminUrl, `ALTER DATABASE ${dbName} SET session_preload_libraries = 'auto_explain'`)
-  for (const [name, value] of [["log_min_duration", `${Number(autoExplainMs)}ms`], ["log_analyze", "on"], ["log_timing", "off"], ["log_buffers", "on"], ["log_nested_statements", "on"]]) {
+  for (const [name, value] of [
+    ["log_min_duration", `${Number(autoExplainMs)}ms`],
+    ["log_analyze", "on"],
+    ["log_timing", "off"],
+    ["log_buffers", "on"],
+    ["log_nested_statements", "on"]
+  ]) {
     await query(adminUrl, `ALTER DATABASE ${dbName} SET auto_explain.${name} = '${value}'`)
   }
 }

@@ -76,14 +76,20 @@ const admitBatches = async (ctx: BenchContext, org: OrgWithLot, n: number, due: 
 }
 
 /** Writes A's backlog of `n` due at one instant, `how` says how; the instant and how long writing it took. */
-const seedBacklog = async (ctx: BenchContext, org: OrgWithLot, n: number, tag: string): Promise<{ due: string; seedS: number }> => {
+const seedBacklog = async (
+  ctx: BenchContext,
+  org: OrgWithLot,
+  n: number,
+  tag: string
+): Promise<{ due: string; seedS: number }> => {
   const how = ctx.settings.fairSeed
   if (how === "sql") return seed(ctx.url, org, n, leadS(n, how))
   const due = new Date(Date.now() + leadS(n, how) * 1000).toISOString()
   const started = performance.now()
   await admitBatches(ctx, org, n, due, tag)
   const seedS = (performance.now() - started) / 1000
-  if (Date.now() > Date.parse(due)) process.stderr.write(`warning: admitting A's batches took ${seedS.toFixed(1)} s, past the due time\n`)
+  if (Date.now() > Date.parse(due))
+    process.stderr.write(`warning: admitting A's batches took ${seedS.toFixed(1)} s, past the due time\n`)
   return { due, seedS }
 }
 
@@ -93,7 +99,11 @@ const scheduleEachSecond = async (ctx: BenchContext, org: OrgWithLot, firstDue: 
     const res = await fetch(`${ctx.service.base}${messagesPath}`, {
       method: "POST",
       headers: { ...jsonHeaders(org), "idempotency-key": `${ctx.runId}-fair-${firstDue}-${i}` },
-      body: JSON.stringify({ to: "+261331234567", text: "Bench fair-share message", send_at: new Date(firstDue + i * 1000).toISOString() })
+      body: JSON.stringify({
+        to: "+261331234567",
+        text: "Bench fair-share message",
+        send_at: new Date(firstDue + i * 1000).toISOString()
+      })
     })
     if (res.status !== 202) throw new Error(`scheduling B's message ${i}: ${res.status} ${await res.text()}`)
   }
@@ -106,11 +116,14 @@ const scheduleEachSecond = async (ctx: BenchContext, org: OrgWithLot, firstDue: 
  */
 const parkRest = async (url: string, org: OrgWithLot) => {
   for (let pass = 0; pass < 10; pass++) {
-    const left = await scalar(url, `WITH s AS (SELECT organisation_id, id FROM messages
+    const left = await scalar(
+      url,
+      `WITH s AS (SELECT organisation_id, id FROM messages
         WHERE organisation_id = '${org.id}' AND status = 'scheduled' AND due_at < '2999-01-01' FOR UPDATE SKIP LOCKED),
       u AS (UPDATE messages AS m SET due_at = '2999-01-01' FROM s WHERE m.organisation_id = s.organisation_id AND m.id = s.id RETURNING 1)
       SELECT (SELECT count(*) FROM messages WHERE organisation_id = '${org.id}' AND status = 'scheduled' AND due_at < '2999-01-01')
-        - (SELECT count(*) FROM u) AS left`)
+        - (SELECT count(*) FROM u) AS left`
+    )
     if (Number(left) <= 0) return
     await sleep(200)
   }
@@ -128,17 +141,23 @@ const measure = async (
   backlog: number,
   seeded: { readonly by: BacklogSeed; readonly seedS: number }
 ): Promise<FairShareFacts> => {
-  const [bRow] = await query(url, `WITH b AS (
+  const [bRow] = await query(
+    url,
+    `WITH b AS (
       SELECT extract(epoch FROM coalesce(${processingAt}, now()) - m.send_at) AS lag, ${processingAt} IS NOT NULL AS handed, m.send_at
       FROM messages AS m WHERE m.organisation_id = '${b.id}' AND m.send_at > '${due}'::timestamptz
         AND m.send_at <= '${due}'::timestamptz + make_interval(secs => ${windowS}))
     SELECT count(*), count(*) FILTER (WHERE handed), percentile_cont(0.99) WITHIN GROUP (ORDER BY lag), max(lag),
       string_agg(round(lag::numeric, 3)::text, ',' ORDER BY send_at)
-    FROM b`)
+    FROM b`
+  )
   // A's rate once the pipeline runs: from the 2nd second of the window to its end
-  const [aRow] = await query(url, `SELECT count(*) FROM messages WHERE organisation_id = '${a.id}'
+  const [aRow] = await query(
+    url,
+    `SELECT count(*) FROM messages WHERE organisation_id = '${a.id}'
     AND submitted_at >= '${due}'::timestamptz + interval '2 seconds'
-    AND submitted_at < '${due}'::timestamptz + make_interval(secs => ${windowS})`)
+    AND submitted_at < '${due}'::timestamptz + make_interval(secs => ${windowS})`
+  )
   return {
     backlog,
     seededBy: seeded.by,
@@ -148,7 +167,10 @@ const measure = async (
     bHandedOver: Number(bRow![1]),
     bLagP99S: round(Number(bRow![2]), 3),
     bLagMaxS: round(Number(bRow![3]), 3),
-    bLagsS: (bRow![4] ?? "").split(",").filter((x) => x !== "").map(Number),
+    bLagsS: (bRow![4] ?? "")
+      .split(",")
+      .filter((x) => x !== "")
+      .map(Number),
     aPerSec: round(Number(aRow![0]) / (windowS - 2), 1)
   }
 }
@@ -172,7 +194,13 @@ export const fairShareInProcess = (ctx: BenchContext, a: OrgWithLot, b: OrgWithL
 export const fairShareMps = 200
 
 /** Scenario 12: through SMPP to the SMSC simulator capped at `fairShareMps` (the main service is stopped). */
-export const fairShareSmpp = async (ctx: BenchContext, a: OrgWithLot, b: OrgWithLot, logDir: string, memory: Record<string, number>) => {
+export const fairShareSmpp = async (
+  ctx: BenchContext,
+  a: OrgWithLot,
+  b: OrgWithLot,
+  logDir: string,
+  memory: Record<string, number>
+) => {
   const smsc = await startSmsc(logDir)
   try {
     const service = await startService({
