@@ -111,19 +111,31 @@ export class MessageQueueStore extends Context.Service<
       const unclaimedAt = (at: Date) => sql`(m.claim_until IS NULL OR m.claim_until < ${at})`
 
       /**
-       * Runs a claim in a transaction of its own with the planner told not to sort (`enable_sort`
-       * off until it commits): each organisation's earliest due messages are then read in the order
-       * of messages_due_by_organisation, every partition's index merged, as many as the claim takes.
-       * Left to its statistics, the planner sorted all of an organisation's due messages at each
-       * claim whenever they said it had few: taken before a campaign's batches were admitted, they
-       * price the partition holding them as nearly empty, and the partitions made ahead, empty, at
-       * nothing. Each claim then read the whole backlog, 0.3 s with 30,000 batch members due and
-       * growing with it, while another organisation's due message waited for the next claim (issue
-       * 39, docs/decisions.md#fair-share-and-fleet-limits). The sorts a claim cannot do without
-       * (its turns) are done all the same.
+       * Runs a claim in a transaction of its own, planned as it is meant to run whatever the
+       * statistics say: no sort where an index gives the order (`enable_sort` off until it
+       * commits), and messages reached by index only, joined row by row (`enable_hashjoin` and
+       * `enable_mergejoin` off). Each organisation's earliest due messages are then read in the
+       * order of messages_due_by_organisation, every partition's index merged, as many as the
+       * claim takes, and the claimed rows are updated through the primary key: a claim reads about
+       * what it takes. Left to its statistics, the planner sorted all of an organisation's due
+       * messages at each claim whenever they said it had few (taken before a campaign's batches
+       * were admitted, they price the partition holding them as nearly empty, and the partitions
+       * made ahead, empty, at nothing), or hashed a whole partition to update 64 rows: each claim
+       * read the whole backlog, 0.3 s with 30,000 batch members due and growing with it, while
+       * another organisation's due message waited for the next claim (issue 39,
+       * docs/decisions.md#fair-share-and-fleet-limits). The sorts a claim cannot do without (its
+       * turns) are done all the same.
        */
       const inPlannedOrder = <A>(statement: Effect.Effect<A, SqlError.SqlError>) =>
-        fromDatabase(inTransaction(sql)(Effect.andThen(sql`SELECT set_config('enable_sort', 'off', true)`, statement)))
+        fromDatabase(
+          inTransaction(sql)(
+            Effect.andThen(
+              sql`SELECT set_config('enable_sort', 'off', true), set_config('enable_hashjoin', 'off', true),
+                set_config('enable_mergejoin', 'off', true)`,
+              statement
+            )
+          )
+        )
 
       /** The next instant after `at` a scheduled message falls due or a claim on a due one runs out, as an SQL expression. */
       const laterClaimable = (at: Date) =>
