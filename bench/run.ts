@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --smoke] [--only=1,6] [--drain=N] [--cpu-prof]`: creates a fresh database on the
+ * `npm run bench [-- --smoke] [--only=1,6] [--drain=N] [--fair-seed=sql] [--fair-backlog=N] [--fair-window=S] [--cpu-prof]`: creates a fresh database on the
  * DATABASE_URL server, starts the service on it as a separate process, runs the scenarios with
  * their pgbench / graphile-worker baselines in the same run, prints the table and writes
  * bench/results/<ISO date>.json. The database is dropped at the end (kept with BENCH_KEEP_DB=1).
@@ -35,9 +35,24 @@ const onlyArg = args.find((a) => a.startsWith("--only="))
 const only = onlyArg === undefined ? undefined : new Set(onlyArg.slice("--only=".length).split(","))
 const wanted = (n: string) => only === undefined || only.has(n) || (n === "1" && only.has("2"))
 const drainArg = args.find((a) => a.startsWith("--drain="))
+const fairSeedText = args.find((a) => a.startsWith("--fair-seed="))?.slice("--fair-seed=".length)
+if (fairSeedText !== undefined && fairSeedText !== "sql" && fairSeedText !== "batches") {
+  process.stderr.write(`--fair-seed is sql or batches, not ${fairSeedText}\n`)
+  process.exit(2)
+}
+const fairSeedArg: "sql" | "batches" | undefined = fairSeedText
+const numberArg = (name: string) => {
+  const arg = args.find((a) => a.startsWith(`--${name}=`))
+  return arg === undefined ? undefined : Number(arg.slice(name.length + 3))
+}
+const fairBacklogArg = numberArg("fair-backlog")
+const fairWindowArg = numberArg("fair-window")
 const settings = {
   ...(smoke ? smokeSettings : fullSettings),
-  ...(drainArg === undefined ? {} : { drainCount: Number(drainArg.slice("--drain=".length)) })
+  ...(drainArg === undefined ? {} : { drainCount: Number(drainArg.slice("--drain=".length)) }),
+  ...(fairSeedArg === undefined ? {} : { fairSeed: fairSeedArg }),
+  ...(fairBacklogArg === undefined ? {} : { fairBacklog: fairBacklogArg }),
+  ...(fairWindowArg === undefined ? {} : { fairWindowS: fairWindowArg })
 }
 
 const adminUrl = process.env["DATABASE_URL"]
@@ -78,6 +93,21 @@ const results: Results = { memory: {} }
 let service: Service | undefined
 
 await createDatabase(adminUrl, dbName)
+// BENCH_AUTO_EXPLAIN_MS=n: every statement of the bench's database that runs n ms or more has its
+// plan written to the server's log, with its row counts and buffers (auto_explain; no timing)
+const autoExplainMs = process.env["BENCH_AUTO_EXPLAIN_MS"]
+if (autoExplainMs !== undefined && autoExplainMs !== "") {
+  await query(adminUrl, `ALTER DATABASE ${dbName} SET session_preload_libraries = 'auto_explain'`)
+  for (const [name, value] of [
+    ["log_min_duration", `${Number(autoExplainMs)}ms`],
+    ["log_analyze", "on"],
+    ["log_timing", "off"],
+    ["log_buffers", "on"],
+    ["log_nested_statements", "on"]
+  ]) {
+    await query(adminUrl, `ALTER DATABASE ${dbName} SET auto_explain.${name} = '${value}'`)
+  }
+}
 const autovacuum = (await scalar(adminUrl, "SHOW autovacuum")) === "on"
 if (!autovacuum) log("autovacuum is off on this server: VACUUM ANALYZE before each phase stands in for it")
 /**
@@ -90,6 +120,9 @@ if (!autovacuum) log("autovacuum is off on this server: VACUUM ANALYZE before ea
  * of one ratio then compare like with like.
  */
 const tidy = async () => {
+  // BENCH_NO_TIDY=1: neither, as on a fresh database of a server without autovacuum, whose
+  // planner has never seen statistics (how issue 39's clumps were first reproduced)
+  if (process.env["BENCH_NO_TIDY"] === "1") return
   if (!autovacuum) await query(url, "VACUUM ANALYZE")
   await query(url, "CHECKPOINT")
 }

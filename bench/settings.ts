@@ -25,6 +25,8 @@ export interface Settings {
   readonly fairBacklog: number
   /** Seconds over which scenarios 11 and 12 measure (B has one message due each second of it). */
   readonly fairWindowS: number
+  /** How A's backlog of scenarios 11-13 is written: through the API as batches of `batchSize`, or with SQL (`--fair-seed=sql`). */
+  readonly fairSeed: "batches" | "sql"
   /** Old delivered messages seeded for retention to erase under scenario 1's load (scenario 16). */
   readonly retentionSeed: number
 }
@@ -43,6 +45,7 @@ export const fullSettings: Settings = {
   flowDurationS: 60,
   fairBacklog: 100_000,
   fairWindowS: 30,
+  fairSeed: "batches",
   retentionSeed: 1_000_000
 }
 
@@ -60,5 +63,6 @@ export const smokeSettings: Settings = {
   flowDurationS: 5,
   fairBacklog: 2000,
   fairWindowS: 6,
+  fairSeed: "batches",
   retentionSeed: 20_000
 }

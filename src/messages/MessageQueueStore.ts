@@ -12,9 +12,10 @@
  * statement (`startNow`).
  */
 import { Context, Effect, Layer } from "effect"
-import { SqlClient, type Statement } from "effect/sql"
+import { SqlClient, type SqlError, type Statement } from "effect/sql"
 import type { Fails } from "../db/DatabaseUnavailable.ts"
 import { fromDatabase } from "../db/Statements.ts"
+import { inTransaction } from "../db/Transactions.ts"
 import { organisationFragments } from "../organisations/OrganisationStore.ts"
 import type { Sendable } from "../provider/Provider.ts"
 import { type AbandonedMessages, abandonedMessages } from "./AbandonedMessages.ts"
@@ -109,6 +110,33 @@ export class MessageQueueStore extends Context.Service<
        */
       const unclaimedAt = (at: Date) => sql`(m.claim_until IS NULL OR m.claim_until < ${at})`
 
+      /**
+       * Runs a claim in a transaction of its own, planned as it is meant to run whatever the
+       * statistics say: no sort where an index gives the order (`enable_sort` off until it
+       * commits), and messages reached by index only, joined row by row (`enable_hashjoin` and
+       * `enable_mergejoin` off). Each organisation's earliest due messages are then read in the
+       * order of messages_due_by_organisation, every partition's index merged, as many as the
+       * claim takes, and the claimed rows are updated through the primary key: a claim reads about
+       * what it takes. Left to its statistics, the planner sorted all of an organisation's due
+       * messages at each claim whenever they said it had few (taken before a campaign's batches
+       * were admitted, they price the partition holding them as nearly empty, and the partitions
+       * made ahead, empty, at nothing), or hashed a whole partition to update 64 rows: each claim
+       * read the whole backlog, 0.3 s with 30,000 batch members due and growing with it, while
+       * another organisation's due message waited for the next claim (issue 39,
+       * docs/decisions.md#fair-share-and-fleet-limits). The sorts a claim cannot do without (its
+       * turns) are done all the same.
+       */
+      const inPlannedOrder = <A>(statement: Effect.Effect<A, SqlError.SqlError>) =>
+        fromDatabase(
+          inTransaction(sql)(
+            Effect.andThen(
+              sql`SELECT set_config('enable_sort', 'off', true), set_config('enable_hashjoin', 'off', true),
+                set_config('enable_mergejoin', 'off', true)`,
+              statement
+            )
+          )
+        )
+
       /** The next instant after `at` a scheduled message falls due or a claim on a due one runs out, as an SQL expression. */
       const laterClaimable = (at: Date) =>
         sql`least(
@@ -120,16 +148,21 @@ export class MessageQueueStore extends Context.Service<
       const instant = instantOf(sql)
 
       /**
-       * The end of a claim that starts the messages of `due` (its CTE of `organisation_id, id`,
-       * locked): each one whose organisation has SMS enabled and whose sender is active becomes
-       * `processing` as `start` makes it; the others are claimed until `claimUntil`.
+       * The end of a claim that starts the messages of `due` (its CTE of `organisation_id, id,
+       * sender_name`, locked): each one whose organisation has SMS enabled and whose sender is
+       * active becomes `processing` as `start` makes it; the others are claimed until `claimUntil`.
+       * `go` is judged from `due` alone, and materialized, so that messages is joined once, to
+       * `go`, by its whole key: joined in `go` with the organisation's row as well, the planner
+       * could probe messages by the organisation alone and filter every one of its rows (cheap by
+       * statistics taken before a campaign's batches were admitted), reading the organisation's
+       * whole backlog for each claimed message: claims of 5 s with 30,000 batch members due, while
+       * another organisation's due message waited for the next claim (issue 39).
        */
       const startClaimed = (at: Date, workerId: string, claimUntil: Date) => {
-        return sql`, go AS (
+        return sql`, go AS MATERIALIZED (
           SELECT due.organisation_id, due.id, o.sms_enabled, coalesce(s.active, false) AS sender_active,
             o.sms_enabled AND coalesce(s.active, false) AS ok
-          FROM due JOIN messages AS m ON m.organisation_id = due.organisation_id AND m.id = due.id
-          ${organisations.sendability("m")})
+          FROM due ${organisations.sendability("due")})
         UPDATE messages AS m SET worker_id = ${workerId},
           claim_until = CASE WHEN go.ok THEN NULL ELSE ${claimUntil}::timestamptz END,
           status = CASE WHEN go.ok THEN 'processing' ELSE m.status END,
@@ -162,14 +195,14 @@ export class MessageQueueStore extends Context.Service<
           const unclaimedDue = sql`m.status = 'scheduled' AND m.due_at <= ${at} AND ${unclaimedAt(at)}
           AND ${sendableNumber(sql, sendable)}`
           const earliest = (n: Statement.Fragment, except: Statement.Fragment) => sql`CROSS JOIN LATERAL (
-            SELECT m.organisation_id, m.id, m.due_at, m.created_at, m.batch_position FROM messages AS m
+            SELECT m.organisation_id, m.id, m.due_at, m.created_at, m.batch_position, m.sender_name FROM messages AS m
             WHERE m.organisation_id = due_orgs.organisation_id AND ${unclaimedDue} AND m.send_at IS NOT NULL ${except}
             ORDER BY m.due_at, m.created_at, m.batch_position
             LIMIT ${n}
             FOR UPDATE OF m SKIP LOCKED) AS c`
           const claimUntil = new Date(at.getTime() + claimLeaseMs)
-          return fromDatabase(sql<ClaimedMessage>`WITH RECURSIVE handed AS (
-            SELECT m.organisation_id, m.id, m.due_at FROM messages AS m
+          return inPlannedOrder(sql<ClaimedMessage>`WITH RECURSIVE handed AS (
+            SELECT m.organisation_id, m.id, m.due_at, m.sender_name FROM messages AS m
             WHERE ${unclaimedDue} AND m.send_at IS NULL
             ORDER BY m.due_at LIMIT ${size}
             FOR UPDATE OF m SKIP LOCKED),
@@ -189,10 +222,10 @@ export class MessageQueueStore extends Context.Service<
             sql`AND m.id NOT IN (SELECT id FROM shares)`
           )}),
           due AS (
-            SELECT organisation_id, id FROM (
-              SELECT organisation_id, id, due_at, 0 AS turn FROM handed
+            SELECT organisation_id, id, sender_name FROM (
+              SELECT organisation_id, id, due_at, sender_name, 0 AS turn FROM handed
               UNION ALL
-              SELECT organisation_id, id, due_at,
+              SELECT organisation_id, id, due_at, sender_name,
                 row_number() OVER (PARTITION BY organisation_id ORDER BY due_at, created_at, batch_position) AS turn
               FROM (SELECT * FROM shares UNION ALL SELECT * FROM rest) AS locked) AS t
             ORDER BY turn, due_at LIMIT ${size})
@@ -215,14 +248,17 @@ export class MessageQueueStore extends Context.Service<
               senderActive: boolean
             }>`WITH x AS (
               SELECT * FROM json_to_recordset(${JSON.stringify(rows)}::json) AS x(organisation_id uuid, id uuid)),
-            c AS (
-              SELECT m.organisation_id, m.id, o.sms_enabled, coalesce(s.active, false) AS sender_active
+            -- locked by their key alone, then judged: messages is never probed by organisation (startClaimed)
+            locked AS MATERIALIZED (
+              SELECT m.organisation_id, m.id, m.sender_name
               FROM messages AS m
               JOIN x ON x.organisation_id = m.organisation_id AND x.id = m.id
-              ${organisations.sendability("m")}
               WHERE m.status = 'scheduled'
               ORDER BY m.organisation_id, m.id
               FOR UPDATE OF m),
+            c AS (
+              SELECT locked.organisation_id, locked.id, o.sms_enabled, coalesce(s.active, false) AS sender_active
+              FROM locked ${organisations.sendability("locked")}),
             u AS (
               UPDATE messages AS m SET status = 'processing', submitted_at = t.at, updated_at = t.at,
                 worker_id = ${workerId}, claim_until = NULL,
