@@ -23,24 +23,33 @@ const readOnlyReason = (error: SqlError.SqlError): string | undefined => {
   return cause instanceof Error ? cause.message : "the server cannot take writes"
 }
 
-export class DatabaseHealth extends Context.Service<DatabaseHealth, {
-  /** Whether the database takes writes now (answered within 2 s); never fails. */
-  readonly state: Effect.Effect<DatabaseState>
-}>()("sms/DatabaseHealth") {
-  static readonly layer = Layer.effect(DatabaseHealth, Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const ask = sql.unsafe<{ readonly inRecovery: unknown; readonly readOnly: unknown }>(writabilityQuery).pipe(
-      Effect.map(([row]): DatabaseState => {
-        const why = whyReadOnly(row?.inRecovery, row?.readOnly)
-        return why === undefined ? { _tag: "Writable" } : { _tag: "ReadOnly", why }
-      }),
-      Effect.catchIf(SqlError.isSqlError, (error) => {
-        const why = readOnlyReason(error)
-        return Effect.succeed<DatabaseState>(why === undefined ? unreachable : { _tag: "ReadOnly", why })
+export class DatabaseHealth extends Context.Service<
+  DatabaseHealth,
+  {
+    /** Whether the database takes writes now (answered within 2 s); never fails. */
+    readonly state: Effect.Effect<DatabaseState>
+  }
+>()("sms/DatabaseHealth") {
+  static readonly layer = Layer.effect(
+    DatabaseHealth,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const ask = sql.unsafe<{ readonly inRecovery: unknown; readonly readOnly: unknown }>(writabilityQuery).pipe(
+        Effect.map(([row]): DatabaseState => {
+          const why = whyReadOnly(row?.inRecovery, row?.readOnly)
+          return why === undefined ? { _tag: "Writable" } : { _tag: "ReadOnly", why }
+        }),
+        Effect.catchIf(SqlError.isSqlError, (error) => {
+          const why = readOnlyReason(error)
+          return Effect.succeed<DatabaseState>(why === undefined ? unreachable : { _tag: "ReadOnly", why })
+        })
+      )
+      return DatabaseHealth.of({
+        state: ask.pipe(
+          Effect.timeout("2 seconds"),
+          Effect.catchCause(() => Effect.succeed(unreachable))
+        )
       })
-    )
-    return DatabaseHealth.of({
-      state: ask.pipe(Effect.timeout("2 seconds"), Effect.catchCause(() => Effect.succeed(unreachable)))
     })
-  }))
+  )
 }

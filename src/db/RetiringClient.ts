@@ -23,7 +23,8 @@ import { SqlClient, type SqlConnection, SqlError, Statement } from "effect/sql"
 import { isReadOnlyServer, readOnlyState } from "./SqlErrors.ts"
 
 /** Asked of every new connection before it serves, and by `/ready`: can this server take a write? */
-export const writabilityQuery = "SELECT pg_is_in_recovery() AS in_recovery, current_setting('transaction_read_only') AS read_only"
+export const writabilityQuery =
+  "SELECT pg_is_in_recovery() AS in_recovery, current_setting('transaction_read_only') AS read_only"
 
 /** Why the server cannot take writes, from `pg_is_in_recovery()` and `transaction_read_only`; undefined when it can. */
 export const whyReadOnly = (inRecovery: unknown, readOnly: unknown): string | undefined =>
@@ -53,10 +54,17 @@ class RetiringConnection implements SqlConnection.Connection {
   }
 
   private run(sql: string, params: ReadonlyArray<unknown>, prepare = true) {
-    return Effect.tapError(Effect.map(this.connection.query(sql, params, prepare), (result) => result.rows), this.onError)
+    return Effect.tapError(
+      Effect.map(this.connection.query(sql, params, prepare), (result) => result.rows),
+      this.onError
+    )
   }
 
-  execute(sql: string, params: ReadonlyArray<unknown>, transformRows: (<A extends object>(row: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined) {
+  execute(
+    sql: string,
+    params: ReadonlyArray<unknown>,
+    transformRows: (<A extends object>(row: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
+  ) {
     return transformRows ? Effect.map(this.run(sql, params), transformRows) : this.run(sql, params)
   }
   executeRaw(sql: string, params: ReadonlyArray<unknown>) {
@@ -71,11 +79,19 @@ class RetiringConnection implements SqlConnection.Connection {
   executeValuesUnprepared(sql: string, params: ReadonlyArray<unknown>) {
     return Effect.tapError(this.connection.queryValues(sql, params, false), this.onError)
   }
-  executeUnprepared(sql: string, params: ReadonlyArray<unknown>, transformRows: (<A extends object>(row: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined) {
+  executeUnprepared(
+    sql: string,
+    params: ReadonlyArray<unknown>,
+    transformRows: (<A extends object>(row: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
+  ) {
     const operation = this.run(sql, params, false)
     return transformRows ? Effect.map(operation, transformRows) : operation
   }
-  executeStream(sql: string, params: ReadonlyArray<unknown>, transformRows: (<A extends object>(row: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined) {
+  executeStream(
+    sql: string,
+    params: ReadonlyArray<unknown>,
+    transformRows: (<A extends object>(row: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
+  ) {
     const stream = Stream.tapError(this.connection.stream(sql, params), this.onError)
     return transformRows ? Stream.mapArray(stream, (rows) => transformRows(rows) as typeof rows) : stream
   }
@@ -85,20 +101,25 @@ class RetiringConnection implements SqlConnection.Connection {
 const commit = (conn: SqlConnection.Connection): Effect.Effect<void, SqlError.SqlError> =>
   Effect.flatMap(conn.executeRaw("COMMIT", []), (result) =>
     (result as PgConnection.Result).command === "ROLLBACK"
-      ? Effect.fail(new SqlError.SqlError({
-        reason: new SqlError.UnknownError({
-          cause: new Error("COMMIT rolled back an aborted transaction"),
-          message: "PgClient: COMMIT rolled back an aborted transaction",
-          operation: "commit"
-        })
-      }))
-      : Effect.void)
+      ? Effect.fail(
+          new SqlError.SqlError({
+            reason: new SqlError.UnknownError({
+              cause: new Error("COMMIT rolled back an aborted transaction"),
+              message: "PgClient: COMMIT rolled back an aborted transaction",
+              operation: "commit"
+            })
+          })
+        )
+      : Effect.void
+  )
 
 /** A SqlClient over a pool of `options` whose connections serve only a writable server and retire when it stops being one. */
-export const makeRetiringClient = Effect.fnUntraced(function*(options: PgClient.PgPoolConfig) {
+export const makeRetiringClient = Effect.fnUntraced(function* (options: PgClient.PgPoolConfig) {
   const pool = yield* PgPool.make(options)
-  const retireOnReadOnly = (connection: PgConnection.PgConnection) => (error: SqlError.SqlError): Effect.Effect<void> =>
-    isReadOnlyServer(error) ? pool.invalidate(connection) : Effect.void
+  const retireOnReadOnly =
+    (connection: PgConnection.PgConnection) =>
+    (error: SqlError.SqlError): Effect.Effect<void> =>
+      isReadOnlyServer(error) ? pool.invalidate(connection) : Effect.void
 
   // the sessions known to reach a writable server (pool items: the base connection, never a pinned view)
   const writable = new WeakSet<PgConnection.PgConnection>()
@@ -106,8 +127,10 @@ export const makeRetiringClient = Effect.fnUntraced(function*(options: PgClient.
   const checks = new WeakMap<PgConnection.PgConnection, Deferred.Deferred<void, SqlError.SqlError>>()
   const wrappers = new WeakMap<PgConnection.PgConnection, RetiringConnection>()
   const wrap = (connection: PgConnection.PgConnection): RetiringConnection => {
-    let wrapper = wrappers.get(connection)
-    if (wrapper === undefined) wrappers.set(connection, wrapper = new RetiringConnection(connection, retireOnReadOnly(connection)))
+    const known = wrappers.get(connection)
+    if (known !== undefined) return known
+    const wrapper = new RetiringConnection(connection, retireOnReadOnly(connection))
+    wrappers.set(connection, wrapper)
     return wrapper
   }
 
@@ -133,7 +156,9 @@ export const makeRetiringClient = Effect.fnUntraced(function*(options: PgClient.
         Effect.uninterruptible
       )
     })
-  const checked = (connection: PgConnection.PgConnection): Effect.Effect<PgConnection.PgConnection, SqlError.SqlError> =>
+  const checked = (
+    connection: PgConnection.PgConnection
+  ): Effect.Effect<PgConnection.PgConnection, SqlError.SqlError> =>
     writable.has(connection) ? Effect.succeed(connection) : Effect.as(check(connection), connection)
 
   const compiler = PgClient.makeCompiler(options.transformQueryNames, options.transformJson)
@@ -146,7 +171,8 @@ export const makeRetiringClient = Effect.fnUntraced(function*(options: PgClient.
     borrower: (f) => pool.use((connection) => Effect.flatMap(checked(connection), (c) => f(wrap(c)))),
     // a transaction's session is checked, then pinned: its statements see the server it was checked on
     transactionAcquirer: Effect.flatMap(Effect.flatMap(pool.get, checked), (connection) =>
-      Effect.map(connection.pin, (pinned) => new RetiringConnection(pinned, retireOnReadOnly(pinned)))),
+      Effect.map(connection.pin, (pinned) => new RetiringConnection(pinned, retireOnReadOnly(pinned)))
+    ),
     compiler,
     driver: "pg",
     prepareTransactionControls: true,
@@ -163,5 +189,7 @@ export const makeRetiringClient = Effect.fnUntraced(function*(options: PgClient.
 })
 
 /** The SqlClient of `options` (makeRetiringClient) as a layer; the pool closes with it. */
-export const retiringClientLayer = (options: PgClient.PgPoolConfig): Layer.Layer<SqlClient.SqlClient, SqlError.SqlError> =>
+export const retiringClientLayer = (
+  options: PgClient.PgPoolConfig
+): Layer.Layer<SqlClient.SqlClient, SqlError.SqlError> =>
   Layer.effect(SqlClient.SqlClient, makeRetiringClient(options)).pipe(Layer.provide(Reactivity.layer))

@@ -22,14 +22,20 @@ export interface Readiness {
 /** The database's state in a detail of `/ready`, and as a problem (undefined when it takes writes). */
 const databaseDetail = (state: DatabaseState): { readonly detail: string; readonly problem: string | undefined } => {
   switch (state._tag) {
-    case "Writable": return { detail: "answers", problem: undefined }
-    case "ReadOnly": return { detail: `cannot take writes: ${state.why}`, problem: `the database cannot take writes: ${state.why}` }
-    case "Unreachable": return { detail: "not reachable", problem: "the database is not reachable" }
+    case "Writable":
+      return { detail: "answers", problem: undefined }
+    case "ReadOnly":
+      return { detail: `cannot take writes: ${state.why}`, problem: `the database cannot take writes: ${state.why}` }
+    case "Unreachable":
+      return { detail: "not reachable", problem: "the database is not reachable" }
   }
 }
 
 /** The 200 body, or the 503 error body whose details name the database's and each route's state. */
-export const readinessAnswer = ({ database, routes }: Readiness): { readonly status: 200 | 503; readonly body: unknown } => {
+export const readinessAnswer = ({
+  database,
+  routes
+}: Readiness): { readonly status: 200 | 503; readonly body: unknown } => {
   const bound = routes.some((r) => r.connected || r.slot?.held === null)
   const { detail, problem } = databaseDetail(database)
   if (problem === undefined && bound) return { status: 200, body: { status: "ready", routes } }
@@ -40,7 +46,10 @@ export const readinessAnswer = ({ database, routes }: Readiness): { readonly sta
     body: errorBody("service_unavailable", `${message.charAt(0).toUpperCase()}${message.slice(1)}`, {
       details: [
         { field: "database", message: detail },
-        ...routes.map((r) => ({ field: `routes.${r.route}`, message: `${r.connected ? "bound" : r.slot?.held === null ? "standby" : "not bound"}: ${r.detail}` }))
+        ...routes.map((r) => ({
+          field: `routes.${r.route}`,
+          message: `${r.connected ? "bound" : r.slot?.held === null ? "standby" : "not bound"}: ${r.detail}`
+        }))
       ]
     })
   }
@@ -48,12 +57,22 @@ export const readinessAnswer = ({ database, routes }: Readiness): { readonly sta
 
 export const HealthRoutes = Layer.mergeAll(
   HttpRouter.add("GET", "/health", HttpServerResponse.jsonUnsafe({ status: "ok" })),
-  HttpRouter.add("GET", "/ready", Effect.gen(function*() {
-    const provider = yield* Provider
-    const [database, routes] = yield* Effect.all([(yield* DatabaseHealth).state, provider.health], { concurrency: 2 })
-    const { status, body } = readinessAnswer({ database, routes })
-    return HttpServerResponse.jsonUnsafe(body, status === 200 ? { status } : { status, headers: { "retry-after": String(retryAfterSeconds) } })
-  }))
+  HttpRouter.add(
+    "GET",
+    "/ready",
+    Effect.gen(function* () {
+      const provider = yield* Provider
+      const [database, routes] = yield* Effect.all([(yield* DatabaseHealth).state, provider.health], { concurrency: 2 })
+      const { status, body } = readinessAnswer({ database, routes })
+      return HttpServerResponse.jsonUnsafe(
+        body,
+        status === 200 ? { status } : { status, headers: { "retry-after": String(retryAfterSeconds) } }
+      )
+    })
+  )
 )
 
-export const healthPaths: ReadonlyArray<readonly [string, string]> = [["GET", "/health"], ["GET", "/ready"]]
+export const healthPaths: ReadonlyArray<readonly [string, string]> = [
+  ["GET", "/health"],
+  ["GET", "/ready"]
+]

@@ -35,11 +35,18 @@ const observedMs = 1_500
 
 /** One statement over a connection of the test's own (the role's statement_timeout applies to it). */
 const admin = <A extends object = never>(text: string) =>
-  withDatabase(postgres().url, Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<A>(text)))
+  withDatabase(
+    postgres().url,
+    Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<A>(text))
+  )
 
 const visibleRows = async () => (await admin<{ n: number }>("SELECT count(*)::integer AS n FROM commit_probe"))[0]!.n
 const waitingForStandby = async () =>
-  (await admin<{ n: number }>("SELECT count(*)::integer AS n FROM pg_stat_activity WHERE wait_event = 'SyncRep' AND application_name = 'sms-service'"))[0]!.n
+  (
+    await admin<{ n: number }>(
+      "SELECT count(*)::integer AS n FROM pg_stat_activity WHERE wait_event = 'SyncRep' AND application_name = 'sms-service'"
+    )
+  )[0]!.n
 /** Lifts the standby requirement: every commit waiting for it completes. */
 const releaseStandby = Effect.promise(async () => {
   await admin("ALTER SYSTEM RESET synchronous_standby_names")
@@ -52,14 +59,22 @@ describe("a COMMIT waiting for the synchronous standby", () => {
     await admin("CREATE TABLE commit_probe (id integer)")
     await admin("ALTER SYSTEM SET synchronous_standby_names = 'absent_standby'")
     await admin("SELECT pg_reload_conf()")
-    await eventually(() => admin<{ s: string }>("SELECT current_setting('synchronous_standby_names') AS s"), (rows) => rows[0]?.s === "absent_standby", {
-      timeoutMs: 10_000,
-      what: "the primary waiting for a synchronous standby"
-    })
+    await eventually(
+      () => admin<{ s: string }>("SELECT current_setting('synchronous_standby_names') AS s"),
+      (rows) => rows[0]?.s === "absent_standby",
+      {
+        timeoutMs: 10_000,
+        what: "the primary waiting for a synchronous standby"
+      }
+    )
 
     // control: the plain client's timeout cancels the wait; the row shows, unreplicated
-    const control = await withDatabase(postgres().url, Effect.flatMap(SqlClient.SqlClient, (sql) =>
-      Effect.exit(Effect.timeout(sql`INSERT INTO commit_probe VALUES (0)`, Duration.millis(200)))))
+    const control = await withDatabase(
+      postgres().url,
+      Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        Effect.exit(Effect.timeout(sql`INSERT INTO commit_probe VALUES (0)`, Duration.millis(200)))
+      )
+    )
     expect(control._tag, "the control timed out").toBe("Failure")
     expect(await visibleRows(), "the control's row, visible although no standby has it").toBe(1)
     expect(cancelledWaits(), "the server's warning of the control's cancelled wait").toBe(1)
@@ -67,40 +82,60 @@ describe("a COMMIT waiting for the synchronous standby", () => {
     const service = Layer.provideMerge(Transactions.layer, DatabaseClient).pipe(
       Layer.provide(layerConfig(testConfig({ databaseUrl: Redacted.make(postgres().url) })))
     )
-    await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const { transaction } = yield* Transactions
-      const insert = (id: number) => transaction(sql`INSERT INTO commit_probe VALUES (${id})`)
-      // one after the other: a transaction waits for whatever already holds the connection it drew
-      const waiting = (n: number) =>
-        Effect.promise(() => eventually(waitingForStandby, (w) => w === n, { timeoutMs: 10_000, what: `${n} commits waiting for the standby` }))
-      const timedOut = yield* Effect.forkChild(insert(1).pipe(Effect.timeout(Duration.millis(200)), Effect.exit))
-      yield* waiting(1)
-      const interrupted = yield* Effect.forkChild(Effect.exit(insert(2)))
-      yield* waiting(2)
-      // outside a transaction: the caller is freed at its timeout, the statement goes on
-      const alone = yield* Effect.exit(Effect.timeout(sql`INSERT INTO commit_probe VALUES (3)`, Duration.millis(200)))
-      expect(alone._tag, "the statement's caller timed out").toBe("Failure")
-      yield* waiting(3)
-      // not awaited: the interruption waits for the COMMIT, which waits for the standby
-      yield* Effect.forkChild(Fiber.interrupt(interrupted))
+    await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const { transaction } = yield* Transactions
+          const insert = (id: number) => transaction(sql`INSERT INTO commit_probe VALUES (${id})`)
+          // one after the other: a transaction waits for whatever already holds the connection it drew
+          const waiting = (n: number) =>
+            Effect.promise(() =>
+              eventually(waitingForStandby, (w) => w === n, {
+                timeoutMs: 10_000,
+                what: `${n} commits waiting for the standby`
+              })
+            )
+          const timedOut = yield* Effect.forkChild(insert(1).pipe(Effect.timeout(Duration.millis(200)), Effect.exit))
+          yield* waiting(1)
+          const interrupted = yield* Effect.forkChild(Effect.exit(insert(2)))
+          yield* waiting(2)
+          // outside a transaction: the caller is freed at its timeout, the statement goes on
+          const alone = yield* Effect.exit(
+            Effect.timeout(sql`INSERT INTO commit_probe VALUES (3)`, Duration.millis(200))
+          )
+          expect(alone._tag, "the statement's caller timed out").toBe("Failure")
+          yield* waiting(3)
+          // not awaited: the interruption waits for the COMMIT, which waits for the standby
+          yield* Effect.forkChild(Fiber.interrupt(interrupted))
 
-      const deadline = Date.now() + observedMs
-      const seen: Array<{ readonly waiting: number; readonly visible: number }> = []
-      while (Date.now() < deadline) {
-        seen.push({ waiting: yield* Effect.promise(waitingForStandby), visible: yield* Effect.promise(visibleRows) })
-        yield* Effect.sleep(Duration.millis(100))
-      }
-      expect(seen.length).toBeGreaterThan(5)
-      expect(seen.filter((s) => s.waiting !== 3 || s.visible !== 1), "a commit cancelled: its session stopped waiting, or its row showed").toEqual([])
+          const deadline = Date.now() + observedMs
+          const seen: Array<{ readonly waiting: number; readonly visible: number }> = []
+          while (Date.now() < deadline) {
+            seen.push({
+              waiting: yield* Effect.promise(waitingForStandby),
+              visible: yield* Effect.promise(visibleRows)
+            })
+            yield* Effect.sleep(Duration.millis(100))
+          }
+          expect(seen.length).toBeGreaterThan(5)
+          expect(
+            seen.filter((s) => s.waiting !== 3 || s.visible !== 1),
+            "a commit cancelled: its session stopped waiting, or its row showed"
+          ).toEqual([])
 
-      yield* releaseStandby
-      yield* Fiber.join(timedOut)
-      yield* Fiber.await(interrupted)
-      // the waits are let go before the client closes, even when a check above failed (its pool would wait for them)
-    }).pipe(Effect.ensuring(releaseStandby), Effect.provide(service))))
+          yield* releaseStandby
+          yield* Fiber.join(timedOut)
+          yield* Fiber.await(interrupted)
+          // the waits are let go before the client closes, even when a check above failed (its pool would wait for them)
+        }).pipe(Effect.ensuring(releaseStandby), Effect.provide(service))
+      )
+    )
 
-    await eventually(visibleRows, (n) => n === 4, { timeoutMs: 10_000, what: "the three rows committed once the standby requirement was lifted" })
+    await eventually(visibleRows, (n) => n === 4, {
+      timeoutMs: 10_000,
+      what: "the three rows committed once the standby requirement was lifted"
+    })
     expect(cancelledWaits(), "cancelled waits: the control's alone").toBe(1)
   })
 })

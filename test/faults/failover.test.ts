@@ -34,7 +34,13 @@ import { killAll, saveOutputs, serve, type Served } from "../support/ServedProce
 import { freePort } from "../support/ServiceProcess.ts"
 import { kill9, type SmscProcess, startSmscProcess, takenMessages } from "../support/SmscProcess.ts"
 import { TcpProxy } from "../support/TcpProxy.ts"
-import { acknowledgedProblems, answered500, byStatus, firstWriteAfter, submissionProblems } from "./support/FailoverChecks.ts"
+import {
+  acknowledgedProblems,
+  answered500,
+  byStatus,
+  firstWriteAfter,
+  submissionProblems
+} from "./support/FailoverChecks.ts"
 import { failoverOperation, type Probe, probeReadiness, type Sent, steadyLoad } from "./support/FailoverLoad.ts"
 import { printFigures, seconds } from "./support/Figures.ts"
 import { codeOf, isDefinite } from "./support/Operations.ts"
@@ -107,10 +113,14 @@ const proxyFirst: Case["fault"] = async (pair, proxy) => {
 
 const cutOffThenCrash: Case["fault"] = async (pair, proxy) => {
   await pair.standby.stopReceivingWal()
-  await eventually(() => receivesWal(pair.standby.url), (receiving) => !receiving, { timeoutMs: 10_000, what: "the standby's WAL receiver stopped" })
+  await eventually(
+    () => receivesWal(pair.standby.url),
+    (receiving) => !receiving,
+    { timeoutMs: 10_000, what: "the standby's WAL receiver stopped" }
+  )
   const cutAt = Date.now()
   await sleep(cutOffMs)
-  return { ...await crash(pair, proxy), cutAt }
+  return { ...(await crash(pair, proxy)), cutAt }
 }
 
 let smsc: SmscProcess | undefined
@@ -188,7 +198,11 @@ const runCase = async (c: Case, judge: (run: Run) => Promise<void>): Promise<voi
 
 /** Replays the keys of `results` identically until each answer is definite (or a minute passes). */
 const replayAll = (run: Run, results: ReadonlyArray<Sent>) =>
-  replayEvery(run.services[0]!, results.map((r) => ({ op: r.op, apiKey: run.apiKey })), Date.now() + 60_000)
+  replayEvery(
+    run.services[0]!,
+    results.map((r) => ({ op: r.op, apiKey: run.apiKey })),
+    Date.now() + 60_000
+  )
 
 /** The figures every case prints: answers during the gap (from the fault to the first write after the promotion), timings. */
 const gapFigures = (run: Run) => {
@@ -224,7 +238,9 @@ const failsOverCleanly = (c: Case) => async (run: Run) => {
   expect.soft(unexpectedAnswers(judged), "definite answers a creation may not give").toEqual([])
   const firstWrite = firstWriteAfter(run.results, run.fault.promotedAt)
   expect(firstWrite, "a creation answered 2xx after the promotion").toBeDefined()
-  expect(firstWrite! - run.fault.promotedAt, "ms from the promotion to the first write").toBeLessThanOrEqual(firstWriteWithinMs)
+  expect(firstWrite! - run.fault.promotedAt, "ms from the promotion to the first write").toBeLessThanOrEqual(
+    firstWriteWithinMs
+  )
 
   const acknowledged = acknowledgedProblems(run.results, (await readFacts(run.url)).messages)
   expect.soft(acknowledged, "acknowledged creations after the failover").toEqual([])
@@ -235,7 +251,10 @@ const failsOverCleanly = (c: Case) => async (run: Run) => {
 
   // every message at rest: taken by the SMSC and delivered, or never taken and failed or unknown
   const { taken, timelines } = await eventually(
-    async () => ({ taken: takenMessages(smscDir).filter((t) => ofDigit(c.digit)(t.to)), timelines: await readTimelines(run.url, [run.orgId]) }),
+    async () => ({
+      taken: takenMessages(smscDir).filter((t) => ofDigit(c.digit)(t.to)),
+      timelines: await readTimelines(run.url, [run.orgId])
+    }),
     ({ taken, timelines }) => timelines.every(restsAsTaken(takenByNumber(taken))),
     { timeoutMs: 60_000, intervalMs: 500, what: "every message at rest" }
   )
@@ -245,7 +264,12 @@ const failsOverCleanly = (c: Case) => async (run: Run) => {
   expect.soft(ledgerProblems(facts), "ledger").toEqual([])
 
   const readyAfter = run.probes.filter((p) => p.sentAt >= (firstWrite ?? 0) + 2_000)
-  expect.soft(readyAfter.filter((p) => p.status !== 200).map((p) => `${p.process}: ${p.status} ${JSON.stringify(p.body)}`), "/ready 2 s after the first write").toEqual([])
+  expect
+    .soft(
+      readyAfter.filter((p) => p.status !== 200).map((p) => `${p.process}: ${p.status} ${JSON.stringify(p.body)}`),
+      "/ready 2 s after the first write"
+    )
+    .toEqual([])
 
   const withoutAnswer = run.results.filter((r) => !isDefinite(r))
   printFigures(`failover ${c.name}`, {
@@ -268,29 +292,55 @@ const cases: ReadonlyArray<Case> = [
 ]
 
 describe("a PostgreSQL that fails over under load, with a synchronous standby", () => {
-  it.each(cases)("$name: nothing acknowledged lost, nothing sent twice, no 500, writes within 10 s of the promotion", (c) =>
-    runCase(c, async (run) => {
-      if (c.fault === proxyFirst) {
-        // while the proxy reached the standby: /ready 503 naming recovery, creations 503 with Retry-After
-        const onStandby = (e: { sentAt: number; answeredAt: number }) => e.sentAt >= run.fault.at + 500 && e.answeredAt <= run.fault.at + onStandbyMs
-        const ready = run.probes.filter(onStandby)
-        expect(ready.length).toBeGreaterThan(0)
-        expect.soft(ready.filter((p) => !(p.status === 503 && JSON.stringify(p.body).includes("in recovery"))).map((p) => JSON.stringify(p.body)), "/ready on the standby")
-          .toEqual([])
-        const creations = run.results.filter(onStandby)
-        expect(creations.length).toBeGreaterThan(0)
-        expect.soft(creations.filter((r) => !(r.status === 503 && r.body?.error?.code === "service_unavailable" && Number(r.retryAfter) > 0)).map((r) => `${r.op.key}: ${r.status}`), "creations on the standby")
-          .toEqual([])
-      }
-      await failsOverCleanly(c)(run)
-    }))
+  it.each(cases)(
+    "$name: nothing acknowledged lost, nothing sent twice, no 500, writes within 10 s of the promotion",
+    (c) =>
+      runCase(c, async (run) => {
+        if (c.fault === proxyFirst) {
+          // while the proxy reached the standby: /ready 503 naming recovery, creations 503 with Retry-After
+          const onStandby = (e: { sentAt: number; answeredAt: number }) =>
+            e.sentAt >= run.fault.at + 500 && e.answeredAt <= run.fault.at + onStandbyMs
+          const ready = run.probes.filter(onStandby)
+          expect(ready.length).toBeGreaterThan(0)
+          expect
+            .soft(
+              ready
+                .filter((p) => !(p.status === 503 && JSON.stringify(p.body).includes("in recovery")))
+                .map((p) => JSON.stringify(p.body)),
+              "/ready on the standby"
+            )
+            .toEqual([])
+          const creations = run.results.filter(onStandby)
+          expect(creations.length).toBeGreaterThan(0)
+          expect
+            .soft(
+              creations
+                .filter(
+                  (r) =>
+                    !(r.status === 503 && r.body?.error?.code === "service_unavailable" && Number(r.retryAfter) > 0)
+                )
+                .map((r) => `${r.op.key}: ${r.status}`),
+              "creations on the standby"
+            )
+            .toEqual([])
+        }
+        await failsOverCleanly(c)(run)
+      })
+  )
 })
 
 describe("negative control: asynchronous replication, a standby cut off, then kill -9 of the primary", () => {
-  const c: Case = { name: "negative control (asynchronous, standby cut off)", digit: 4, synchronous: false, fault: cutOffThenCrash }
+  const c: Case = {
+    name: "negative control (asynchronous, standby cut off)",
+    digit: 4,
+    synchronous: false,
+    fault: cutOffThenCrash
+  }
   it("the checker finds the acknowledged writes that were lost, and the destinations then submitted twice", () =>
     runCase(c, async (run) => {
-      const acknowledgedAfterCut = run.results.filter((r) => (r.status === 201 || r.status === 202) && r.sentAt >= run.fault.cutAt! && r.answeredAt <= run.fault.at)
+      const acknowledgedAfterCut = run.results.filter(
+        (r) => (r.status === 201 || r.status === 202) && r.sentAt >= run.fault.cutAt! && r.answeredAt <= run.fault.at
+      )
       expect(acknowledgedAfterCut.length, "creations acknowledged while the standby was cut off").toBeGreaterThan(10)
       const lost = acknowledgedProblems(run.results, (await readFacts(run.url)).messages)
       expect(lost.length, "acknowledged creations the checker finds lost").toBeGreaterThan(0)

@@ -13,14 +13,35 @@ const writable: DatabaseState = { _tag: "Writable" }
 const unreachable: DatabaseState = { _tag: "Unreachable" }
 const standbyDatabase: DatabaseState = { _tag: "ReadOnly", why: "it is in recovery (a standby)" }
 
-const standby: RouteHealth = { route: "telma", connected: false, detail: "standby: the fleet's bind is held by other processes", slot: { held: null, of: 1 } }
-const refused: RouteHealth = { route: "telma", connected: false, detail: "bind refused by 10.1.2.3:2775: 0x0d ESME_RBINDFAIL", slot: { held: 0, of: 1 } }
-const bound: RouteHealth = { route: "telma", connected: true, detail: "bound to 10.1.2.3:2775 as aggregator", slot: { held: 0, of: 1 } }
+const standby: RouteHealth = {
+  route: "telma",
+  connected: false,
+  detail: "standby: the fleet's bind is held by other processes",
+  slot: { held: null, of: 1 }
+}
+const refused: RouteHealth = {
+  route: "telma",
+  connected: false,
+  detail: "bind refused by 10.1.2.3:2775: 0x0d ESME_RBINDFAIL",
+  slot: { held: 0, of: 1 }
+}
+const bound: RouteHealth = {
+  route: "telma",
+  connected: true,
+  detail: "bound to 10.1.2.3:2775 as aggregator",
+  slot: { held: 0, of: 1 }
+}
 
 describe("/ready with bind slots", () => {
   it("is 200 on standby and when bound, with each route's slot", () => {
-    expect(readinessAnswer({ database: writable, routes: [standby] })).toEqual({ status: 200, body: { status: "ready", routes: [standby] } })
-    expect(readinessAnswer({ database: writable, routes: [bound] })).toEqual({ status: 200, body: { status: "ready", routes: [bound] } })
+    expect(readinessAnswer({ database: writable, routes: [standby] })).toEqual({
+      status: 200,
+      body: { status: "ready", routes: [standby] }
+    })
+    expect(readinessAnswer({ database: writable, routes: [bound] })).toEqual({
+      status: 200,
+      body: { status: "ready", routes: [bound] }
+    })
   })
 
   it("is 503 naming why while the database answers but cannot take writes (a standby during a failover)", () => {
@@ -30,7 +51,10 @@ describe("/ready with bind slots", () => {
       error: {
         code: "service_unavailable",
         message: "The database cannot take writes: it is in recovery (a standby)",
-        details: [{ field: "database", message: "cannot take writes: it is in recovery (a standby)" }, { field: "routes.telma" }]
+        details: [
+          { field: "database", message: "cannot take writes: it is in recovery (a standby)" },
+          { field: "routes.telma" }
+        ]
       }
     })
   })
@@ -38,11 +62,24 @@ describe("/ready with bind slots", () => {
   it("is 503 when this process holds the slot and cannot bind, or the database does not answer", () => {
     const notBound = readinessAnswer({ database: writable, routes: [refused] })
     expect(notBound.status).toBe(503)
-    expect(notBound.body).toMatchObject({ error: { details: [{ field: "database", message: "answers" }, { field: "routes.telma", message: `not bound: ${refused.detail}` }] } })
+    expect(notBound.body).toMatchObject({
+      error: {
+        details: [
+          { field: "database", message: "answers" },
+          { field: "routes.telma", message: `not bound: ${refused.detail}` }
+        ]
+      }
+    })
     const noDatabase = readinessAnswer({ database: unreachable, routes: [standby] })
     expect(noDatabase.status).toBe(503)
     expect(noDatabase.body).toMatchObject({
-      error: { message: "The database is not reachable", details: [{ field: "database", message: "not reachable" }, { field: "routes.telma", message: `standby: ${standby.detail}` }] }
+      error: {
+        message: "The database is not reachable",
+        details: [
+          { field: "database", message: "not reachable" },
+          { field: "routes.telma", message: `standby: ${standby.detail}` }
+        ]
+      }
     })
   })
 })

@@ -49,9 +49,22 @@ const unavailable: ReadonlyArray<readonly [string, unknown]> = [
   ["57P03 cannot_connect_now (starting up / shutting down)", serverError("57P03")],
   ["53300 too_many_connections", serverError("53300")],
   // a failover: the proxy reaches a standby, or a primary turned read-only
-  ["25006 read_only_sql_transaction (a write on a standby)", serverError("25006", SqlError.UnknownError, "cannot execute UPDATE in a read-only transaction")],
-  ["55000 on a standby: a lock while recovery is in progress", serverError("55000", SqlError.UnknownError, "cannot acquire lock mode ExclusiveLock on database objects while recovery is in progress")],
-  ["XX000 on a standby: a transaction id during recovery", serverError("XX000", SqlError.UnknownError, "cannot assign TransactionIds during recovery")],
+  [
+    "25006 read_only_sql_transaction (a write on a standby)",
+    serverError("25006", SqlError.UnknownError, "cannot execute UPDATE in a read-only transaction")
+  ],
+  [
+    "55000 on a standby: a lock while recovery is in progress",
+    serverError(
+      "55000",
+      SqlError.UnknownError,
+      "cannot acquire lock mode ExclusiveLock on database objects while recovery is in progress"
+    )
+  ],
+  [
+    "XX000 on a standby: a transaction id during recovery",
+    serverError("XX000", SqlError.UnknownError, "cannot assign TransactionIds during recovery")
+  ],
   ["a connection refused because its server is a standby", readOnlyRefusal("it is in recovery (a standby)")],
   ["a connect timeout", connection("PgConnection: Connection timed out", new Error("Connection timed out"))],
   [
@@ -76,7 +89,10 @@ const notUnavailable: ReadonlyArray<readonly [string, unknown]> = [
   ["22021 character_not_in_repertoire", serverError("22021")],
   ["57014 query_canceled", serverError("57014", SqlError.StatementTimeoutError)],
   ["53100 disk_full", serverError("53100")],
-  ["55000 object_not_in_prerequisite_state, not about recovery", serverError("55000", SqlError.UnknownError, "sequence is not yet defined in this session")],
+  [
+    "55000 object_not_in_prerequisite_state, not about recovery",
+    serverError("55000", SqlError.UnknownError, "sequence is not yet defined in this session")
+  ],
   ["XX000 internal_error", serverError("XX000")],
   ["a plain Error", new Error("boom")],
   ["a string", "boom"],
@@ -101,7 +117,8 @@ describe("isConnectionFailure: the one classification of an unreachable database
     expect(isReadOnlyServer(serverError("25006"))).toBe(true)
     expect(isReadOnlyServer(serverError("55000", SqlError.UnknownError, "recovery is in progress"))).toBe(true)
     expect(isReadOnlyServer(readOnlyRefusal("transaction_read_only is on"))).toBe(true)
-    for (const code of ["57P01", "08006", "55000", "40001"]) expect(isReadOnlyServer(serverError(code)), code).toBe(false)
+    for (const code of ["57P01", "08006", "55000", "40001"])
+      expect(isReadOnlyServer(serverError(code)), code).toBe(false)
   })
 
   it("a deadlock or a serialization failure is transient (worth running again), not unavailable", () => {

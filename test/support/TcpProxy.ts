@@ -17,7 +17,10 @@ export class TcpProxy {
     this.server = createServer((client) => {
       if (this.down) return void client.destroy()
       const upstream = connect(this.target.port, this.target.host)
-      for (const [a, b] of [[client, upstream], [upstream, client]] as const) {
+      for (const [a, b] of [
+        [client, upstream],
+        [upstream, client]
+      ] as const) {
         this.sockets.add(a)
         a.pipe(b)
         a.on("error", () => b.destroy())

@@ -21,7 +21,10 @@ const describeResult = (r: Result): string => `${r.op.kind} ${r.op.key} (${r.sta
  * Creations answered 201 or 202 whose messages the database lacks, or holds to other numbers, or
  * without their reservation (their segments, held, consumed or released, in the ledger).
  */
-export const acknowledgedProblems = (results: ReadonlyArray<Result>, messages: ReadonlyArray<MessageFact>): Array<string> => {
+export const acknowledgedProblems = (
+  results: ReadonlyArray<Result>,
+  messages: ReadonlyArray<MessageFact>
+): Array<string> => {
   const byId = new Map(messages.map((m) => [m.id, m]))
   const byBatch = new Map<string, Array<MessageFact>>()
   for (const m of messages) if (m.batchId !== null) byBatch.set(m.batchId, [...(byBatch.get(m.batchId) ?? []), m])
@@ -32,16 +35,20 @@ export const acknowledgedProblems = (results: ReadonlyArray<Result>, messages: R
       problems.push(`${describeResult(r)}: no id in the answer`)
       continue
     }
-    const expected: ReadonlyArray<string> = r.op.kind === "batch" ? r.op.body.recipients as ReadonlyArray<string> : [r.op.body.to as string]
-    const found = r.op.kind === "batch" ? byBatch.get(id) ?? [] : [byId.get(id)].filter((m) => m !== undefined)
+    const expected: ReadonlyArray<string> =
+      r.op.kind === "batch" ? (r.op.body.recipients as ReadonlyArray<string>) : [r.op.body.to as string]
+    const found = r.op.kind === "batch" ? (byBatch.get(id) ?? []) : [byId.get(id)].filter((m) => m !== undefined)
     if (found.length === 0) {
       problems.push(`${describeResult(r)}: lost, not in the database`)
       continue
     }
     const numbers = found.map((m) => m.toNumber).sort()
-    if (JSON.stringify(numbers) !== JSON.stringify([...expected].sort())) problems.push(`${describeResult(r)}: its messages go to ${numbers.join(", ")}`)
+    if (JSON.stringify(numbers) !== JSON.stringify([...expected].sort()))
+      problems.push(`${describeResult(r)}: its messages go to ${numbers.join(", ")}`)
     for (const m of found.filter((m) => !holdsItsReservation(m))) {
-      problems.push(`${describeResult(r)}: message ${m.id} (${m.segments} segments) holds ${JSON.stringify({ pending: m.pending, posted: m.posted, voided: m.voided })}`)
+      problems.push(
+        `${describeResult(r)}: message ${m.id} (${m.segments} segments) holds ${JSON.stringify({ pending: m.pending, posted: m.posted, voided: m.voided })}`
+      )
     }
   }
   return problems
@@ -62,12 +69,16 @@ export const submissionProblems = (
   const named = new Set(messages.map((m) => m.toNumber))
   return [
     ...[...times].filter(([, n]) => n > 1).map(([to, n]) => `${to} submitted ${n} times`),
-    ...[...times.keys()].filter((to) => !named.has(to)).map((to) => `${to} submitted, but no message of the database goes to it`)
+    ...[...times.keys()]
+      .filter((to) => !named.has(to))
+      .map((to) => `${to} submitted, but no message of the database goes to it`)
   ]
 }
 
 /** Exchanges answered 500. */
-export const answered500 = (exchanges: ReadonlyArray<Exchange & { readonly path?: string; readonly op?: { readonly key: string } }>): Array<string> =>
+export const answered500 = (
+  exchanges: ReadonlyArray<Exchange & { readonly path?: string; readonly op?: { readonly key: string } }>
+): Array<string> =>
   exchanges.filter((e) => e.status === 500).map((e) => `${e.path ?? e.op?.key}: 500 ${JSON.stringify(e.body)}`)
 
 /** How many answers of each status (`closed` for none) among `exchanges`. */
@@ -82,7 +93,9 @@ export const byStatus = (exchanges: ReadonlyArray<Exchange>): Record<string, num
 
 /** When the first creation was answered 2xx at or after `at` (epoch ms), if one was. */
 export const firstWriteAfter = (results: ReadonlyArray<Result>, at: number): number | undefined =>
-  results.filter((r) => r.status !== undefined && r.status < 300 && r.answeredAt >= at).reduce<number | undefined>(
-    (first, r) => (first === undefined || r.answeredAt < first ? r.answeredAt : first),
-    undefined
-  )
+  results
+    .filter((r) => r.status !== undefined && r.status < 300 && r.answeredAt >= at)
+    .reduce<number | undefined>(
+      (first, r) => (first === undefined || r.answeredAt < first ? r.answeredAt : first),
+      undefined
+    )

@@ -28,7 +28,12 @@ export const failoverOperation = (run: string, runDigit: number, i: number, now:
     case 7:
       return { kind: "scheduled", key, path: "/api/sms/v2/messages/", body: { to: to(0), text, send_at: sendAt } }
     case 8:
-      return { kind: "batch", key, path: "/api/sms/v2/message-batches/", body: { recipients: Array.from({ length: batchSize }, (_, j) => to(j)), text, send_at: sendAt } }
+      return {
+        kind: "batch",
+        key,
+        path: "/api/sms/v2/message-batches/",
+        body: { recipients: Array.from({ length: batchSize }, (_, j) => to(j)), text, send_at: sendAt }
+      }
     default:
       return { kind: "immediate", key, path: "/api/sms/v2/messages/", body: { to: to(0), text } }
   }
@@ -67,15 +72,24 @@ export const steadyLoad = async (options: {
     await sleep(started + i * intervalMs - Date.now())
     const process = i % options.services.length
     const op = options.make(i)
-    inFlight.push(perform(options.services[process]!, options.apiKey, op).then((r) => void options.results.push({ ...r, process })))
+    inFlight.push(
+      perform(options.services[process]!, options.apiKey, op).then((r) => void options.results.push({ ...r, process }))
+    )
   }
   await Promise.all(inFlight)
 }
 
 /** Asks every service's `/ready` every `intervalMs` until `stop()` says so. */
-export const probeReadiness = async (services: ReadonlyArray<Served>, probes: Array<Probe>, stop: () => boolean, intervalMs = 250): Promise<void> => {
+export const probeReadiness = async (
+  services: ReadonlyArray<Served>,
+  probes: Array<Probe>,
+  stop: () => boolean,
+  intervalMs = 250
+): Promise<void> => {
   while (!stop()) {
-    const round = await Promise.all(services.map(async (s, process) => ({ path: "/ready", process, ...await exchange(s, "GET", "/ready") })))
+    const round = await Promise.all(
+      services.map(async (s, process) => ({ path: "/ready", process, ...(await exchange(s, "GET", "/ready")) }))
+    )
     probes.push(...round)
     await sleep(intervalMs)
   }

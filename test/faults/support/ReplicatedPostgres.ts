@@ -23,26 +23,35 @@ export interface Replicated {
 
 /** The sync_state of the standby's stream as the primary reports it (`sync`, `async`), or "none". */
 const streamState = (primaryUrl: string): Promise<string> =>
-  withDatabase(primaryUrl, Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ state: string }>`SELECT sync_state AS state FROM pg_stat_replication
+  withDatabase(
+    primaryUrl,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const rows = yield* sql<{ state: string }>`SELECT sync_state AS state FROM pg_stat_replication
       WHERE application_name = ${standbyName} AND state = 'streaming'`
-    return rows[0]?.state ?? "none"
-  }))
+      return rows[0]?.state ?? "none"
+    })
+  )
 
 /** Starts a primary, then its standby, and waits until the standby streams as asked. */
 export const startReplicated = async (synchronous: boolean): Promise<Replicated> => {
-  const primary = await ThrowawayPostgres.start(synchronous ? { synchronous_standby_names: standbyName, synchronous_commit: "on" } : {})
+  const primary = await ThrowawayPostgres.start(
+    synchronous ? { synchronous_standby_names: standbyName, synchronous_commit: "on" } : {}
+  )
   let standby: ThrowawayPostgres | undefined
   try {
     standby = await ThrowawayPostgres.standbyOf(primary, standbyName, { synchronous_standby_names: "" })
-    await eventually(() => streamState(primary.url), (s) => s === (synchronous ? "sync" : "async"), {
-      timeoutMs: 30_000,
-      intervalMs: 100,
-      what: `the standby streaming (${synchronous ? "sync" : "async"})`
-    })
+    await eventually(
+      () => streamState(primary.url),
+      (s) => s === (synchronous ? "sync" : "async"),
+      {
+        timeoutMs: 30_000,
+        intervalMs: 100,
+        what: `the standby streaming (${synchronous ? "sync" : "async"})`
+      }
+    )
     const both = [primary, standby]
-    return { primary, standby, remove: async () => void await Promise.all(both.map((pg) => pg.remove())) }
+    return { primary, standby, remove: async () => void (await Promise.all(both.map((pg) => pg.remove()))) }
   } catch (e) {
     await Promise.all([primary.remove(), standby?.remove()])
     throw e
@@ -51,8 +60,11 @@ export const startReplicated = async (synchronous: boolean): Promise<Replicated>
 
 /** Whether the standby's WAL receiver runs (it streams from its primary). */
 export const receivesWal = (standbyUrl: string): Promise<boolean> =>
-  withDatabase(standbyUrl, Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const [row] = yield* sql<{ n: number }>`SELECT count(*)::integer AS n FROM pg_stat_wal_receiver`
-    return row!.n > 0
-  }))
+  withDatabase(
+    standbyUrl,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const [row] = yield* sql<{ n: number }>`SELECT count(*)::integer AS n FROM pg_stat_wal_receiver`
+      return row!.n > 0
+    })
+  )

@@ -8,7 +8,16 @@
  * promotion, and its WAL receiver stopped (a standby left behind); extra settings per server.
  */
 import { execFile, execFileSync } from "node:child_process"
-import { appendFileSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import {
+  appendFileSync,
+  chownSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync
+} from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
@@ -23,7 +32,8 @@ const binDir = (): string => {
   const root = "/usr/lib/postgresql"
   const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(join(root, v, "bin", "pg_ctl"))) : []
   const newest = versions.sort((a, b) => Number(b) - Number(a))[0]
-  if (newest === undefined) throw new Error(`no PostgreSQL binaries under ${root} (set PG_BIN to the directory of initdb and pg_ctl)`)
+  if (newest === undefined)
+    throw new Error(`no PostgreSQL binaries under ${root} (set PG_BIN to the directory of initdb and pg_ctl)`)
   return join(root, newest, "bin")
 }
 
@@ -46,15 +56,17 @@ const alive = (pid: number): boolean => {
 
 /** The direct children of `pid` (the postmaster's backends and auxiliary processes), from /proc. */
 const childrenOf = (pid: number): Array<number> =>
-  readdirSync("/proc").filter((d) => /^\d+$/.test(d)).flatMap((d) => {
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, "utf8")
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
-      return ppid === pid ? [Number(d)] : []
-    } catch {
-      return []
-    }
-  })
+  readdirSync("/proc")
+    .filter((d) => /^\d+$/.test(d))
+    .flatMap((d) => {
+      try {
+        const stat = readFileSync(`/proc/${d}/stat`, "utf8")
+        const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
+        return ppid === pid ? [Number(d)] : []
+      } catch {
+        return []
+      }
+    })
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -114,7 +126,19 @@ export class ThrowawayPostgres {
   /** initdb in a fresh temporary directory and start the server on a free port, with `settings` (`-c name=value`) on top. */
   static async start(settings: Readonly<Record<string, string>> = {}): Promise<ThrowawayPostgres> {
     const pg = await ThrowawayPostgres.make(settings)
-    await pg.exec("initdb", ["-D", pg.dataDir, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync", "--no-instructions"])
+    await pg.exec("initdb", [
+      "-D",
+      pg.dataDir,
+      "-U",
+      "postgres",
+      "-A",
+      "trust",
+      "-E",
+      "UTF8",
+      "--locale=C",
+      "--no-sync",
+      "--no-instructions"
+    ])
     await pg.startServer()
     return pg
   }
@@ -124,11 +148,29 @@ export class ThrowawayPostgres {
    * primary_conninfo) into a fresh directory, started on a free port with `settings` on top. Its
    * `application_name` is `name`, for the primary's synchronous_standby_names.
    */
-  static async standbyOf(primary: ThrowawayPostgres, name: string, settings: Readonly<Record<string, string>> = {}): Promise<ThrowawayPostgres> {
+  static async standbyOf(
+    primary: ThrowawayPostgres,
+    name: string,
+    settings: Readonly<Record<string, string>> = {}
+  ): Promise<ThrowawayPostgres> {
     const pg = await ThrowawayPostgres.make({ cluster_name: name, ...settings })
     await pg.exec("pg_basebackup", [
-      "-D", pg.dataDir, "-R", "-X", "stream", "-c", "fast", "--no-sync",
-      "-h", "127.0.0.1", "-p", String(primary.port), "-U", "postgres", "-d", `application_name=${name}`
+      "-D",
+      pg.dataDir,
+      "-R",
+      "-X",
+      "stream",
+      "-c",
+      "fast",
+      "--no-sync",
+      "-h",
+      "127.0.0.1",
+      "-p",
+      String(primary.port),
+      "-U",
+      "postgres",
+      "-d",
+      `application_name=${name}`
     ])
     await pg.startServer()
     return pg
@@ -172,7 +214,18 @@ export class ThrowawayPostgres {
       // pg_ctl hands the options to a shell: each value is quoted
       ...Object.entries(this.settings).map(([name, value]) => `-c ${name}='${value.replaceAll("'", "")}'`)
     ].join(" ")
-    await this.exec("pg_ctl", ["-D", this.dataDir, "-l", join(this.dir, "server.log"), "-o", options, "-w", "-t", "60", "start"])
+    await this.exec("pg_ctl", [
+      "-D",
+      this.dataDir,
+      "-l",
+      join(this.dir, "server.log"),
+      "-o",
+      options,
+      "-w",
+      "-t",
+      "60",
+      "start"
+    ])
   }
 
   /** `pg_ctl stop -m fast`: sessions are ended (57P01), then the server shuts down. */
@@ -238,7 +291,8 @@ export class ThrowawayPostgres {
   /** Stops the server (immediately: nothing in it is kept) and deletes its directory. */
   async remove(): Promise<void> {
     if (this.removed) return
-    if (this.pid !== undefined) await this.exec("pg_ctl", ["-D", this.dataDir, "-m", "immediate", "-w", "stop"]).catch(() => undefined)
+    if (this.pid !== undefined)
+      await this.exec("pg_ctl", ["-D", this.dataDir, "-m", "immediate", "-w", "stop"]).catch(() => undefined)
     this.removeNow()
   }
 }
