@@ -14,7 +14,7 @@ export const batchSize = 5
 const oneSegment = "Failover test: your order has shipped."
 const twoSegments = `Failover test, two segments: ${"0123456789".repeat(20)}`.slice(0, 200)
 
-/** The `seq`-th destination of a run, `+26134<run digit><6 digits>`: none of the SMSC simulator's numbers (section 5's end in 00000n). */
+/** The `seq`-th destination of a run, `+26134<run digit><6 digits>`: none of the simulators' test numbers (those end in 00000n). */
 export const destination = (runDigit: number, seq: number): string => `+26134${runDigit}${String(seq).padStart(6, "0")}`
 
 /** The `i`-th creation of run `run` (its keys) with destinations of `runDigit`, its schedule relative to `now` (ms). */
