@@ -10,9 +10,10 @@
  * Env: SERVICE_URL, SMS_ADMIN_TOKEN, PATRONI_CONFIG (a member's file, for patronictl),
  * FAILOVER_MEMBERS (`name=restUrl=dataDir,...`).
  */
-import { execFileSync } from "node:child_process"
+import { execFile } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
+import { promisify } from "node:util"
 
 const need = (name: string): string => {
   const value = process.env[name]
@@ -35,6 +36,9 @@ const warmUpMs = 5_000
 const settleMs = 5_000
 /** Longest wait for writes to come back after a fault. */
 const recoveryBoundMs = 60_000
+
+/** Asynchronous: the load goes on, and its answers are timed, while patronictl runs. */
+const runCommand = promisify(execFile)
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)))
 
@@ -182,13 +186,10 @@ const main = async () => {
   const switchover = await measure("patronictl switchover", async () => {
     const leader = await primary()
     const candidate = members.find((m) => m.name !== leader.name)!
-    execFileSync(
-      "patronictl",
-      ["-c", patroniConfig, "switchover", "--leader", leader.name, "--candidate", candidate.name, "--force"],
-      {
-        stdio: "inherit"
-      }
-    )
+    const { stdout } = await runCommand("patronictl", [
+      ...["-c", patroniConfig, "switchover", "--leader", leader.name, "--candidate", candidate.name, "--force"]
+    ])
+    process.stdout.write(stdout)
     return `${leader.name} -> ${candidate.name}`
   })
   await synchronousStandbyBack()
