@@ -2,12 +2,12 @@
  * The SqlClient: a PostgreSQL server when `DATABASE_URL` is set, otherwise the embedded PGlite.
  * Both speak the same dialect through `@effect/sql-pg`; migrations run once the client is up.
  */
-import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer } from "effect"
 import * as Str from "effect/String"
 import { AppConfig } from "../config/Config.ts"
 import { embeddedServer } from "./Embedded.ts"
 import { migrate } from "./Migrator.ts"
+import { retiringClientLayer } from "./RetiringClient.ts"
 
 /**
  * `f` remembering its answers: the names it converts are the schema's column names, a small set,
@@ -50,6 +50,14 @@ const names = {
  * estimated above `jit_above_cost` (the dispatcher's claim, once messages were partitioned, whose
  * empty partitions the planner prices as pages it would read) spent 0.5 to 1.5 s compiling what
  * then ran in 5 ms.
+ *
+ * Nothing of the service cancels a statement on the server, so no COMMIT waiting for the
+ * synchronous standby is cancelled (a cancelled wait makes the transaction visible on the
+ * primary alone, acknowledged without its copy: a failover loses it; docs/failover.md): a
+ * statement outside a transaction is multiplexed, and an interrupted one runs to its end, its
+ * commit included; a transaction's COMMIT runs uninterruptibly (effect/sql's withTransaction).
+ * PostgreSQL's statement_timeout never covers a commit (it is disarmed before the commit runs).
+ * test/faults/commit-wait.test.ts shows it.
  */
 const pool = {
   maxConnections: 10,
@@ -58,15 +66,18 @@ const pool = {
   startupParameters: { jit: "off" }
 } as const
 
-/** A client for the configured database, as it is: no migration applied. */
+/**
+ * A client for the configured database, as it is: no migration applied. Its connections serve
+ * only a server that takes writes and retire once it stops taking them (RetiringClient.ts).
+ */
 export const DatabaseClient = Layer.unwrap(
   Effect.gen(function* () {
     const config = yield* AppConfig
     if (config.databaseUrl !== undefined) {
-      return PgClient.layer({ url: config.databaseUrl, ...pool, ...names })
+      return retiringClientLayer({ url: config.databaseUrl, ...pool, ...names })
     }
     const server = yield* embeddedServer(config.dataDir)
-    return PgClient.layer({
+    return retiringClientLayer({
       host: server.host,
       port: server.port,
       username: "postgres",

@@ -1,8 +1,9 @@
 /**
- * What a failed statement says about the database: unreachable for now (retry later, answer
+ * What a failed statement says about the database: unreachable for now, or reached but unable
+ * to take a write (a standby, a primary shutting down: a failover under way; retry later, answer
  * 503 service_unavailable with Retry-After, as `/ready` does), a conflict with a concurrent
  * transaction (run it again), or anything else (a fault of ours: 500). The one place that
- * decides it, for the HTTP edge and for the background work alike.
+ * decides it, for the HTTP edge and for the background work alike (docs/failover.md).
  */
 import { SqlError } from "effect/sql"
 
@@ -15,13 +16,36 @@ export const sqlStateOf = (error: SqlError.SqlError): string | undefined => {
   return typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) ? code : undefined
 }
 
+/** The SQLSTATE of a write refused by a server that cannot take one: a standby, or a read-only primary. */
+export const readOnlyState = "25006" // read_only_sql_transaction
+
 /** Server states that mean "not now", beyond class 08 (connection exception). */
 const unavailableStates = new Set([
-  "57P01", // admin_shutdown
+  readOnlyState,
+  "57P01", // admin_shutdown: a primary shutting down (a switchover), sessions ended
   "57P02", // crash_shutdown
   "57P03", // cannot_connect_now: starting up, shutting down, in recovery
   "53300" // too_many_connections
 ])
+
+/**
+ * What a standby says when asked for work only a primary does, under other SQLSTATEs than
+ * 25006 (a lock stronger than RowExclusiveLock: 55000; a transaction id: XX000). PostgreSQL's
+ * messages are English unless lc_messages says otherwise; 25006 carries the usual case.
+ */
+const duringRecovery = /during recovery|recovery is in progress/i
+
+/**
+ * True when `error` is the server refusing work because it cannot take writes now: 25006, or a
+ * standby's "during recovery" refusal. The connection it came on reaches a server that is not
+ * (or no longer) the primary, so the pool retires it (RetiringClient.ts).
+ */
+export const isReadOnlyServer = (error: SqlError.SqlError): boolean => {
+  const state = sqlStateOf(error)
+  if (state === readOnlyState) return true
+  const message = property(error.reason.cause, "message")
+  return (state === "55000" || state === "XX000") && typeof message === "string" && duringRecovery.test(message)
+}
 
 /** Node socket and resolver errors on the way to the server. */
 const unreachableErrnos = new Set([
@@ -42,8 +66,9 @@ const isUnavailableCode = (code: string): boolean =>
 /**
  * True when `failure` (an error or a defect, however wrapped) means the database cannot be
  * reached or cannot serve right now: a SqlError whose reason is a connection failure (connect
- * and socket errors, connect timeouts, a closed connection) or a refused authentication, or a
- * cause chain carrying a connection-class SQLSTATE (08xxx, 57P01-57P03, 53300) or a socket errno.
+ * and socket errors, connect timeouts, a closed connection) or a refused authentication, a
+ * server that cannot take writes (isReadOnlyServer: a failover under way), or a cause chain
+ * carrying a connection-class SQLSTATE (08xxx, 25006, 57P01-57P03, 53300) or a socket errno.
  */
 export const isConnectionFailure = (failure: unknown): boolean => {
   let current: unknown = failure
@@ -54,6 +79,7 @@ export const isConnectionFailure = (failure: unknown): boolean => {
       if (tag === "ConnectionError" || tag === "AuthenticationError") return true
       // a statement timeout without a SQLSTATE is the client's own deadline: the server did not answer
       if (tag === "StatementTimeoutError" && sqlStateOf(current) === undefined) return true
+      if (isReadOnlyServer(current)) return true
       current = current.reason.cause
       continue
     }

@@ -9,7 +9,8 @@ import { serviceLayer } from "../../src/app/AppLayer.ts"
 import { httpAppLayer } from "../../src/app/HttpApp.ts"
 import { clockLayer } from "../../src/clock/ServiceClock.ts"
 import { databaseLayer } from "../../src/db/Database.ts"
-import { isConnectionFailure, isTransient, sqlStateOf } from "../../src/db/SqlErrors.ts"
+import { readOnlyRefusal } from "../../src/db/RetiringClient.ts"
+import { isConnectionFailure, isReadOnlyServer, isTransient, sqlStateOf } from "../../src/db/SqlErrors.ts"
 import { fromDatabase } from "../../src/db/Statements.ts"
 import { maskPhone } from "../../src/domain/Phone.ts"
 import { retryAfterSeconds } from "../../src/http/Edge.ts"
@@ -25,11 +26,12 @@ const serverError = (
     cause: unknown
     message: string
     operation: string
-  }) => SqlError.SqlErrorReason = SqlError.UnknownError
+  }) => SqlError.SqlErrorReason = SqlError.UnknownError,
+  said = `server said ${code}`
 ) =>
   new SqlError.SqlError({
     reason: new Reason({
-      cause: Object.assign(new Error(`server said ${code}`), { code, severity: "FATAL" }),
+      cause: Object.assign(new Error(said), { code, severity: "FATAL" }),
       message: "PgConnection: Query failed",
       operation: "query"
     })
@@ -46,6 +48,24 @@ const unavailable: ReadonlyArray<readonly [string, unknown]> = [
   ["57P02 crash_shutdown", serverError("57P02")],
   ["57P03 cannot_connect_now (starting up / shutting down)", serverError("57P03")],
   ["53300 too_many_connections", serverError("53300")],
+  // a failover: the proxy reaches a standby, or a primary turned read-only
+  [
+    "25006 read_only_sql_transaction (a write on a standby)",
+    serverError("25006", SqlError.UnknownError, "cannot execute UPDATE in a read-only transaction")
+  ],
+  [
+    "55000 on a standby: a lock while recovery is in progress",
+    serverError(
+      "55000",
+      SqlError.UnknownError,
+      "cannot acquire lock mode ExclusiveLock on database objects while recovery is in progress"
+    )
+  ],
+  [
+    "XX000 on a standby: a transaction id during recovery",
+    serverError("XX000", SqlError.UnknownError, "cannot assign TransactionIds during recovery")
+  ],
+  ["a connection refused because its server is a standby", readOnlyRefusal("it is in recovery (a standby)")],
   ["a connect timeout", connection("PgConnection: Connection timed out", new Error("Connection timed out"))],
   [
     "a refused socket",
@@ -69,6 +89,11 @@ const notUnavailable: ReadonlyArray<readonly [string, unknown]> = [
   ["22021 character_not_in_repertoire", serverError("22021")],
   ["57014 query_canceled", serverError("57014", SqlError.StatementTimeoutError)],
   ["53100 disk_full", serverError("53100")],
+  [
+    "55000 object_not_in_prerequisite_state, not about recovery",
+    serverError("55000", SqlError.UnknownError, "sequence is not yet defined in this session")
+  ],
+  ["XX000 internal_error", serverError("XX000")],
   ["a plain Error", new Error("boom")],
   ["a string", "boom"],
   [
@@ -88,6 +113,14 @@ describe("isConnectionFailure: the one classification of an unreachable database
   it.each(notUnavailable)("%s: not unavailable", (_name, failure) => {
     expect(isConnectionFailure(failure)).toBe(false)
   })
+  it("a server that cannot take writes is told apart from the rest of the unavailable (its connection is retired)", () => {
+    expect(isReadOnlyServer(serverError("25006"))).toBe(true)
+    expect(isReadOnlyServer(serverError("55000", SqlError.UnknownError, "recovery is in progress"))).toBe(true)
+    expect(isReadOnlyServer(readOnlyRefusal("transaction_read_only is on"))).toBe(true)
+    for (const code of ["57P01", "08006", "55000", "40001"])
+      expect(isReadOnlyServer(serverError(code)), code).toBe(false)
+  })
+
   it("a deadlock or a serialization failure is transient (worth running again), not unavailable", () => {
     for (const [code, Reason] of [
       ["40P01", SqlError.DeadlockError],

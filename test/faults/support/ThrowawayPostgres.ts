@@ -4,9 +4,20 @@
  * with its socket in that directory, trust authentication. Run as the `postgres` user when the
  * suite runs as root (initdb refuses root). `remove` stops it and deletes the directory; it also
  * runs when the test process exits, and a later start removes what a killed run left behind.
+ * For failovers: a standby of a running server (`standbyOf`: pg_basebackup -R, streaming), its
+ * promotion, and its WAL receiver stopped (a standby left behind); extra settings per server.
  */
 import { execFile, execFileSync } from "node:child_process"
-import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import {
+  appendFileSync,
+  chownSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync
+} from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
@@ -82,25 +93,39 @@ export class ThrowawayPostgres {
   private readonly bin: string
   private readonly dir: string
   private readonly user: { uid: number; gid: number } | undefined
-  private readonly port: number
+  /** The loopback port it listens on. */
+  readonly port: number
+  private readonly settings: Readonly<Record<string, string>>
 
-  private constructor(bin: string, dir: string, user: { uid: number; gid: number } | undefined, port: number) {
+  private constructor(
+    bin: string,
+    dir: string,
+    user: { uid: number; gid: number } | undefined,
+    port: number,
+    settings: Readonly<Record<string, string>>
+  ) {
     this.bin = bin
     this.dir = dir
     this.user = user
     this.port = port
+    this.settings = settings
     process.once("exit", this.onExit)
   }
 
-  /** initdb in a fresh temporary directory and start the server on a free port. */
-  static async start(): Promise<ThrowawayPostgres> {
+  /** A fresh temporary directory (its owner recorded, owned by the postgres user) and a server to be made in it. */
+  private static async make(settings: Readonly<Record<string, string>>): Promise<ThrowawayPostgres> {
     const bin = binDir()
     removeLeftovers()
     const dir = mkdtempSync(join(tmpdir(), prefix))
     writeFileSync(join(dir, "owner.pid"), String(process.pid))
     const user = postgresUser()
     if (user !== undefined) chownSync(dir, user.uid, user.gid)
-    const pg = new ThrowawayPostgres(bin, dir, user, await freePort())
+    return new ThrowawayPostgres(bin, dir, user, await freePort(), settings)
+  }
+
+  /** initdb in a fresh temporary directory and start the server on a free port, with `settings` (`-c name=value`) on top. */
+  static async start(settings: Readonly<Record<string, string>> = {}): Promise<ThrowawayPostgres> {
+    const pg = await ThrowawayPostgres.make(settings)
     await pg.exec("initdb", [
       "-D",
       pg.dataDir,
@@ -113,6 +138,39 @@ export class ThrowawayPostgres {
       "--locale=C",
       "--no-sync",
       "--no-instructions"
+    ])
+    await pg.startServer()
+    return pg
+  }
+
+  /**
+   * A hot standby of `primary`, streaming from it: `pg_basebackup -R` (standby.signal and
+   * primary_conninfo) into a fresh directory, started on a free port with `settings` on top. Its
+   * `application_name` is `name`, for the primary's synchronous_standby_names.
+   */
+  static async standbyOf(
+    primary: ThrowawayPostgres,
+    name: string,
+    settings: Readonly<Record<string, string>> = {}
+  ): Promise<ThrowawayPostgres> {
+    const pg = await ThrowawayPostgres.make({ cluster_name: name, ...settings })
+    await pg.exec("pg_basebackup", [
+      "-D",
+      pg.dataDir,
+      "-R",
+      "-X",
+      "stream",
+      "-c",
+      "fast",
+      "--no-sync",
+      "-h",
+      "127.0.0.1",
+      "-p",
+      String(primary.port),
+      "-U",
+      "postgres",
+      "-d",
+      `application_name=${name}`
     ])
     await pg.startServer()
     return pg
@@ -152,7 +210,9 @@ export class ThrowawayPostgres {
       `-c unix_socket_directories=${this.dir}`,
       // a process crash (what the suite causes) loses nothing without fsync; only a machine crash would
       "-c fsync=off",
-      "-c max_connections=200"
+      "-c max_connections=200",
+      // pg_ctl hands the options to a shell: each value is quoted
+      ...Object.entries(this.settings).map(([name, value]) => `-c ${name}='${value.replaceAll("'", "")}'`)
     ].join(" ")
     await this.exec("pg_ctl", [
       "-D",
@@ -185,6 +245,21 @@ export class ThrowawayPostgres {
     const deadline = Date.now() + 30_000
     while (children.some(alive) && Date.now() < deadline) await sleep(50)
     for (const child of children.filter(alive)) process.kill(child, "SIGKILL")
+  }
+
+  /** `pg_ctl promote`: a standby ends recovery; resolves once it takes writes. */
+  async promote(): Promise<void> {
+    await this.exec("pg_ctl", ["-D", this.dataDir, "-w", "-t", "60", "promote"])
+  }
+
+  /**
+   * A standby stops receiving WAL (primary_conninfo emptied, configuration reloaded: its WAL
+   * receiver ends and none starts again), as a standby cut off from its primary: what the
+   * primary commits from then on, it never has.
+   */
+  async stopReceivingWal(): Promise<void> {
+    appendFileSync(join(this.dataDir, "postgresql.auto.conf"), "primary_conninfo = ''\n")
+    await this.exec("pg_ctl", ["-D", this.dataDir, "reload"])
   }
 
   /** Starts it again on the same port, after `stop` or `kill9`. */
