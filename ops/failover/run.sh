@@ -99,7 +99,8 @@ wait_for 30 "HAProxy" "$pg_bin/pg_isready" -h 127.0.0.1 -p "$haproxy_port"
 
 echo "== the service on 127.0.0.1:$service_port, DATABASE_URL at HAProxy"
 admin_token="drill-$(date +%s)-$RANDOM"
-(cd "$root" && env -i PATH="$PATH" PORT="$service_port" HOST=127.0.0.1 \
+# exec: the pid recorded is the service's own, so that the cleanup stops it
+(cd "$root" && exec env -i PATH="$PATH" PORT="$service_port" HOST=127.0.0.1 \
   DATABASE_URL="postgres://postgres:postgres-drill@127.0.0.1:$haproxy_port/postgres" \
   SMS_ADMIN_TOKEN="$admin_token" SMS_SIMULATOR_RECEIPT_DELAY_MS=500 LOG_LEVEL=warn \
   "$node" src/main.ts >"$dir/service.log" 2>&1) &

@@ -51,11 +51,11 @@ const names = {
  * empty partitions the planner prices as pages it would read) spent 0.5 to 1.5 s compiling what
  * then ran in 5 ms.
  *
- * Nothing of the service cancels a statement on the server, so no COMMIT waiting for the
- * synchronous standby is cancelled (a cancelled wait makes the transaction visible on the
- * primary alone, acknowledged without its copy: a failover loses it; docs/failover.md): a
- * statement outside a transaction is multiplexed, and an interrupted one runs to its end, its
- * commit included; a transaction's COMMIT runs uninterruptibly (effect/sql's withTransaction).
+ * No commit of the service is ever cancelled on the server, so none waiting for the synchronous
+ * standby is (a cancelled wait makes the transaction visible on the primary alone, acknowledged
+ * without its copy: a failover loses it; docs/failover.md): a statement outside a transaction
+ * is multiplexed, and an interrupted one runs to its end, its commit included; a transaction's
+ * COMMIT runs uninterruptibly (effect/sql's withTransaction).
  * PostgreSQL's statement_timeout never covers a commit (it is disarmed before the commit runs).
  * test/faults/commit-wait.test.ts shows it.
  */

@@ -20,7 +20,7 @@ const unreachable: DatabaseState = { _tag: "Unreachable" }
 const readOnlyReason = (error: SqlError.SqlError): string | undefined => {
   if (sqlStateOf(error) !== readOnlyState) return undefined
   const cause = error.reason.cause
-  return cause instanceof Error ? cause.message : "the server cannot take writes"
+  return cause instanceof Error ? cause.message : "it refused a write"
 }
 
 export class DatabaseHealth extends Context.Service<

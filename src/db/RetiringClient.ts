@@ -37,7 +37,7 @@ export const whyReadOnly = (inRecovery: unknown, readOnly: unknown): string | un
 export const readOnlyRefusal = (why: string): SqlError.SqlError =>
   new SqlError.SqlError({
     reason: new SqlError.ConnectionError({
-      cause: Object.assign(new Error(`the server cannot take writes: ${why}`), { code: readOnlyState }),
+      cause: Object.assign(new Error(why), { code: readOnlyState }),
       message: `RetiringClient: the server cannot take writes: ${why}`,
       operation: "connect"
     })

@@ -100,7 +100,7 @@ describe.skipIf(!process.env.DATABASE_URL)(
       expect(String(seen.read.reason.message)).toContain("transaction_read_only is on")
       expect(seen.health).toEqual({
         _tag: "ReadOnly",
-        why: "the server cannot take writes: transaction_read_only is on"
+        why: "transaction_read_only is on"
       })
     })
   }
