@@ -22,11 +22,18 @@ export const senderOf = (ton: number, address: string): string => {
   return compact
 }
 
-/** `destination_addr` as the number it names: `+<digits>` when international, else as it came. */
+/**
+ * `destination_addr` as the number it names: a short code (3 to 8 digits) as it is, an
+ * international number (TON 1, or written with `+`) as `+<digits>`, a national one (TON 2) as
+ * `+261<digits without a leading 0>`; anything else as it came.
+ */
 export const recipientOf = (ton: number, address: string): string => {
   const compact = address.replace(/\s+/gu, "")
   const digits = compact.replace(/^\+/u, "")
-  return ton === TON_INTERNATIONAL && /^\d+$/u.test(digits) ? `+${digits}` : compact
+  if (!/^\d+$/u.test(digits) || (/^\d{3,8}$/u.test(compact) && ton !== TON_INTERNATIONAL)) return compact
+  if (ton === TON_INTERNATIONAL || compact.startsWith("+")) return `+${digits}`
+  if (ton === TON_NATIONAL) return `+261${digits.replace(/^0/u, "")}`
+  return compact
 }
 
 /** A number that receives messages: a short code of 3 to 8 digits or an E.164 number. */
