@@ -60,6 +60,9 @@ import { Webhooks } from "../webhooks/Webhooks.ts"
 import { WebhookStore } from "../webhooks/WebhookStore.ts"
 import { webhookPayloadsLayer } from "../http/WebhookPayloads.ts"
 import { OptOutStore } from "../consent/OptOutStore.ts"
+import { OptOuts } from "../consent/OptOuts.ts"
+import { InboundMessages } from "../inbound/InboundMessages.ts"
+import { InboundNumbers } from "../inbound/InboundNumbers.ts"
 import { Assembler } from "../inbound/Assembler.ts"
 import { InboundMessageStore } from "../inbound/InboundMessageStore.ts"
 import { InboundNumberStore } from "../inbound/InboundNumberStore.ts"
@@ -115,7 +118,16 @@ const servicesWith = <E, R>(provider: Layer.Layer<Provider, E, R>) =>
     Layer.provideMerge(Layer.merge(WorkSteps.layer, Compaction.layer)),
     // webhook deliveries render their events through the edge's representations (WebhookPayloads)
     Layer.provideMerge(Deliveries.layer.pipe(Layer.provideMerge(webhookPayloadsLayer))),
-    Layer.provideMerge(Layer.mergeAll(Messages.layer, Batches.layer, Webhooks.layer)),
+    Layer.provideMerge(
+      Layer.mergeAll(
+        Messages.layer,
+        Batches.layer,
+        Webhooks.layer,
+        OptOuts.layer,
+        InboundMessages.layer,
+        InboundNumbers.layer
+      )
+    ),
     Layer.provideMerge(Assembler.layer.pipe(Layer.provideMerge(InboundRouting.layer))),
     Layer.provideMerge(Layer.mergeAll(Submitter.layer, Recovery.layer, BindHolderRelay.layer, Erasure.layer)),
     Layer.provideMerge(Settlement.layer),

@@ -43,6 +43,7 @@ export class OptOutStore extends Context.Service<
     /** Opts the number back in (with its event); whether it was opted out. */
     readonly optIn: (change: ConsentChange) => Fails<boolean>
     readonly isOptedOut: (organisationId: string, phoneNumber: string) => Fails<boolean>
+    readonly find: (organisationId: string, phoneNumber: string) => Fails<OptOutRow | undefined>
     /** At most `limit + 1` opt-outs of the organisation, newest first, after `after`. */
     readonly list: (
       organisationId: string,
@@ -85,6 +86,13 @@ export class OptOutStore extends Context.Service<
               out: boolean
             }>`SELECT ${optedOut(sql, sql`${organisationId}::uuid`, sql`${phoneNumber}`)} AS out`.pipe(
               Effect.map(([row]) => row?.out ?? false)
+            )
+          ),
+        find: (organisationId, phoneNumber) =>
+          fromDatabase(
+            sql<OptOutRow>`SELECT id::text, phone_number, source, inbound_message_id::text, created_at FROM opt_outs
+            WHERE organisation_id = ${organisationId} AND phone_number = ${phoneNumber}`.pipe(
+              Effect.map((rows) => rows[0])
             )
           ),
         list: (organisationId, limit, after) =>
