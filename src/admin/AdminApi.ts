@@ -65,7 +65,8 @@ export const TimelineEntry = Schema.Struct({
     "recovery",
     "dispatch",
     "erasure",
-    "matched_receipt"
+    "matched_receipt",
+    "opted_out"
   ]),
   at: Schema.String
 }).annotate({ identifier: "TimelineEntry" })

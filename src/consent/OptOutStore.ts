@@ -32,6 +32,10 @@ export interface ConsentChange {
 export const optedOut = (sql: SqlClient.SqlClient, org: Statement.Fragment, phone: Statement.Fragment) =>
   sql`EXISTS (SELECT 1 FROM opt_outs AS oo WHERE oo.organisation_id = ${org} AND oo.phone_number = ${phone})`
 
+/** Whether any of `phones` (an SQL text array) is opted out of the organisation `org`, as SQL: one lookup by key each. */
+export const optedOutAny = (sql: SqlClient.SqlClient, org: Statement.Fragment, phones: Statement.Fragment) =>
+  sql`EXISTS (SELECT 1 FROM opt_outs AS oo WHERE oo.organisation_id = ${org} AND oo.phone_number = ANY(${phones}))`
+
 const eventData = `jsonb_build_object('phone_number', c.phone_number, 'source', c.source,
   'inbound_message_id', c.inbound_message_id)`
 
@@ -44,6 +48,8 @@ export class OptOutStore extends Context.Service<
     readonly optIn: (change: ConsentChange) => Fails<boolean>
     readonly isOptedOut: (organisationId: string, phoneNumber: string) => Fails<boolean>
     readonly find: (organisationId: string, phoneNumber: string) => Fails<OptOutRow | undefined>
+    /** Which of `phoneNumbers` are opted out of the organisation (one lookup by key each, in one statement). */
+    readonly optedOutAmong: (organisationId: string, phoneNumbers: ReadonlyArray<string>) => Fails<ReadonlySet<string>>
     /** At most `limit + 1` opt-outs of the organisation, newest first, after `after`. */
     readonly list: (
       organisationId: string,
@@ -88,6 +94,15 @@ export class OptOutStore extends Context.Service<
               Effect.map(([row]) => row?.out ?? false)
             )
           ),
+        optedOutAmong: (organisationId, phoneNumbers) =>
+          phoneNumbers.length === 0
+            ? Effect.succeed(new Set<string>())
+            : fromDatabase(
+                sql<{ phoneNumber: string }>`SELECT phone_number FROM opt_outs
+                WHERE organisation_id = ${organisationId} AND phone_number = ANY(${phoneNumbers}::text[])`.pipe(
+                  Effect.map((rows) => new Set(rows.map((r) => r.phoneNumber)))
+                )
+              ),
         find: (organisationId, phoneNumber) =>
           fromDatabase(
             sql<OptOutRow>`SELECT id::text, phone_number, source, inbound_message_id::text, created_at FROM opt_outs

@@ -128,6 +128,7 @@ export class WorkSteps extends Context.Service<
         Effect.gen(function* () {
           if (refusal === "gone") return
           if (refusal === "sms_unavailable") yield* settlement.settle(message, { _tag: "SmsUnavailable" }, "dispatch")
+          else if (refusal === "opted_out") yield* settlement.settle(message, { _tag: "OptedOut" }, "opted_out")
           else if (refusal === "sender_unavailable")
             yield* settlement.settle(message, { _tag: "SenderUnavailable" }, "dispatch")
           else yield* submitter.submitAndSettle({ ...message, status: "processing" })
