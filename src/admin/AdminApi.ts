@@ -22,8 +22,10 @@ import {
   InvalidCursor,
   MessageNotAccepted,
   MessageNotUnknown,
-  ProviderNotSimulator
+  ProviderNotSimulator,
+  SimulatorOnly
 } from "../domain/Errors.ts"
+import { PhoneNumber } from "../domain/Phone.ts"
 import { MessageStatusSchema } from "../domain/MessageStatus.ts"
 import { Permissions, PermissionSchema } from "../domain/Permissions.ts"
 import { SenderName } from "../domain/SenderName.ts"
@@ -354,6 +356,14 @@ export class SimulatorGroup extends HttpApiGroup.make("simulator")
     }).annotate(
       OpenApi.Summary,
       "Make the simulator send a delivery receipt now for an accepted message, applied like any receipt"
+    ),
+    HttpApiEndpoint.post("sendInbound", "/simulator/inbound", {
+      payload: Schema.Struct({ from: PhoneNumber, to: Text, text: Text.check(Schema.isMinLength(1)) }),
+      success: HttpApiSchema.Empty(202),
+      error: [...CommonErrors, SimulatorOnly]
+    }).annotate(
+      OpenApi.Summary,
+      "Make the simulator send an inbound message now (simulator mode only): 202 once it is stored and made into a message"
     )
   )
   .middleware(AdminAuth)

@@ -53,3 +53,12 @@ export const inboundFrom = (from: string) =>
 let senders = 0
 export const newSender = () =>
   `+2613300${String(process.pid % 1000).padStart(3, "0")}${String(++senders).padStart(2, "0")}`
+
+/** The organisation's opt-outs, straight from the table. */
+export const optOutsOfOrg = (orgId: string) =>
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql<{ phoneNumber: string; source: string; inboundMessageId: string | null }>`SELECT phone_number, source,
+        inbound_message_id::text FROM opt_outs WHERE organisation_id = ${orgId} ORDER BY created_at, phone_number`
+  )

@@ -1,9 +1,9 @@
 import type { Migration } from "./Migration.ts"
 
-/** Migration 21: two-way messages and consent: inbound parts, inbound messages, inbound numbers, opt-outs. Never edit it once shipped: add the next number. */
+/** Migration 21: two-way messages and consent: inbound parts, inbound messages, inbound numbers, opt-outs, the simulator's replies. Never edit it once shipped: add the next number. */
 export const migration: Migration = {
   version: 21,
-  name: "two-way messages and consent: inbound parts, inbound messages, inbound numbers, opt-outs",
+  name: "two-way messages and consent: inbound parts, inbound messages, inbound numbers, opt-outs, the simulator's replies",
   statements: [
     // Each part of an inbound (MO) message as it arrived, committed before the provider is told
     // it was received; no organisation yet (routing comes once the message is whole). `ref` is
@@ -72,6 +72,17 @@ export const migration: Migration = {
       PRIMARY KEY (organisation_id, phone_number)
     )`,
     `CREATE INDEX opt_outs_newest ON opt_outs (organisation_id, created_at DESC, id DESC)`,
+    // The in-process simulator's replies owed (its test numbers answer: docs/decisions.md#two-way-messages-and-consent):
+    // each sent to the service's inbox once due, then removed; claimed for a while by the process sending it.
+    `CREATE TABLE simulator_replies (
+      id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+      from_number text NOT NULL,
+      to_number text NOT NULL,
+      text text NOT NULL,
+      due_at timestamptz NOT NULL,
+      claim_until timestamptz
+    )`,
+    `CREATE INDEX simulator_replies_due ON simulator_replies (due_at)`,
     // a reply goes to the organisation that last sent to its sender under the number it answers
     // (InboundRouting.ts): found by recipient, newest id (made from the creation instant) first
     `CREATE INDEX messages_to_number ON messages (to_number, id)`
