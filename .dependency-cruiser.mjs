@@ -18,7 +18,13 @@ export const layers = [
   // status webhooks: below messages, whose status changes compose its outbox (webhooks/WebhookStore.ts);
   // what it needs from above (the message's representation) comes through its ports
   ["webhooks"],
+  // each organisation's opt-out list: its changes write their events (webhooks); admission and
+  // hand-over (messages) check it
+  ["consent"],
   ["messages"],
+  // inbound (MO) messages: joined from their parts, routed (a reply by the messages it answers),
+  // consent applied; below the inbox (receipts) that stores their parts
+  ["inbound"],
   // receipts apply to messages; the background loops (dispatch) run the receipt applier
   ["batches", "receipts"],
   ["dispatch"],

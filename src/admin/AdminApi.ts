@@ -9,7 +9,7 @@ import {
   HttpApiSecurity,
   OpenApi
 } from "effect/http-api"
-import { Balance, Batch, Message, Webhook, WebhookDeliveries } from "../api/Schemas.ts"
+import { Balance, Batch, InboundMessage, Message, Webhook, WebhookDeliveries } from "../api/Schemas.ts"
 import { SchemaErrors } from "../api/Security.ts"
 import { retentionDaysMax } from "../config/Config.ts"
 import { CalendarDate } from "../domain/Dates.ts"
@@ -17,12 +17,15 @@ import {
   ClockNotTest,
   CommonErrors,
   ErasureNotAllowed,
+  InboundNumberTaken,
   InvalidApiKey,
   InvalidCursor,
   MessageNotAccepted,
   MessageNotUnknown,
-  ProviderNotSimulator
+  ProviderNotSimulator,
+  SimulatorOnly
 } from "../domain/Errors.ts"
+import { PhoneNumber } from "../domain/Phone.ts"
 import { MessageStatusSchema } from "../domain/MessageStatus.ts"
 import { Permissions, PermissionSchema } from "../domain/Permissions.ts"
 import { SenderName } from "../domain/SenderName.ts"
@@ -64,7 +67,8 @@ export const TimelineEntry = Schema.Struct({
     "recovery",
     "dispatch",
     "erasure",
-    "matched_receipt"
+    "matched_receipt",
+    "opted_out"
   ]),
   at: Schema.String
 }).annotate({ identifier: "TimelineEntry" })
@@ -286,6 +290,61 @@ export class WebhooksAdminGroup extends HttpApiGroup.make("webhooks")
   .middleware(AdminAuth)
   .prefix("/admin/v1") {}
 
+/** A number an organisation receives on: its own (`keyword` null) or shared, with its keyword. */
+export const InboundNumberBody = Schema.Struct({
+  number: Schema.String,
+  keyword: Schema.NullOr(Schema.String)
+}).annotate({ identifier: "InboundNumber" })
+
+/** An inbound message with the organisation it was routed to (null: unrouted). */
+export const OperatorInboundMessage = Schema.Struct({
+  ...InboundMessage.fields,
+  org_id: Schema.NullOr(Schema.String)
+}).annotate({ identifier: "OperatorInboundMessage" })
+
+/**
+ * Two-way messages (docs/decisions.md#two-way-messages-and-consent): the numbers organisations
+ * receive on, and the inbound messages (the unrouted ones above all, kept for the operator).
+ */
+export class InboundAdminGroup extends HttpApiGroup.make("inbound")
+  .add(
+    HttpApiEndpoint.put("assignNumber", "/organizations/:org_id/inbound-numbers/:number", {
+      params: { org_id: Text, number: Text },
+      payload: Schema.Struct({ keyword: Schema.optionalKey(Text) }),
+      success: InboundNumberBody,
+      error: [...CommonErrors, InboundNumberTaken]
+    }).annotate(
+      OpenApi.Summary,
+      "Give the organisation a number (a short code of 3 to 8 digits or an E.164 number): alone, or shared with a keyword"
+    ),
+    HttpApiEndpoint.delete("removeNumber", "/organizations/:org_id/inbound-numbers/:number", {
+      params: { org_id: Text, number: Text },
+      success: HttpApiSchema.NoContent,
+      error: CommonErrors
+    }).annotate(OpenApi.Summary, "Take a number (and its keywords) from the organisation"),
+    HttpApiEndpoint.get("listNumbers", "/organizations/:org_id/inbound-numbers", {
+      params: OrgId,
+      success: Schema.Struct({ results: Schema.Array(InboundNumberBody) }),
+      error: CommonErrors
+    }).annotate(OpenApi.Summary, "The numbers the organisation receives on"),
+    HttpApiEndpoint.get("listMessages", "/inbound-messages", {
+      query: {
+        routed: Schema.optionalKey(Schema.Literals(["true", "false"])),
+        cursor: Schema.optionalKey(Text)
+      },
+      success: Schema.Struct({
+        results: Schema.Array(OperatorInboundMessage),
+        next_cursor: Schema.NullOr(Schema.String)
+      }),
+      error: [...CommonErrors, InvalidCursor]
+    }).annotate(
+      OpenApi.Summary,
+      "Inbound messages of every organisation, newest first, 100 per page; ?routed=false: those no organisation took"
+    )
+  )
+  .middleware(AdminAuth)
+  .prefix("/admin/v1") {}
+
 /** What the simulated provider (docs/decisions.md#the-provider-simulator) can be made to do on demand. */
 export class SimulatorGroup extends HttpApiGroup.make("simulator")
   .add(
@@ -297,6 +356,14 @@ export class SimulatorGroup extends HttpApiGroup.make("simulator")
     }).annotate(
       OpenApi.Summary,
       "Make the simulator send a delivery receipt now for an accepted message, applied like any receipt"
+    ),
+    HttpApiEndpoint.post("sendInbound", "/simulator/inbound", {
+      payload: Schema.Struct({ from: PhoneNumber, to: Text, text: Text.check(Schema.isMinLength(1)) }),
+      success: HttpApiSchema.Empty(202),
+      error: [...CommonErrors, SimulatorOnly]
+    }).annotate(
+      OpenApi.Summary,
+      "Make the simulator send an inbound message now (simulator mode only): 202 once it is stored and made into a message"
     )
   )
   .middleware(AdminAuth)
@@ -332,6 +399,7 @@ export class AdminApi extends HttpApi.make("sms-admin")
   .add(WebhooksAdminGroup)
   .add(SimulatorGroup)
   .add(ClockGroup)
+  .add(InboundAdminGroup)
   .middleware(SchemaErrors)
   .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })
   .annotateMerge(OpenApi.annotations({ title: "SMS Service operator API", version: "1.0.0" })) {}

@@ -27,8 +27,10 @@ import {
   reservedCredits,
   retentionBacklog,
   tableGauges,
+  optOutsBySource,
   webhookBacklogOldestAge
 } from "../observability/Metrics.ts"
+import { OptOutStore } from "../consent/OptOutStore.ts"
 import { WebhookStore } from "../webhooks/WebhookStore.ts"
 
 /** Longest a scrape waits for the database before reporting `sms_database_up 0`. */
@@ -50,6 +52,7 @@ export class DatabaseGauges extends Context.Service<
       const tables = yield* TableSizes
       const { metricsRecountIntervalMs, retentionDays } = yield* AppConfig
       const webhooks = yield* WebhookStore
+      const optOutStore = yield* OptOutStore
       const recounts = yield* FiberSet.make<void>()
       const runRecount = yield* FiberSet.runtime(recounts)<never>()
 
@@ -86,6 +89,12 @@ export class DatabaseGauges extends Context.Service<
             { discard: true }
           )
           yield* Metric.update(retentionBacklog, yield* messages.expiredCount(retentionDays, new Date(nowMs)))
+          const optOuts = yield* optOutStore.countBySource
+          yield* Effect.forEach(
+            ["sms", "api", "operator"] as const,
+            (source) => Metric.update(optOutsBySource[source], optOuts.find((r) => r.source === source)?.n ?? 0),
+            { discard: true }
+          )
         })
 
       let recountedAt: number | undefined

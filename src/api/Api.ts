@@ -19,6 +19,7 @@ import {
   SmsUnavailable
 } from "../domain/Errors.ts"
 import { idempotencyKeyPattern } from "../domain/MessageRules.ts"
+import { PhoneNumber } from "../domain/Phone.ts"
 import { Text, TextWith } from "../domain/Text.ts"
 import { apiDescription, operationDescriptions, tagDescriptions } from "./Descriptions.ts"
 import { withResponseHeaders } from "./ResponseHeaders.ts"
@@ -29,6 +30,10 @@ import {
   BatchMessages,
   Contact,
   ContactWrite,
+  InboundMessage,
+  InboundMessages,
+  OptOut,
+  OptOuts,
   Message,
   MessageCreate,
   Webhook,
@@ -241,12 +246,70 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
   .middleware(ApiKeyAuth)
   .prefix(apiPrefix) {}
 
+/** Messages mobiles sent to the organisation's numbers (docs/decisions.md#two-way-messages-and-consent), permission inbound.read. */
+export class InboundMessagesGroup extends HttpApiGroup.make("inbound-messages")
+  .add(
+    HttpApiEndpoint.get("list", "/inbound-messages/", {
+      query: { cursor: Schema.optionalKey(Text) },
+      success: InboundMessages,
+      error: [...CommonErrors, InsufficientPermissions, InvalidCursor]
+    })
+      .annotate(OpenApi.Summary, "Messages received from mobiles, newest first, 100 per page (permission inbound.read)")
+      .annotate(OpenApi.Description, operationDescriptions.listInboundMessages),
+    HttpApiEndpoint.get("get", "/inbound-messages/:inbound_message_id/", {
+      params: { inbound_message_id: Uuid },
+      success: InboundMessage,
+      error: [...CommonErrors, InsufficientPermissions]
+    })
+      .annotate(OpenApi.Summary, "One message received from a mobile (permission inbound.read)")
+      .annotate(OpenApi.Description, operationDescriptions.getInboundMessage)
+  )
+  .annotate(OpenApi.Description, tagDescriptions["inbound-messages"])
+  .middleware(ApiKeyAuth)
+  .prefix(apiPrefix) {}
+
+const OptOutNumber = { phone_number: PhoneNumber }
+
+/** The organisation's opt-out list (docs/decisions.md#two-way-messages-and-consent), permission contacts.manage. */
+export class OptOutsGroup extends HttpApiGroup.make("opt-outs")
+  .add(
+    HttpApiEndpoint.get("list", "/opt-outs/", {
+      query: { cursor: Schema.optionalKey(Text) },
+      success: OptOuts,
+      error: [...CommonErrors, InsufficientPermissions, InvalidCursor]
+    })
+      .annotate(
+        OpenApi.Summary,
+        "Numbers opted out of the organisation's messages, newest first (permission contacts.manage)"
+      )
+      .annotate(OpenApi.Description, operationDescriptions.listOptOuts),
+    HttpApiEndpoint.put("put", "/opt-outs/:phone_number/", {
+      params: OptOutNumber,
+      success: [OptOut.pipe(HttpApiSchema.status(201)), OptOut],
+      error: [...CommonErrors, InsufficientPermissions]
+    })
+      .annotate(OpenApi.Summary, "Opt a number out: 201 now, 200 when it already was (permission contacts.manage)")
+      .annotate(OpenApi.Description, operationDescriptions.putOptOut),
+    HttpApiEndpoint.delete("delete", "/opt-outs/:phone_number/", {
+      params: OptOutNumber,
+      success: HttpApiSchema.NoContent,
+      error: [...CommonErrors, InsufficientPermissions]
+    })
+      .annotate(OpenApi.Summary, "Opt a number back in; 404 when it is not opted out (permission contacts.manage)")
+      .annotate(OpenApi.Description, operationDescriptions.deleteOptOut)
+  )
+  .annotate(OpenApi.Description, tagDescriptions["opt-outs"])
+  .middleware(ApiKeyAuth)
+  .prefix(apiPrefix) {}
+
 export class Api extends HttpApi.make("sms")
   .add(BalanceGroup)
   .add(ContactsGroup)
   .add(MessagesGroup)
   .add(MessageBatchesGroup)
   .add(WebhooksGroup)
+  .add(InboundMessagesGroup)
+  .add(OptOutsGroup)
   .middleware(SchemaErrors)
   .annotate(HttpApi.PayloadParseOptions, { onExcessProperty: "error", errors: "all" })
   .annotateMerge(

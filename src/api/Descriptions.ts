@@ -146,7 +146,20 @@ the answer was lost.`,
   retryWebhookDelivery: `Attempts a delivery again now, a failed one too (\`202\`). Repeatable: a retry makes it due
 again, and the receiver may get the event once more (deliveries are at least once).`,
   testWebhook: `Sends a \`webhook.test\` event to the endpoint (\`202\`). Each call sends one more: retry only after
-a lost answer, and expect a second event.`
+a lost answer, and expect a second event.`,
+  listInboundMessages: `The organisation's inbound messages, newest first, 100 per page: pass \`next_cursor\` unchanged
+as \`cursor\` for the next page. \`keyword\` is the keyword the message was routed by, or the consent word it
+carried (\`STOP\`, \`START\`...); \`in_reply_to\` the organisation's message it answers, when it sent one to this
+number under this sender within 30 days; \`incomplete\` marks a long message whose parts did not all arrive. ${readOnly}`,
+  getInboundMessage: `One inbound message of the organisation; another organisation's answers 404. ${readOnly}`,
+  listOptOuts: `Numbers opted out of the organisation's messages, newest first, 100 per page, with how (\`sms\`, \`api\`,
+\`operator\`) and the inbound message that asked, if one did. ${readOnly}`,
+  putOptOut: `Opts the number out of the organisation's messages (source \`api\`): 201 when it is opted out now, 200
+when it already was (its first opt-out is kept). From then on \`POST /messages/\` to it answers 400 and a batch member
+to it is created \`failed\` without a credit; a message already scheduled to it fails at its turn. Repeatable: send the
+same request again after a lost answer (it answers 200).`,
+  deleteOptOut: `Opts the number back in: 204; 404 \`not_found\` when it is not opted out. Repeatable: after a lost
+answer, send the same request again (a 404 then means it is done).`
 } as const
 
 /** What each group of operations is about. */
@@ -156,5 +169,9 @@ export const tagDescriptions = {
   messages: "Single SMS: send now, schedule, read the outcome.",
   "message-batches": "One text to many recipients at one scheduled time.",
   webhooks:
-    "Status webhooks: signed, retried, durable pushes of message and batch outcomes (permission webhooks.manage)."
+    "Status webhooks: signed, retried, durable pushes of message and batch outcomes (permission webhooks.manage).",
+  "inbound-messages":
+    "Messages mobiles send to the organisation's numbers: by a number dedicated to it, a keyword it holds on a shared number, or as a reply to the messages it sent (permission inbound.read).",
+  "opt-outs":
+    "Numbers that refused the organisation's messages (by SMS: STOP, ARRET, AJANONY...; or through this API). A message to one is refused; a batch member to one fails without a credit (permission contacts.manage)."
 } as const

@@ -210,3 +210,39 @@ export const WebhookDeliveries = Schema.Struct({
   results: Schema.Array(WebhookDelivery),
   next_cursor: Schema.NullOr(Schema.String)
 }).annotate({ identifier: "WebhookDeliveries" })
+
+// ---------------------------------------------------------------------------------------------
+// Two-way messages and consent (docs/decisions.md#two-way-messages-and-consent).
+
+const Uuid = Schema.String.annotate({ format: "uuid" } as Schema.Annotations.Annotations)
+
+/** A message a mobile sent to one of the organisation's numbers. */
+export const InboundMessage = Schema.Struct({
+  id: Uuid,
+  from: Schema.String,
+  to: Schema.String,
+  text: Schema.String,
+  keyword: Schema.NullOr(Schema.String),
+  segments: Count,
+  incomplete: Schema.Boolean,
+  in_reply_to: Schema.NullOr(Uuid),
+  received_at: DateTime
+}).annotate({ identifier: "InboundMessage" })
+
+export const InboundMessages = Schema.Struct({
+  results: Schema.Array(InboundMessage),
+  next_cursor: Schema.NullOr(Schema.String)
+}).annotate({ identifier: "InboundMessages" })
+
+/** A number opted out of the organisation's messages, and how. */
+export const OptOut = Schema.Struct({
+  phone_number: Schema.String,
+  source: Schema.Literals(["sms", "api", "operator"]),
+  inbound_message_id: Schema.NullOr(Uuid),
+  created_at: DateTime
+}).annotate({ identifier: "OptOut" })
+
+export const OptOuts = Schema.Struct({
+  results: Schema.Array(OptOut),
+  next_cursor: Schema.NullOr(Schema.String)
+}).annotate({ identifier: "OptOuts" })

@@ -59,6 +59,16 @@ import { Deliveries } from "../webhooks/Deliveries.ts"
 import { Webhooks } from "../webhooks/Webhooks.ts"
 import { WebhookStore } from "../webhooks/WebhookStore.ts"
 import { webhookPayloadsLayer } from "../http/WebhookPayloads.ts"
+import { OptOutStore } from "../consent/OptOutStore.ts"
+import { OptOuts } from "../consent/OptOuts.ts"
+import { InboundMessages } from "../inbound/InboundMessages.ts"
+import { InboundNumbers } from "../inbound/InboundNumbers.ts"
+import { Assembler } from "../inbound/Assembler.ts"
+import { InboundMessageStore } from "../inbound/InboundMessageStore.ts"
+import { InboundNumberStore } from "../inbound/InboundNumberStore.ts"
+import { InboundPartStore } from "../inbound/InboundPartStore.ts"
+import { InboundRouting } from "../inbound/InboundRouting.ts"
+import { Replies } from "../messages/Replies.ts"
 import { httpAppLayer, routes } from "./HttpApp.ts"
 import { seedLayer } from "./Seed.ts"
 
@@ -90,6 +100,11 @@ const Base = Layer.mergeAll(
   QuickAdmission.layer,
   DatabaseHealth.layer,
   WebhookStore.layer,
+  OptOutStore.layer,
+  InboundPartStore.layer,
+  InboundMessageStore.layer,
+  InboundNumberStore.layer,
+  Replies.layer,
   creationAnswersLayer
 ).pipe(
   Layer.provideMerge(
@@ -103,7 +118,17 @@ const servicesWith = <E, R>(provider: Layer.Layer<Provider, E, R>) =>
     Layer.provideMerge(Layer.merge(WorkSteps.layer, Compaction.layer)),
     // webhook deliveries render their events through the edge's representations (WebhookPayloads)
     Layer.provideMerge(Deliveries.layer.pipe(Layer.provideMerge(webhookPayloadsLayer))),
-    Layer.provideMerge(Layer.mergeAll(Messages.layer, Batches.layer, Webhooks.layer)),
+    Layer.provideMerge(
+      Layer.mergeAll(
+        Messages.layer,
+        Batches.layer,
+        Webhooks.layer,
+        OptOuts.layer,
+        InboundMessages.layer,
+        InboundNumbers.layer
+      )
+    ),
+    Layer.provideMerge(Assembler.layer.pipe(Layer.provideMerge(InboundRouting.layer))),
     Layer.provideMerge(Layer.mergeAll(Submitter.layer, Recovery.layer, BindHolderRelay.layer, Erasure.layer)),
     Layer.provideMerge(Settlement.layer),
     Layer.provideMerge(provider),

@@ -14,6 +14,7 @@ import { ActivityHandlers } from "../admin/ActivityHandlers.ts"
 import { ClockHandlers } from "../admin/ClockHandlers.ts"
 import { WebhookAdminHandlers } from "../admin/WebhookAdminHandlers.ts"
 import { SimulatorHandlers } from "../admin/SimulatorHandlers.ts"
+import { InboundAdminHandlers } from "../admin/InboundAdminHandlers.ts"
 import { Api, apiPrefix } from "../api/Api.ts"
 import { consolePagePath, ConsoleRoutes, consolePaths } from "../console/ConsoleRoutes.ts"
 import { apiKeyAuthLayer } from "../http/ApiKeyAuth.ts"
@@ -24,17 +25,34 @@ import { ContactsHandlers } from "../http/ContactsHandlers.ts"
 import { makeEdge } from "../http/Edge.ts"
 import { MessagesHandlers } from "../http/MessagesHandlers.ts"
 import { WebhooksHandlers } from "../http/WebhooksHandlers.ts"
+import { InboundHandlers } from "../http/InboundHandlers.ts"
+import { OptOutsHandlers } from "../http/OptOutsHandlers.ts"
 import { HealthRoutes, healthPaths } from "../http/Health.ts"
 import { routesOf, routeTable } from "../http/RouteTable.ts"
 import { schemaErrorsLayer } from "../http/SchemaErrors.ts"
 
 const PublicRoutes = HttpApiBuilder.layer(Api).pipe(
-  Layer.provide([BalanceHandlers, ContactsHandlers, MessagesHandlers, BatchesHandlers, WebhooksHandlers]),
+  Layer.provide([
+    BalanceHandlers,
+    ContactsHandlers,
+    MessagesHandlers,
+    BatchesHandlers,
+    WebhooksHandlers,
+    InboundHandlers,
+    OptOutsHandlers
+  ]),
   Layer.provide([apiKeyAuthLayer, schemaErrorsLayer, admissionMetricsLayer])
 )
 
 const AdminRoutes = HttpApiBuilder.layer(AdminApi).pipe(
-  Layer.provide([AdminHandlers, ActivityHandlers, SimulatorHandlers, ClockHandlers, WebhookAdminHandlers]),
+  Layer.provide([
+    AdminHandlers,
+    ActivityHandlers,
+    SimulatorHandlers,
+    ClockHandlers,
+    WebhookAdminHandlers,
+    InboundAdminHandlers
+  ]),
   Layer.provide([adminAuthLayer, schemaErrorsLayer])
 )
 

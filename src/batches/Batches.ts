@@ -9,7 +9,8 @@ import { Context, Effect, Layer } from "effect"
 import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
 import { Transactions } from "../db/Transactions.ts"
 import { utcDay } from "../domain/Dates.ts"
-import { InvalidCursor, NotFound } from "../domain/Errors.ts"
+import { InvalidCursor, NotFound, ValidationError } from "../domain/Errors.ts"
+import { OptOutStore } from "../consent/OptOutStore.ts"
 import { requireFuture } from "../domain/MessageRules.ts"
 import { type ListPage, type ListPosition, pageOf } from "../domain/NewestFirst.ts"
 import { isFuture } from "../domain/SendAt.ts"
@@ -84,6 +85,7 @@ export class Batches extends Context.Service<
       const secret = yield* ServiceSecret
       const quickAdmission = yield* QuickAdmission
       const answers = yield* BatchAnswers
+      const optOuts = yield* OptOutStore
 
       const findBatch = (organisationId: string, id: string) =>
         Effect.gen(function* () {
@@ -94,7 +96,9 @@ export class Batches extends Context.Service<
       /**
        * The admission transaction, the general path: the idempotency claim with its 202 (known
        * before anything is written, rolled back with the rest), the batch row, every member in one
-       * insert, one reservation that may span lots.
+       * insert, one reservation that may span lots. A member whose recipient opted out is created
+       * `failed` without a credit (docs/decisions.md#two-way-messages-and-consent), so one STOP never
+       * blocks a campaign; when every recipient did, 400 naming each.
        */
       const admit = (
         organisationId: string,
@@ -102,11 +106,22 @@ export class Batches extends Context.Service<
         fingerprint: string,
         request: BatchRequest,
         batch: BatchRow,
-        memberIds: ReadonlyArray<string>,
-        answer: Answer
+        memberIds: ReadonlyArray<string>
       ) =>
         Effect.gen(function* () {
           const profile = yield* organisations.sendingProfile(organisationId, request.senderName)
+          const optedOut = yield* optOuts.optedOutAmong(organisationId, request.recipients)
+          const refused = request.recipients.filter((to) => optedOut.has(to)).length
+          const everyOne = refused === request.recipients.length
+          // every recipient opted out: refused below once the claim has told a replay apart, so the
+          // answer claimed with (rolled back unseen) keeps a reservation a batch answer can show
+          const admitted: BatchRow = everyOne
+            ? batch
+            : { ...batch, creditsReserved: (request.recipients.length - refused) * request.segments }
+          const answer = answers.answer({
+            ...admitted,
+            counts: { ...zeroCounts(), scheduled: request.recipients.length - refused, failed: refused }
+          })
           const claim = yield* idempotency.claim({
             organisationId,
             route: "message-batches",
@@ -116,10 +131,18 @@ export class Batches extends Context.Service<
             answer
           })
           if (claim._tag === "Replay") return { answer: claim.answer, replayed: true }
+          if (everyOne) {
+            return yield* ValidationError.withMessage("Every recipient opted out of this organisation's messages", {
+              details: request.recipients.map((_, i) => ({
+                field: `recipients[${i}]`,
+                message: "opted out of this organisation's messages"
+              }))
+            })
+          }
           const past = requireFuture(request.sendAt, batch.createdAt)
           if (past !== undefined) return yield* past
           const senderName = yield* requireSendable(profile)
-          yield* store.insert(organisationId, batch)
+          yield* store.insert(organisationId, admitted)
           yield* messages.insert(
             organisationId,
             request.recipients.map((to, i) => ({
@@ -130,7 +153,7 @@ export class Batches extends Context.Service<
               senderName,
               text: request.text,
               segments: request.segments,
-              status: "scheduled" as const,
+              status: optedOut.has(to) ? ("failed" as const) : ("scheduled" as const),
               sendAt: request.sendAt,
               workerId: null
             })),
@@ -138,7 +161,9 @@ export class Batches extends Context.Service<
           )
           yield* ledger.reserve(
             organisationId,
-            memberIds.map((messageId) => ({ messageId, credits: request.segments }))
+            memberIds.flatMap((messageId, i) =>
+              optedOut.has(request.recipients[i]!) ? [] : [{ messageId, credits: request.segments }]
+            )
           )
           return { answer, replayed: false }
         }).pipe(transaction)
@@ -161,8 +186,9 @@ export class Batches extends Context.Service<
           createdAt: at
         }
         const answer = answers.answer({ ...batch, counts: { ...zeroCounts(), scheduled: batch.recipientCount } })
-        const general = admit(organisationId, key, fingerprint, request, batch, memberIds, answer)
-        // a schedule already in the past: the general path decides between a replay and invalid_schedule
+        const general = admit(organisationId, key, fingerprint, request, batch, memberIds)
+        // a schedule already in the past: the general path decides between a replay and invalid_schedule;
+        // a recipient opted out: the quick statement claims nothing and the general path admits the others
         if (!isFuture(request.sendAt, at.getTime())) return yield* general
         const quick = yield* quickAdmission.batch({
           organisationId,

@@ -2,7 +2,7 @@
  * The background fibers of a process, each repeating its WorkSteps as time passes: the
  * dispatcher (due messages claimed as its window frees up, while the rest are in flight, so the
  * provider is never idle for a round trip), the verifier (unknown results), recovery (messages
- * of dead processes), the receipt applier, the webhook deliveries, once a minute the removal of
+ * of dead processes), the receipt applier, the assembler of inbound messages (inbound/Assembler.ts), the webhook deliveries, once a minute the removal of
  * unmatched receipts past their time, and retention (messages past it erased, finished ones
  * compacted, the monthly partitions of messages and of the ledger journal kept: a past month of
  * erased messages packed and dropped). A loop survives failures and stops
@@ -27,6 +27,7 @@ import { JournalPartitions } from "../ledger/JournalPartitions.ts"
 import { MessagePartitions } from "../messages/MessagePartitions.ts"
 import { type ClaimedMessage, MessageQueueStore } from "../messages/MessageQueueStore.ts"
 import { Provider } from "../provider/Provider.ts"
+import { Assembler, assembleRoundMax, inboundRetentionSetMax } from "../inbound/Assembler.ts"
 import { verifyRoundMax, WorkSteps } from "./WorkSteps.ts"
 
 /** Longest a loop sleeps before looking again (new work may come from other processes). */
@@ -37,6 +38,11 @@ export const recoveryIntervalMs = 2000
 const busyRetryMs = 50
 /** The same when some routes' binds are held by other processes: due messages may be theirs, not to be claimed here. */
 const standbyRetryMs = 250
+/**
+ * How often the assembler looks for inbound parts to join: a part is acknowledged once stored,
+ * and its message made from the table within this.
+ */
+export const inboundPollMs = 250
 /** How often unmatched receipts past their time (or their route's cap) are removed. */
 export const receiptCleanupIntervalMs = 60_000
 /**
@@ -85,6 +91,7 @@ export const backgroundLoopsLayer = Layer.effectDiscard(
     const partitions = yield* JournalPartitions
     const messagePartitions = yield* MessagePartitions
     const deliveries = yield* Deliveries
+    const assembler = yield* Assembler
     if (config.clock === "test") return
 
     // webhook deliveries go out whether or not this process dispatches messages
@@ -95,13 +102,19 @@ export const backgroundLoopsLayer = Layer.effectDiscard(
       yield* receipts.awaitWake(yield* untilMs(yield* receipts.nextDue))
     })
     yield* Effect.forkScoped(resilient("receipt applier", receiptLoop))
+    // inbound messages are made from their parts whether or not this process dispatches messages
+    const assemblerLoop = Effect.gen(function* () {
+      if ((yield* steps.assembleInbound) >= assembleRoundMax) return
+      yield* sleepMs(inboundPollMs)
+    })
+    yield* Effect.forkScoped(resilient("inbound assembler", assemblerLoop))
     // any process may erase: sets skip the messages another one holds
     const retention = Effect.gen(function* () {
-      const [took, [erased, compacted]] = yield* Effect.timed(
-        Effect.all([erasure.eraseExpired, compaction.compactOnce])
+      const [took, [erased, compacted, inboundErased]] = yield* Effect.timed(
+        Effect.all([erasure.eraseExpired, compaction.compactOnce, assembler.eraseExpired])
       )
       let busyMs = Duration.toMillis(took)
-      let more = erased >= retentionSetMax || compacted >= compactionSetMax
+      let more = erased >= retentionSetMax || compacted >= compactionSetMax || inboundErased >= inboundRetentionSetMax
       // once erasure has caught up, the monthly partitions: those ahead made, a past month of erased
       // messages packed set after set, the emptied partitions of messages and of the ledger journal dropped
       if (!more) {
@@ -167,6 +180,7 @@ export const backgroundLoopsLayer = Layer.effectDiscard(
     })
     const receiptCleanup = Effect.gen(function* () {
       yield* steps.dropUnmatchedReceipts
+      yield* assembler.forgetJoined
       yield* sleepMs(receiptCleanupIntervalMs)
     })
 

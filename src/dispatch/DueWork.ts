@@ -6,7 +6,8 @@
  * order: due messages dispatched to their simulated outcome, receipts delivered, verifications
  * run, abandoned messages recovered, unmatched receipts past their time removed, messages past
  * their retention erased, finished messages compacted (Compaction.ts), webhook deliveries (and
- * their retries) attempted, the monthly partitions of messages (MessagePartitions.ts: past months
+ * their retries) attempted, inbound messages made from their parts (and those missing parts for 10
+ * minutes made incomplete), their joined parts forgotten and their text erased past retention, the monthly partitions of messages (MessagePartitions.ts: past months
  * of erased messages packed) and of the ledger journal (JournalPartitions.ts) made ahead and the
  * emptied ones dropped. Credits expire by themselves: expiry is judged by the date.
  */
@@ -21,6 +22,7 @@ import { MessageQueueStore } from "../messages/MessageQueueStore.ts"
 import { Compaction } from "../messages/Compaction.ts"
 import { JournalPartitions } from "../ledger/JournalPartitions.ts"
 import { Deliveries } from "../webhooks/Deliveries.ts"
+import { Assembler } from "../inbound/Assembler.ts"
 import { WorkSteps } from "./WorkSteps.ts"
 
 /** Most passes over the steps at one instant before giving up (a bug would otherwise spin). */
@@ -53,6 +55,7 @@ export class DueWork extends Context.Service<
       const compaction = yield* Compaction
       const partitions = yield* JournalPartitions
       const messagePartitions = yield* MessagePartitions
+      const assembler = yield* Assembler
       const oneAtATime = yield* Semaphore.make(1)
 
       const drain = (step: Effect.Effect<number, DatabaseUnavailable>) =>
@@ -77,6 +80,9 @@ export class DueWork extends Context.Service<
             (yield* steps.dispatchDue) +
             (yield* drain(simulatorSteps.runDue)) +
             (yield* drain(steps.applyReceipts)) +
+            (yield* drain(steps.assembleInbound)) +
+            (yield* assembler.forgetJoined) +
+            (yield* drain(assembler.eraseExpired)) +
             (yield* drain(steps.verifyDue)) +
             (yield* steps.dropUnmatchedReceipts) +
             (yield* drain(erasure.eraseExpired)) +
@@ -95,7 +101,8 @@ export class DueWork extends Context.Service<
             yield* queue.laterClaimable(after),
             yield* queue.nextVerification(after),
             yield* simulatorSteps.nextDue(after),
-            yield* deliveries.nextAt(after)
+            yield* deliveries.nextAt(after),
+            yield* assembler.nextDue
           ]
           const times = candidates.flatMap((d) =>
             d !== undefined && d > after && Number.isFinite(d.getTime()) ? [d.getTime()] : []

@@ -17,6 +17,7 @@ import { Provider, type QueryResult, sendsNothing } from "../provider/Provider.t
 import { now } from "../clock/Time.ts"
 import { ProcessLease } from "../processes/ProcessLease.ts"
 import { type Orphan, Receipts } from "../receipts/Receipts.ts"
+import { Assembler } from "../inbound/Assembler.ts"
 
 /** Most provider submissions in flight per process (the dispatcher's window). */
 export const dispatchConcurrencyMax = 512
@@ -85,6 +86,8 @@ export class WorkSteps extends Context.Service<
     readonly applyReceipts: Effect.Effect<number, DatabaseUnavailable>
     /** Removes unmatched receipts past their time or their route's cap; returns how many. */
     readonly dropUnmatchedReceipts: Effect.Effect<number, DatabaseUnavailable>
+    /** Makes one round of inbound messages from their stored parts (inbound/Assembler.ts); returns how many. */
+    readonly assembleInbound: Effect.Effect<number, DatabaseUnavailable>
   }
 >()("sms/WorkSteps") {
   static readonly layer = Layer.effect(
@@ -96,6 +99,7 @@ export class WorkSteps extends Context.Service<
       const submitter = yield* Submitter
       const recovery = yield* Recovery
       const receipts = yield* Receipts
+      const assembler = yield* Assembler
       const provider = yield* Provider
       const lease = yield* ProcessLease
       const { workerId } = lease
@@ -124,6 +128,7 @@ export class WorkSteps extends Context.Service<
         Effect.gen(function* () {
           if (refusal === "gone") return
           if (refusal === "sms_unavailable") yield* settlement.settle(message, { _tag: "SmsUnavailable" }, "dispatch")
+          else if (refusal === "opted_out") yield* settlement.settle(message, { _tag: "OptedOut" }, "opted_out")
           else if (refusal === "sender_unavailable")
             yield* settlement.settle(message, { _tag: "SenderUnavailable" }, "dispatch")
           else yield* submitter.submitAndSettle({ ...message, status: "processing" })
@@ -215,7 +220,8 @@ export class WorkSteps extends Context.Service<
         verifyAgain,
         recoverAbandoned: recovery.recoverAbandoned.pipe(Effect.tap(() => recovery.forgetDeadWorkers)),
         applyReceipts: Effect.map(receipts.applyDue, (r) => r.delivered + r.undeliverable + r.ignored),
-        dropUnmatchedReceipts: receipts.dropUnmatched
+        dropUnmatchedReceipts: receipts.dropUnmatched,
+        assembleInbound: assembler.assembleDue
       })
     })
   )

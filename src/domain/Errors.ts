@@ -120,6 +120,8 @@ export class ClockNotTest extends ApiError("ClockNotTest", "clock_not_test", 409
 export class MessageNotAccepted extends ApiError("MessageNotAccepted", "message_not_accepted", 409) {}
 export class MessageNotUnknown extends ApiError("MessageNotUnknown", "message_not_unknown", 409) {}
 export class ProviderNotSimulator extends ApiError("ProviderNotSimulator", "provider_not_simulator", 409) {}
+export class InboundNumberTaken extends ApiError("InboundNumberTaken", "inbound_number_taken", 409) {}
+export class SimulatorOnly extends ApiError("SimulatorOnly", "simulator_only", 409) {}
 export class PersonalDataErased extends ApiError("PersonalDataErased", "personal_data_erased", 410) {}
 export class PayloadTooLarge extends ApiError("PayloadTooLarge", "payload_too_large", 413) {}
 export class UnsupportedMediaType extends ApiError("UnsupportedMediaType", "unsupported_media_type", 415) {}

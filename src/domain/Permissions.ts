@@ -1,4 +1,4 @@
-/** The capabilities an API key can hold: the five of docs/integrators.md#authentication and `webhooks.manage` (docs/decisions.md#webhooks). */
+/** The capabilities an API key can hold: the five of docs/integrators.md#authentication, `webhooks.manage` (docs/decisions.md#webhooks) and `inbound.read` (docs/decisions.md#two-way-messages-and-consent). */
 import { Schema } from "effect"
 
 export const Permissions = [
@@ -7,7 +7,8 @@ export const Permissions = [
   "delivery.read",
   "balance.read",
   "contacts.manage",
-  "webhooks.manage"
+  "webhooks.manage",
+  "inbound.read"
 ] as const
 export type Permission = (typeof Permissions)[number]
 export const PermissionSchema = Schema.Literals(Permissions)

@@ -191,6 +191,32 @@ export const encodeSegments = (text: string): EncodedSegments => {
   return { encoding: count.encoding, segments }
 }
 
+/** The character of every septet (a basic one as it is, an extension one as `0x1B00 | code`): gsmSeptet turned round. */
+const gsmChar: ReadonlyMap<number, string> = new Map(
+  [...gsmSeptet].map(([unit, septet]) => [septet, String.fromCharCode(unit)])
+)
+
+/**
+ * GSM 03.38 septets, one per octet (as SMPP `data_coding` 0 carries them), back to text: 0x1B
+ * and the next septet are an extension character; an escape before a code with none reads as the
+ * basic character of that code (GSM 03.38's fallback), a trailing escape as nothing.
+ */
+export const decodeGsm7 = (octets: Uint8Array): string => {
+  let text = ""
+  for (let i = 0; i < octets.length; i++) {
+    const septet = octets[i]! & 0x7f
+    if (septet === GSM_ESCAPE) {
+      const next = octets[i + 1]
+      if (next === undefined) break
+      i++
+      text += gsmChar.get((GSM_ESCAPE << 8) | (next & 0x7f)) ?? gsmChar.get(next & 0x7f) ?? ""
+      continue
+    }
+    text += gsmChar.get(septet) ?? ""
+  }
+  return text
+}
+
 const MAX_LISTED = 10
 
 /** Invisible or layout characters are shown as U+XXXX so the message stays one readable line. */

@@ -12,7 +12,10 @@ export const WebhookEventTypes = [
   "message.failed",
   "message.blocked",
   "message.unknown",
-  "batch.completed"
+  "batch.completed",
+  "message.received",
+  "contact.opted_out",
+  "contact.opted_in"
 ] as const
 export type WebhookEventType = (typeof WebhookEventTypes)[number]
 export const WebhookEventTypeSchema = Schema.Literals(WebhookEventTypes)

@@ -64,6 +64,14 @@ const messageAnswer = (outcome: MessageOutcome, message: MessageRow): Answer => 
           { messageId }
         )
       )
+    case "OptedOut":
+      return stored(
+        DispatchUnavailable,
+        DispatchUnavailable.withMessage(
+          "The recipient opted out of this organisation's messages before it was handed over; it was not sent",
+          { messageId }
+        )
+      )
     case "SmsUnavailable":
       return stored(
         SmsUnavailable,

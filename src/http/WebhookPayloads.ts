@@ -5,9 +5,11 @@
  * GET /message-batches/{id}/ answers it (its counts no longer change once every member is final).
  */
 import { Effect, Layer, Schema } from "effect"
+import * as Str from "effect/String"
 import { Batch, Message } from "../api/Schemas.ts"
 import { Batches } from "../batches/Batches.ts"
 import { MessageStatusSchema } from "../domain/MessageStatus.ts"
+import { dataEventTypes } from "../webhooks/DataEvents.ts"
 import { WebhookPayloads } from "../webhooks/WebhookPayloads.ts"
 import { batchOf, messageOf } from "./Representations.ts"
 
@@ -38,6 +40,15 @@ export const webhookPayloadsLayer = Layer.effect(
             Effect.map((b) => encodeBatch(batchOf(b))),
             // a batch is never deleted: a missing one is a fault of ours
             Effect.catchTag("NotFound", Effect.die)
+          )
+        }
+        // inbound messages and consent changes carry their data as it was at the change (its keys
+        // read back in camel case, as every column the client reads: written again as the API's)
+        if ((dataEventTypes as ReadonlyArray<string>).includes(event.type)) {
+          return Effect.succeed(
+            Object.fromEntries(
+              Object.entries((event.message ?? {}) as Record<string, unknown>).map(([k, v]) => [Str.camelToSnake(k), v])
+            )
           )
         }
         if (event.message === null || event.message === undefined) return Effect.succeed({})

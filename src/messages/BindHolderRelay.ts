@@ -61,6 +61,7 @@ export class BindHolderRelay extends Context.Service<
           )
           if (refusal === "sms_unavailable")
             return yield* settlement.settleAnswer(message, { _tag: "SmsUnavailable" }, "dispatch")
+          if (refusal === "opted_out") return yield* settlement.settleAnswer(message, { _tag: "OptedOut" }, "opted_out")
           if (refusal === "sender_unavailable")
             return yield* settlement.settleAnswer(message, { _tag: "SenderUnavailable" }, "dispatch")
           return yield* settlement.settleAnswer({ ...message, status: "processing" }, { _tag: "NeverSent" }, "dispatch")

@@ -25,7 +25,9 @@ export const eventSources = [
   "recovery",
   "dispatch",
   "erasure",
-  "matched_receipt"
+  "matched_receipt",
+  // its recipient had opted out of the organisation's messages (docs/decisions.md#two-way-messages-and-consent)
+  "opted_out"
 ] as const
 
 export type EventSource = (typeof eventSources)[number]

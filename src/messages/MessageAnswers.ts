@@ -18,6 +18,7 @@ export type MessageOutcome =
   | "NotReceived"
   | "SenderUnavailable"
   | "SmsUnavailable"
+  | "OptedOut"
 
 export class MessageAnswers extends Context.Service<
   MessageAnswers,

@@ -14,6 +14,7 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient, type SqlError, type Statement } from "effect/sql"
 import type { Fails } from "../db/DatabaseUnavailable.ts"
+import { optedOut } from "../consent/OptOutStore.ts"
 import { fromDatabase } from "../db/Statements.ts"
 import { inTransaction } from "../db/Transactions.ts"
 import { organisationFragments } from "../organisations/OrganisationStore.ts"
@@ -28,7 +29,7 @@ import { type VerificationQueue, verificationQueue } from "./VerificationQueue.t
 export const claimLeaseMs = 10_000
 
 /** Why a claimed message was not started. */
-export type StartRefusal = "sms_unavailable" | "sender_unavailable" | "gone"
+export type StartRefusal = "sms_unavailable" | "sender_unavailable" | "opted_out" | "gone"
 
 /**
  * What a claim did with a message: claimed it, to be started later (`start`), or, when asked to
@@ -149,8 +150,9 @@ export class MessageQueueStore extends Context.Service<
 
       /**
        * The end of a claim that starts the messages of `due` (its CTE of `organisation_id, id,
-       * sender_name`, locked): each one whose organisation has SMS enabled and whose sender is
-       * active becomes `processing` as `start` makes it; the others are claimed until `claimUntil`.
+       * sender_name, to_number`, locked): each one whose organisation has SMS enabled, whose sender
+       * is active and whose recipient has not opted out (docs/decisions.md#two-way-messages-and-consent)
+       * becomes `processing` as `start` makes it; the others are claimed until `claimUntil`.
        * `go` is judged from `due` alone, and materialized, so that messages is joined once, to
        * `go`, by its whole key: joined in `go` with the organisation's row as well, the planner
        * could probe messages by the organisation alone and filter every one of its rows (cheap by
@@ -161,7 +163,8 @@ export class MessageQueueStore extends Context.Service<
       const startClaimed = (at: Date, workerId: string, claimUntil: Date) => {
         return sql`, go AS MATERIALIZED (
           SELECT due.organisation_id, due.id, o.sms_enabled, coalesce(s.active, false) AS sender_active,
-            o.sms_enabled AND coalesce(s.active, false) AS ok
+            o.sms_enabled AND coalesce(s.active, false)
+              AND NOT ${optedOut(sql, sql`due.organisation_id`, sql`due.to_number`)} AS ok
           FROM due ${organisations.sendability("due")})
         UPDATE messages AS m SET worker_id = ${workerId},
           claim_until = CASE WHEN go.ok THEN NULL ELSE ${claimUntil}::timestamptz END,
@@ -172,7 +175,8 @@ export class MessageQueueStore extends Context.Service<
         FROM go, (SELECT ${at}::timestamptz AS at) AS t
         WHERE m.organisation_id = go.organisation_id AND m.id = go.id
         RETURNING ${sql.literal(returned)},
-          CASE WHEN go.ok THEN 'started' WHEN NOT go.sms_enabled THEN 'sms_unavailable' ELSE 'sender_unavailable' END AS claim`
+          CASE WHEN go.ok THEN 'started' WHEN NOT go.sms_enabled THEN 'sms_unavailable'
+            WHEN NOT go.sender_active THEN 'sender_unavailable' ELSE 'opted_out' END AS claim`
       }
 
       return MessageQueueStore.of({
@@ -195,14 +199,14 @@ export class MessageQueueStore extends Context.Service<
           const unclaimedDue = sql`m.status = 'scheduled' AND m.due_at <= ${at} AND ${unclaimedAt(at)}
           AND ${sendableNumber(sql, sendable)}`
           const earliest = (n: Statement.Fragment, except: Statement.Fragment) => sql`CROSS JOIN LATERAL (
-            SELECT m.organisation_id, m.id, m.due_at, m.created_at, m.batch_position, m.sender_name FROM messages AS m
+            SELECT m.organisation_id, m.id, m.due_at, m.created_at, m.batch_position, m.sender_name, m.to_number FROM messages AS m
             WHERE m.organisation_id = due_orgs.organisation_id AND ${unclaimedDue} AND m.send_at IS NOT NULL ${except}
             ORDER BY m.due_at, m.created_at, m.batch_position
             LIMIT ${n}
             FOR UPDATE OF m SKIP LOCKED) AS c`
           const claimUntil = new Date(at.getTime() + claimLeaseMs)
           return inPlannedOrder(sql<ClaimedMessage>`WITH RECURSIVE handed AS (
-            SELECT m.organisation_id, m.id, m.due_at, m.sender_name FROM messages AS m
+            SELECT m.organisation_id, m.id, m.due_at, m.sender_name, m.to_number FROM messages AS m
             WHERE ${unclaimedDue} AND m.send_at IS NULL
             ORDER BY m.due_at LIMIT ${size}
             FOR UPDATE OF m SKIP LOCKED),
@@ -222,10 +226,10 @@ export class MessageQueueStore extends Context.Service<
             sql`AND m.id NOT IN (SELECT id FROM shares)`
           )}),
           due AS (
-            SELECT organisation_id, id, sender_name FROM (
-              SELECT organisation_id, id, due_at, sender_name, 0 AS turn FROM handed
+            SELECT organisation_id, id, sender_name, to_number FROM (
+              SELECT organisation_id, id, due_at, sender_name, to_number, 0 AS turn FROM handed
               UNION ALL
-              SELECT organisation_id, id, due_at, sender_name,
+              SELECT organisation_id, id, due_at, sender_name, to_number,
                 row_number() OVER (PARTITION BY organisation_id ORDER BY due_at, created_at, batch_position) AS turn
               FROM (SELECT * FROM shares UNION ALL SELECT * FROM rest) AS locked) AS t
             ORDER BY turn, due_at LIMIT ${size})
@@ -246,18 +250,20 @@ export class MessageQueueStore extends Context.Service<
               id: string
               smsEnabled: boolean
               senderActive: boolean
+              optedOut: boolean
             }>`WITH x AS (
               SELECT * FROM json_to_recordset(${JSON.stringify(rows)}::json) AS x(organisation_id uuid, id uuid)),
             -- locked by their key alone, then judged: messages is never probed by organisation (startClaimed)
             locked AS MATERIALIZED (
-              SELECT m.organisation_id, m.id, m.sender_name
+              SELECT m.organisation_id, m.id, m.sender_name, m.to_number
               FROM messages AS m
               JOIN x ON x.organisation_id = m.organisation_id AND x.id = m.id
               WHERE m.status = 'scheduled'
               ORDER BY m.organisation_id, m.id
               FOR UPDATE OF m),
             c AS (
-              SELECT locked.organisation_id, locked.id, o.sms_enabled, coalesce(s.active, false) AS sender_active
+              SELECT locked.organisation_id, locked.id, o.sms_enabled, coalesce(s.active, false) AS sender_active,
+                ${optedOut(sql, sql`locked.organisation_id`, sql`locked.to_number`)} AS opted_out
               FROM locked ${organisations.sendability("locked")}),
             u AS (
               UPDATE messages AS m SET status = 'processing', submitted_at = t.at, updated_at = t.at,
@@ -265,8 +271,9 @@ export class MessageQueueStore extends Context.Service<
                 timeline = ${sql.literal(appended("m.timeline", "'processing'", "'dispatch'", "t.at"))}
               FROM c, (SELECT ${at}::timestamptz AS at) AS t
               WHERE m.organisation_id = c.organisation_id AND m.id = c.id AND c.sms_enabled AND c.sender_active
+                AND NOT c.opted_out
               RETURNING m.organisation_id, m.id)
-            SELECT organisation_id::text, id::text, sms_enabled, sender_active FROM c`)
+            SELECT organisation_id::text, id::text, sms_enabled, sender_active, opted_out FROM c`)
             const byKey = new Map(found.map((f) => [`${f.organisationId}/${f.id}`, f]))
             return messages.map((m): StartRefusal | undefined => {
               const f = byKey.get(`${m.organisationId}/${m.id}`)
@@ -276,7 +283,9 @@ export class MessageQueueStore extends Context.Service<
                   ? "sms_unavailable"
                   : !f.senderActive
                     ? "sender_unavailable"
-                    : undefined
+                    : f.optedOut
+                      ? "opted_out"
+                      : undefined
             })
           }),
         releaseClaims: (workerId) =>

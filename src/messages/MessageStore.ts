@@ -20,7 +20,7 @@ import { canTransition, type MessageStatus } from "../domain/MessageStatus.ts"
 import { organisationFragments } from "../organisations/OrganisationStore.ts"
 import { webhookOutbox } from "../webhooks/WebhookStore.ts"
 import { type BatchCheck, batchCompletion, batchKeys, lockBatches } from "./BatchCompletion.ts"
-import { admitted, appended, encodable, type EventSource, packedEntry } from "./CompactTimeline.ts"
+import { appended, encodable, entry, type EventSource, packedEntry } from "./CompactTimeline.ts"
 import { type MessageReads, messageReads } from "./MessageReads.ts"
 import type { MessageRow } from "./MessageRow.ts"
 import { finalList, messageColumns, movedColumns, sharedTexts } from "./MessageSql.ts"
@@ -35,7 +35,8 @@ export interface NewMessage {
   readonly senderName: string
   readonly text: string
   readonly segments: number
-  readonly status: "scheduled" | "processing"
+  /** `failed` only for a batch member whose recipient opted out (its timeline's source says so). */
+  readonly status: "scheduled" | "processing" | "failed"
   readonly sendAt: Date | null
   /** The process that goes on to submit it (an immediate send, created `processing`); null for a scheduled one. */
   readonly workerId: string | null
@@ -129,6 +130,8 @@ export class MessageStore extends Context.Service<
           send_at: m.sendAt?.toISOString() ?? null,
           worker_id: m.workerId
         }))
+        // a member created failed was refused for its opted-out recipient: its timeline says so
+        const timeline = (source: string) => entry("x.status", source, "s.at")
         yield* fromDatabase(sql`WITH x AS (
           SELECT * FROM json_to_recordset(${JSON.stringify(rows)}::json) AS x(id uuid, batch_id uuid, batch_position integer,
             to_number text, sender_name text, text text, segments smallint, status text, send_at timestamptz, worker_id uuid)),
@@ -137,7 +140,7 @@ export class MessageStore extends Context.Service<
           segments, status, send_at, due_at, worker_id, created_at, updated_at, timeline)
         SELECT ${organisationId}, x.id, x.batch_id, x.batch_position, x.to_number, x.sender_name, CASE WHEN x.batch_id IS NULL THEN x.text END, x.segments,
           x.status, x.send_at, CASE WHEN x.status = 'scheduled' THEN coalesce(x.send_at, ${at}::timestamptz) END, x.worker_id, ${at}, ${at},
-          ${sql.literal(admitted("x.status", "s.at"))}
+          ${sql.literal(timeline("CASE WHEN x.status = 'failed' THEN 'opted_out' ELSE 'admission' END"))}
         FROM x, (SELECT ${at}::timestamptz AS at) AS s`)
       })
 

@@ -21,8 +21,10 @@ import {
   NotFound,
   type PersonalDataErased,
   type SenderNameUnavailable,
-  type SmsUnavailable
+  type SmsUnavailable,
+  ValidationError
 } from "../domain/Errors.ts"
+import { OptOutStore } from "../consent/OptOutStore.ts"
 import { utcDay } from "../domain/Dates.ts"
 import { requireFuture } from "../domain/MessageRules.ts"
 import { isFuture } from "../domain/SendAt.ts"
@@ -55,6 +57,7 @@ export interface MessageRequest {
 }
 
 export type AdmissionError =
+  | ValidationError
   | InvalidSchedule
   | IdempotencyConflict
   | IdempotencyInProgress
@@ -63,6 +66,11 @@ export type AdmissionError =
   | SmsUnavailable
   | SenderNameUnavailable
   | DatabaseUnavailable
+
+/** A message to a number opted out of the organisation's messages (docs/decisions.md#two-way-messages-and-consent). */
+const optedOutError = ValidationError.withMessage("The recipient opted out of this organisation's messages", {
+  details: [{ field: "to", message: "opted out of this organisation's messages" }]
+})
 
 /** How an immediate send retries marking its message as handed over while the database fails: 50 ms doubling, for 3 s. */
 const markRetry = Schedule.exponential(Duration.millis(50)).pipe(Schedule.upTo({ duration: Duration.seconds(3) }))
@@ -111,6 +119,7 @@ export class Messages extends Context.Service<
       const quickAdmission = yield* QuickAdmission
       const provider = yield* Provider
       const relay = yield* BindHolderRelay
+      const optOuts = yield* OptOutStore
 
       /** Whether an immediate send goes to the processes holding its route's binds (this one holds none). */
       const isRelayed = (request: MessageRequest): boolean =>
@@ -167,6 +176,8 @@ export class Messages extends Context.Service<
           const scheduled = request.sendAt === null ? undefined : scheduledAnswer(message)
           const claim = yield* idempotency.claim(keyOf(organisationId, key, fingerprint, id, scheduled))
           if (claim._tag === "Replay") return { _tag: "Answered" as const, answer: claim.answer, replayed: true }
+          // refused, the claim rolled back with the rest: the same request succeeds once the number opts in again
+          if (yield* optOuts.isOptedOut(organisationId, request.to)) return yield* optedOutError
           const past = requireFuture(request.sendAt, at)
           if (past !== undefined) return yield* past
           yield* requireSendable(profile)

@@ -7,7 +7,7 @@
  *
  * It composes a statement over several modules' tables on purpose (docs/architecture.md lists
  * every such statement), each from the fragments its owner exports: the sending profile (OrganisationStore), the key (IdempotencyStore),
- * the messages (MessageFragments), the lot and the reservation (LedgerStore); a batch's own row comes
+ * the messages (MessageFragments), the lot and the reservation (LedgerStore), the opt-out list (OptOutStore); a batch's own row comes
  * from its caller (BatchStore `insertOnClaim`), since batches are built on messages.
  * The lot is locked as the statement reads it, so a concurrent admission cannot take its credits
  * between the read and the reservation.
@@ -23,6 +23,7 @@ import type { Answer } from "../idempotency/Answer.ts"
 import { idempotencyFragments, type KeyRow } from "../idempotency/IdempotencyStore.ts"
 import { ledgerFragments } from "../ledger/LedgerStore.ts"
 import { organisationFragments } from "../organisations/OrganisationStore.ts"
+import { optedOutAny } from "../consent/OptOutStore.ts"
 import { messageFragments } from "./MessageFragments.ts"
 
 /** What the one statement did. */
@@ -117,9 +118,15 @@ export class QuickAdmission extends Context.Service<
         ${keys.existing(c.organisationId, route, c.key)},
         ${ledger.lotFor(c.organisationId, c.today, credits)}`
 
-      /** Whether the key may be claimed by this statement: sendable, new, and a lot covers the reservation. */
-      const claimable = sql`EXISTS (SELECT 1 FROM org WHERE org.sms_enabled AND org.sender_active) AND NOT EXISTS (SELECT 1 FROM existing)
-        AND ${ledger.lotCovers}`
+      /**
+       * Whether the key may be claimed by this statement: sendable, new, a lot covers the
+       * reservation, and no recipient (`recipients`, an SQL array) opted out: one lookup by key
+       * each (docs/decisions.md#two-way-messages-and-consent); the general path explains a refusal.
+       */
+      const claimable = (organisationId: string, recipients: ReadonlyArray<string>) =>
+        sql`EXISTS (SELECT 1 FROM org WHERE org.sms_enabled AND org.sender_active) AND NOT EXISTS (SELECT 1 FROM existing)
+        AND ${ledger.lotCovers}
+        AND NOT ${optedOutAny(sql, sql`${organisationId}::uuid`, sql`${recipients}::text[]`)}`
 
       /** The statement's answer: whether it claimed, the sender, the stored key. */
       const outcome = sql`SELECT (SELECT count(*) FROM k)::integer AS claimed, (SELECT sender_name FROM org) AS sender_name,
@@ -145,7 +152,7 @@ export class QuickAdmission extends Context.Service<
         org.sender_name, ${status}::text AS status, ${m.sendAt}::timestamptz AS send_at, ${m.workerId}::uuid AS worker_id FROM k, org`
         return fromDatabase(
           sql<Row>`WITH ${reads(m, "messages", m.segments)},
-        ${keys.claim(key, m.at, bodyWithSender(m.answer === undefined ? null : JSON.stringify(m.answer.body)), claimable)},
+        ${keys.claim(key, m.at, bodyWithSender(m.answer === undefined ? null : JSON.stringify(m.answer.body)), claimable(m.organisationId, [m.to]))},
         ${messages.insert(m.organisationId, m.text, m.segments, member, m.at)},
         ${ledger.reserveFromLot(m.organisationId, m.segments, m.segments, "k", "ins", m.at)}
         ${outcome}`.pipe(Effect.map(resultOf), Effect.withSpan("QuickAdmission.message"))
@@ -168,7 +175,15 @@ export class QuickAdmission extends Context.Service<
         FROM k, org, json_to_recordset(${members}::json) AS x(id uuid, to_number text, position integer)`
         return fromDatabase(
           sql<Row>`WITH ${reads(b, "message-batches", credits)},
-        ${keys.claim(key, b.at, sql`${JSON.stringify(b.answer.body)}::text`, claimable)},
+        ${keys.claim(
+          key,
+          b.at,
+          sql`${JSON.stringify(b.answer.body)}::text`,
+          claimable(
+            b.organisationId,
+            b.members.map((x) => x.to)
+          )
+        )},
         ${b.batchRow},
         ${messages.insert(b.organisationId, b.text, b.segments, member, b.at)},
         ${ledger.reserveFromLot(b.organisationId, credits, b.segments, "k", "ins", b.at)}

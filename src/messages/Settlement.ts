@@ -38,6 +38,8 @@ export type Outcome =
   | { readonly _tag: "SenderUnavailable" }
   /** At due time the organisation had SMS disabled. */
   | { readonly _tag: "SmsUnavailable" }
+  /** At its turn its recipient had opted out of the organisation's messages (docs/decisions.md#two-way-messages-and-consent). */
+  | { readonly _tag: "OptedOut" }
 
 interface Plan {
   readonly from: ReadonlyArray<MessageStatus>
@@ -54,7 +56,8 @@ const plans: { readonly [K in Outcome["_tag"]]: Plan } = {
   Unknown: { from: ["processing"], to: "unknown", credits: "keep" },
   NotReceived: { from: ["unknown"], to: "failed", credits: "release" },
   SenderUnavailable: { from: ["scheduled", "processing"], to: "blocked", credits: "release" },
-  SmsUnavailable: { from: ["scheduled", "processing"], to: "failed", credits: "release" }
+  SmsUnavailable: { from: ["scheduled", "processing"], to: "failed", credits: "release" },
+  OptedOut: { from: ["scheduled", "processing"], to: "failed", credits: "release" }
 }
 
 /** Most outcomes settled in one transaction. */

@@ -269,3 +269,28 @@ const knownSeries: ReadonlyArray<Metric.Metric<never, unknown>> = [
 
 /** Registers every known series without changing it (reading a metric registers it). */
 export const registerKnownSeries: Effect.Effect<void> = Effect.forEach(knownSeries, Metric.value, { discard: true })
+
+// ---------------------------------------------------------------------------------------------
+// Two-way messages and consent (docs/decisions.md#two-way-messages-and-consent).
+
+/** `sms_inbound_total`: inbound messages made from their parts, routed to an organisation or kept unrouted. */
+export const inboundMessages: Readonly<Record<"true" | "false", Metric.Counter<number>>> = byLabel(
+  { true: "true", false: "false" },
+  (routed) =>
+    Metric.counter("sms_inbound_total", {
+      description:
+        "Inbound (mobile-originated) messages received, by whether they were routed to an organisation (unrouted ones are kept for the operator)",
+      incremental: true,
+      attributes: { routed }
+    })
+)
+
+/** `sms_opt_outs`, one series per source. */
+export const optOutsBySource: Readonly<Record<"sms" | "api" | "operator", Metric.Gauge<number>>> = byLabel(
+  { sms: "sms", api: "api", operator: "operator" },
+  (source) =>
+    Metric.gauge("sms_opt_outs", {
+      description: "Numbers opted out of an organisation's messages, over every organisation, by how they opted out",
+      attributes: { source }
+    })
+)

@@ -7,6 +7,7 @@
  * one from SMS_PROVIDER.
  */
 import { Context, Data, type Effect } from "effect"
+import type { PartPosition } from "../domain/InboundParts.ts"
 
 /** One message handed to a provider. */
 export interface Submission {
@@ -153,6 +154,23 @@ export interface LateResult {
     | { readonly _tag: "Rejected"; readonly reason: string }
 }
 
+/**
+ * One part of a mobile-originated message (docs/decisions.md#two-way-messages-and-consent), as a
+ * provider received it: who sent it, to which number, where it belongs in its message (none: the
+ * whole message) and its user data without any header, in its `data_coding`.
+ */
+export interface IncomingPart {
+  /** The route (SMSC) or simulator that passed it on: the parts of one message come the same way. */
+  readonly source: string
+  /** The sender, E.164 when its address says so (domain/InboundAddress.ts). */
+  readonly from: string
+  /** The number or short code it was sent to. */
+  readonly to: string
+  readonly dataCoding: number
+  readonly position: PartPosition | undefined
+  readonly octets: Uint8Array
+}
+
 /** The inbox could not store what it was given (the database is unreachable): the provider must keep it and tell us again. */
 export class InboxUnavailable extends Data.TaggedError("InboxUnavailable")<{ readonly cause: unknown }> {}
 
@@ -170,6 +188,11 @@ export class ProviderInbox extends Context.Service<
      * stored (one that was not is to be reported again, as an unavailable `receipt`).
      */
     readonly receipts: (receipts: ReadonlyArray<IncomingReceipt>) => Effect.Effect<ReadonlyArray<boolean>>
+    /**
+     * Stores one part of a mobile-originated message durably; succeeds only once it is committed,
+     * so the adapter acknowledges it after. A part sent again is stored once.
+     */
+    readonly mobileOriginated: (part: IncomingPart) => Effect.Effect<void, InboxUnavailable>
     /** Stores a late answer to a submission as evidence for the verifier; repeated evidence is stored once. */
     readonly lateResult: (result: LateResult) => Effect.Effect<void, InboxUnavailable>
   }

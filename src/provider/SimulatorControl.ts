@@ -6,6 +6,7 @@
  */
 import { Context, type Effect } from "effect"
 import type { DatabaseUnavailable } from "../db/DatabaseUnavailable.ts"
+import type { InboxUnavailable } from "./Provider.ts"
 
 export class SimulatorControl extends Context.Service<
   SimulatorControl,
@@ -28,5 +29,10 @@ export class SimulatorControl extends Context.Service<
      * simulator about a message once it has its outcome); returns how many.
      */
     readonly compact: (before: Date, limit: number) => Effect.Effect<number, DatabaseUnavailable>
+    /**
+     * Makes the simulated provider send an MO from `from` to `to` saying `text` now: its parts are
+     * stored through the inbox (docs/decisions.md#two-way-messages-and-consent).
+     */
+    readonly sendInbound: (from: string, to: string, text: string) => Effect.Effect<void, InboxUnavailable>
   }
 >()("sms/SimulatorControl") {}

@@ -7,13 +7,21 @@
  * is settling, as an SMSC may send a receipt right behind its answer. A provider that reports a
  * round of receipts at once (`receipts`) has it stored as such sets directly; a set that fails
  * goes through the group commit receipt by receipt, so one bad receipt keeps back only itself. A
- * late answer makes its `unknown` message due for verification at once.
+ * late answer makes its `unknown` message due for verification at once. The parts of
+ * mobile-originated messages are stored as sets the same way (inbound/InboundPartStore.ts).
  */
 import { Array as Arr, Cause, Effect, Layer } from "effect"
 import { makeGroupCommit } from "../db/GroupCommit.ts"
 import { AcceptancesInFlight } from "../messages/AcceptancesInFlight.ts"
 import { MessageQueueStore } from "../messages/MessageQueueStore.ts"
-import { InboxUnavailable, type IncomingReceipt, type LateResult, ProviderInbox } from "../provider/Provider.ts"
+import { InboundPartStore } from "../inbound/InboundPartStore.ts"
+import {
+  InboxUnavailable,
+  type IncomingPart,
+  type IncomingReceipt,
+  type LateResult,
+  ProviderInbox
+} from "../provider/Provider.ts"
 import { now } from "../clock/Time.ts"
 import { Receipts } from "./Receipts.ts"
 
@@ -39,6 +47,7 @@ export const inboxLayer = Layer.effect(
     const queue = yield* MessageQueueStore
     const receipts = yield* Receipts
     const acceptances = yield* AcceptancesInFlight
+    const inboundParts = yield* InboundPartStore
 
     /** One set of receipts in one statement, once this process's acceptances of their messages have settled. */
     const storeSet = (items: ReadonlyArray<IncomingReceipt>) =>
@@ -87,9 +96,21 @@ export const inboxLayer = Layer.effect(
         })
     })
 
+    // the parts of mobile-originated messages: joined, routed and applied later from the table (inbound/Assembler.ts)
+    const storeParts = yield* makeGroupCommit({
+      name: "inbound part inbox",
+      maxSize: inboxSetSizeMax,
+      runSet: (items: ReadonlyArray<IncomingPart>) =>
+        Effect.gen(function* () {
+          yield* inboundParts.store(items, yield* now)
+          return items.map(() => undefined)
+        })
+    })
+
     return ProviderInbox.of({
       receipt: (r) => unavailable(storeReceipts(r)),
       receipts: storeRound,
+      mobileOriginated: (p) => unavailable(storeParts(p)),
       lateResult: (r) => unavailable(storeLateResults(r))
     })
   })

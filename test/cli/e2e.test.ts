@@ -80,7 +80,15 @@ withApp()(`sms-admin against the operator API (${backend})`, (it) => {
       expect(keyJson).toEqual({
         key_id: expect.any(String),
         api_key: expect.any(String),
-        permissions: ["sms.send", "sms.schedule", "delivery.read", "balance.read", "contacts.manage", "webhooks.manage"]
+        permissions: [
+          "sms.send",
+          "sms.schedule",
+          "delivery.read",
+          "balance.read",
+          "contacts.manage",
+          "webhooks.manage",
+          "inbound.read"
+        ]
       })
 
       expect(yield* cli(["org", "show", orgId!])).toEqual({

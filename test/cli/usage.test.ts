@@ -35,6 +35,10 @@ const everyCommand = [
   "message verify",
   "webhook list",
   "webhook disable",
+  "inbound assign",
+  "inbound remove",
+  "inbound numbers",
+  "inbound messages",
   "clock show",
   "clock advance"
 ]

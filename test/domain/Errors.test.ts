@@ -27,6 +27,8 @@ const table: ReadonlyArray<readonly [string, string, number]> = [
   ["MessageNotAccepted", "message_not_accepted", 409],
   ["MessageNotUnknown", "message_not_unknown", 409],
   ["ProviderNotSimulator", "provider_not_simulator", 409],
+  ["InboundNumberTaken", "inbound_number_taken", 409],
+  ["SimulatorOnly", "simulator_only", 409],
   ["PersonalDataErased", "personal_data_erased", 410],
   ["PayloadTooLarge", "payload_too_large", 413],
   ["UnsupportedMediaType", "unsupported_media_type", 415],

@@ -77,6 +77,14 @@ const expected: Record<Outcome["_tag"], Expected> = {
     status: 403,
     code: "sms_unavailable",
     message: "SMS was not available for the organisation when the message was due; it was not sent"
+  },
+  OptedOut: {
+    from: ["scheduled", "processing"],
+    to: "failed",
+    credits: "release",
+    status: 503,
+    code: "dispatch_unavailable",
+    message: "The recipient opted out of this organisation's messages before it was handed over; it was not sent"
   }
 }
 

@@ -4,6 +4,7 @@
  * exact at every scrape, the final ones are recounted at most once per recount interval.
  */
 import { expect, layer } from "@effect/vitest"
+import { OptOutStore } from "../../src/consent/OptOutStore.ts"
 import { Effect, Layer, Metric } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
@@ -65,6 +66,7 @@ layer(scratchDatabaseLayer("gauges", testConfig({ metricsRecountIntervalMs: reco
             LedgerStore.layer,
             ReceiptStore.layer,
             TableSizes.layer,
+            OptOutStore.layer,
             WebhookStore.layer
           ])
         )

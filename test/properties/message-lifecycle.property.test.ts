@@ -5,7 +5,8 @@
  * PGlite, or a PostgreSQL database of its own), on the service's test clock, with a fresh
  * organisation per sequence: admissions (immediate or scheduled, simulator test numbers or
  * ordinary ones, 1 or 2 segments), idempotent replays, clock moves (without running any work),
- * credit grants, sender / SMS availability changes, and one round at a time of each kind of
+ * credit grants, sender / SMS availability changes, opt-outs and opt-ins of the numbers
+ * (docs/decisions.md#two-way-messages-and-consent), and one round at a time of each kind of
  * background work (the WorkSteps service: dispatcher, verifier, receipts, recovery; and the
  * simulator sending the receipts it owes). Crashes are simulated by running only part of a
  * flow under a dead process (a worker id with no lease), leaving the database as it would:
@@ -19,6 +20,8 @@
  * After every command: each timeline entry is a transition of docs/decisions.md#message-states and the
  * timeline is a chain ending at the current status; each message went to the provider at
  * most once; a message once `unknown` was never submitted again; the ledger invariant holds,
+ * a number opted out never reaches the provider after its opt-out committed (a creation to it is
+ * refused with validation_error, a message due to it fails at its turn with source `opted_out`);
  * `reserved` is the segments of the scheduled/processing/unknown messages and `consumed` the
  * segments of the accepted/delivered/undeliverable ones, message by message in its pending hold
  * or its consume or release entry.
@@ -50,6 +53,7 @@ import { MessageStore } from "../../src/messages/MessageStore.ts"
 import { claimLeaseMs, MessageQueueStore } from "../../src/messages/MessageQueueStore.ts"
 import { submissionOf } from "../../src/messages/Submitter.ts"
 import { Organisations } from "../../src/organisations/Organisations.ts"
+import { OptOuts } from "../../src/consent/OptOuts.ts"
 import { Provider } from "../../src/provider/Provider.ts"
 import { now } from "../../src/clock/Time.ts"
 import { App, type AppServices, backend, SimulatedCrash, withApp } from "../support/TestApp.ts"
@@ -94,6 +98,8 @@ type Path =
   | "smsUnavailable"
   /** Due while the sender was inactive. */
   | "senderUnavailable"
+  /** Due (or taken back) while its recipient was opted out. */
+  | "optedOut"
 
 interface ModelMessage extends Creation {
   readonly id: string
@@ -103,6 +109,8 @@ interface ModelMessage extends Creation {
   readonly firstAnswer: Answer | undefined
   /** Submissions counted when the message was first seen `unknown`. */
   submitsWhenUnknown: number | undefined
+  /** Submissions counted when its recipient's opt-out committed (undefined while not opted out). */
+  submitsAtOptOut?: number | undefined
 }
 
 interface Model {
@@ -110,6 +118,8 @@ interface Model {
   readonly messages: Array<ModelMessage>
   smsEnabled: boolean
   senderActive: boolean
+  /** The numbers opted out of the organisation's messages. */
+  optedOut: Set<string>
   /** Creations refused with an answer that is not stored: an identical retry runs again. */
   refused: Array<Creation>
   keySeq: number
@@ -177,6 +187,8 @@ const expectedFinal = (m: ModelMessage): MessageStatus => {
     case "neverMarked":
       return "failed"
     case "smsUnavailable":
+      return "failed"
+    case "optedOut":
       return "failed"
     case "senderUnavailable":
       return "blocked"
@@ -317,6 +329,11 @@ const checkInvariants = (model: Model, after: string) =>
       if (m.submitsWhenUnknown !== undefined) {
         expect(submits, `a message once unknown was submitted again; ${label}`).toBe(m.submitsWhenUnknown)
       }
+      if (m.submitsAtOptOut !== undefined) {
+        expect(submits, `a message reached the provider after its recipient opted out; ${label}`).toBe(
+          m.submitsAtOptOut
+        )
+      }
 
       // its credits: pending while reserved (its hold), posted once consumed, voided once released (its entries)
       const own = holds.filter((h) => h.messageId === row.id)
@@ -407,6 +424,7 @@ const dispatchStep = (model: Model, crash: DispatchCrash) =>
     if (crash === undefined) {
       const claimed = yield* steps.dispatchDue
       yield* noteUnavailable(model)
+      yield* noteOptedOut(model)
       return claimed
     }
     const queue = yield* MessageQueueStore
@@ -432,7 +450,26 @@ const dispatchStep = (model: Model, crash: DispatchCrash) =>
       }
     }
     yield* noteUnavailable(model)
+    yield* noteOptedOut(model)
     return claimed.length
+  })
+
+/**
+ * The messages failed at their turn because their recipient had opted out: the model must say it
+ * is, and their path says where they end.
+ */
+const noteOptedOut = (model: Model) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const settled = yield* sql<{ messageId: string }>`SELECT message_id::text AS message_id
+      FROM (${sql.literal(timelineEntriesSql)}) AS e WHERE organisation_id = ${model.orgId} AND source = 'opted_out'`
+    for (const { messageId } of settled) {
+      const m = model.messages.find((x) => x.id === messageId)
+      if (m === undefined || m.path === "optedOut") continue
+      expect(model.optedOut.has(m.request.to), `${m.request.to} failed as opted out while it was not`).toBe(true)
+      expect(m.path, `${m.request.to} failed as opted out after another fate`).toBe("clean")
+      m.path = "optedOut"
+    }
   })
 
 /** Runs `step` until it finds nothing more; returns how much it did. */
@@ -517,7 +554,11 @@ const runCreation = (model: Model, creation: Creation, wanted: AdmitCrash) =>
       const available = (yield* ledger.totals(model.orgId)).available
       const before = new Set((yield* rowsOf(model.orgId)).map((r) => r.id))
       const crash =
-        request.sendAt !== null || !model.smsEnabled || !model.senderActive || available < request.segments
+        request.sendAt !== null ||
+        !model.smsEnabled ||
+        !model.senderActive ||
+        available < request.segments ||
+        model.optedOut.has(request.to)
           ? "none"
           : wanted
 
@@ -593,9 +634,10 @@ const runCreation = (model: Model, creation: Creation, wanted: AdmitCrash) =>
 
     model.refused = model.refused.filter((c) => c.key !== key)
     if (result._tag === "refused") {
-      // the order of Messages.create's checks: schedule, organisation, sender, credits
-      const expected =
-        request.sendAt !== null && request.sendAt.getTime() <= result.at.getTime()
+      // the order of Messages.create's checks: opt-out, schedule, organisation, sender, credits
+      const expected = model.optedOut.has(request.to)
+        ? "ValidationError"
+        : request.sendAt !== null && request.sendAt.getTime() <= result.at.getTime()
           ? "InvalidSchedule"
           : !model.smsEnabled
             ? "SmsUnavailable"
@@ -719,6 +761,33 @@ const availability = (smsEnabled: boolean, senderActive: boolean) =>
     })
   )
 
+/**
+ * A number opts out of the organisation's messages (through the API's service), or back in: the
+ * recipient of the `pick`-th message admitted so far (so that opt-outs meet messages), else `other`.
+ */
+const consent = (pick: number, other: string, optOut: boolean) =>
+  command(`${optOut ? "opt out" : "opt in"}(#${pick})`, (model) =>
+    Effect.gen(function* () {
+      const to = model.messages.length === 0 ? other : model.messages[pick % model.messages.length]!.request.to
+      const optOuts = yield* OptOuts
+      if (optOut) {
+        const { created } = yield* optOuts.optOut(model.orgId, to, "api")
+        expect(created, `opt-out of ${to} made now`).toBe(!model.optedOut.has(to))
+        model.optedOut.add(to)
+        for (const m of model.messages.filter((x) => x.request.to === to))
+          m.submitsAtOptOut ??= yield* submitCount(m.id)
+      } else {
+        const exit = yield* Effect.exit(optOuts.optIn(model.orgId, to, "api"))
+        expect(Exit.isSuccess(exit), `opt-in of ${to} succeeds exactly when it was opted out`).toBe(
+          model.optedOut.has(to)
+        )
+        model.optedOut.delete(to)
+        for (const m of model.messages.filter((x) => x.request.to === to)) m.submitsAtOptOut = undefined
+      }
+      return to
+    })
+  )
+
 const dispatch = (crash: DispatchCrash) =>
   command(
     `dispatch${crash === undefined ? "" : ` (crash ${crash.at}${"after" in crash ? ` after ${crash.after}` : ""})`}`,
@@ -784,6 +853,8 @@ const commandsArb = fc.commands(
     fc.constant(receipts),
     fc.constant(recover),
     fc.nat().map(replay),
+    fc.tuple(fc.nat(), numberArb, fc.boolean()).map(([pick, to, out]) => consent(pick, to, out)),
+    fc.tuple(fc.nat(), numberArb).map(([pick, to]) => consent(pick, to, true)),
     fc.tuple(fc.nat({ max: 3 }), fc.nat({ max: 3 })).map(([sms, active]) => availability(sms > 0, active > 0)),
     fc
       .tuple(fc.integer({ min: 1, max: 6 }), fc.option(fc.integer({ min: 0, max: 2 }), { nil: null }))
@@ -819,6 +890,7 @@ const drainAndCheck = (model: Model) =>
       const work = yield* DueWork
       for (let round = 0; round < 4; round++) yield* work.advanceTo(new Date((yield* now).getTime() + 10 * 60_000))
       yield* noteUnavailable(model)
+      yield* noteOptedOut(model)
     }).pipe(Effect.provideService(References.MinimumLogLevel, "Error"))
     yield* checkInvariants(model, "the drain")
     const rows = yield* rowsOf(model.orgId)
@@ -900,7 +972,15 @@ withApp({
           yield* (yield* Organisations).setSender(orgId, sender, false)
           return (answer.body as { readonly id: string }).id
         })
-        const model: Model = { orgId, messages: [], smsEnabled: true, senderActive: false, refused: [], keySeq: 0 }
+        const model: Model = {
+          orgId,
+          messages: [],
+          smsEnabled: true,
+          senderActive: false,
+          optedOut: new Set(),
+          refused: [],
+          keySeq: 0
+        }
         yield* app.moveClock(1_000)
         // the dispatcher dies after claiming it; once the claim runs out another one settles it
         yield* dispatchStep(model, { at: "afterClaim" })
@@ -936,7 +1016,15 @@ withApp({
               sequences++
               yield* retireLeftovers
               const orgId = yield* newOrganisation(setup.credits, setup.days)
-              const model: Model = { orgId, messages: [], smsEnabled: true, senderActive: true, refused: [], keySeq: 0 }
+              const model: Model = {
+                orgId,
+                messages: [],
+                smsEnabled: true,
+                senderActive: true,
+                optedOut: new Set(),
+                refused: [],
+                keySeq: 0
+              }
               yield* checkInvariants(model, "setup")
               yield* Effect.promise(() => fc.asyncModelRun(() => ({ model, real }), commands))
               yield* drainAndCheck(model)

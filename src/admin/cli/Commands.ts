@@ -1,6 +1,6 @@
 /**
  * The commands of sms-admin, one per operator API endpoint, grouped as `org`, `key`, `credits`,
- * `sender`, `message`, `webhook` and `clock`. Each calls the endpoint through the typed client of AdminApi: a renamed
+ * `sender`, `message`, `webhook`, `inbound` (InboundCommands.ts) and `clock`. Each calls the endpoint through the typed client of AdminApi: a renamed
  * endpoint, parameter or field breaks this file's build, never a run.
  */
 import { Effect, Option, Schema, SchemaTransformation } from "effect"
@@ -11,6 +11,7 @@ import { type Permission, Permissions, PermissionSchema } from "../../domain/Per
 import { SenderName } from "../../domain/SenderName.ts"
 import { listPageMax } from "../AdminApi.ts"
 import * as Format from "./format.ts"
+import { inbound } from "./InboundCommands.ts"
 import { checkSharedFlags, respond, root } from "./Root.ts"
 
 const orgId = Argument.String("org_id").pipe(Argument.withDescription("The organisation's id"))
@@ -387,6 +388,6 @@ const clock = Command.make("clock").pipe(
 
 /** The whole command tree; the shared flags are checked before any command runs. */
 export const smsAdmin = root.pipe(
-  Command.withSubcommands([org, key, credits, senderGroup, message, webhook, clock]),
+  Command.withSubcommands([org, key, credits, senderGroup, message, webhook, inbound, clock]),
   Command.validate(checkSharedFlags)
 )

@@ -25,6 +25,7 @@ import { migration as m17 } from "./0017-simulator-ref-unindexed.ts"
 import { migration as m18 } from "./0018-message-partitions.ts"
 import { migration as m19 } from "./0019-batch-text-once.ts"
 import { migration as m20 } from "./0020-simulator-owed-receipts.ts"
+import { migration as m21 } from "./0021-two-way-messages.ts"
 
 export type { Migration } from "./Migration.ts"
 
@@ -48,5 +49,6 @@ export const migrations: ReadonlyArray<Migration> = [
   m17,
   m18,
   m19,
-  m20
+  m20,
+  m21
 ]

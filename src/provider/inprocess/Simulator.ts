@@ -27,6 +27,7 @@ import {
 } from "../Provider.ts"
 import { SimulatorControl } from "../SimulatorControl.ts"
 import { type DueReceipt, type ReceiptKind, type Recorded, SimulatorStore } from "./SimulatorStore.ts"
+import { partsOfText, SimulatorReplies } from "./SimulatorReplies.ts"
 
 export interface SimulatorOptions {
   /** Delay between acceptance and the delivery receipt. */
@@ -110,6 +111,7 @@ export const simulatorLayer = (options: SimulatorOptions) =>
   Layer.effectContext(
     Effect.gen(function* () {
       const store = yield* SimulatorStore
+      const replies = yield* SimulatorReplies
       const inbox = yield* ProviderInbox
       const wake = yield* Queue.sliding<true>(1)
 
@@ -220,7 +222,10 @@ export const simulatorLayer = (options: SimulatorOptions) =>
             case "accept": {
               if (b.receipt === "none") yield* record({ submission: s, receipt: "none", receiptAt: null, local: false })
               else {
-                yield* recordAccepted(s, b.receipt, yield* receiptAt)
+                const at = yield* receiptAt
+                yield* recordAccepted(s, b.receipt, at)
+                // an answering test number replies one receipt delay after its receipt
+                yield* replies.owe(s.to, s.senderName, new Date(at.getTime() + options.receiptDelayMs))
                 yield* Queue.offer(wake, true)
               }
               return { _tag: "Accepted", providerRef: refOf(s.messageId) } as const
@@ -299,12 +304,24 @@ export const simulatorLayer = (options: SimulatorOptions) =>
           return true
         })
 
+      /** Sends the replies due now to the service's inbox; how many. */
+      const runReplies = Effect.flatMap(now, (at) => replies.runDue(at, inbox.mobileOriginated))
+
+      /** An MO from `from` to `to` saying `text`, handed to the inbox now (the operator's demand). */
+      const sendInbound = (from: string, to: string, text: string) =>
+        Effect.gen(function* () {
+          const parts = partsOfText(from, to, text, moRef++)
+          yield* Effect.forEach(parts, inbox.mobileOriginated, { discard: true })
+        })
+      let moRef = 0
+
       if (options.autonomous) {
         // this process's own receipts as they fall due; a round of the table only when it may hold
         // one due (and at least every pollMs, for other processes' receipts)
         const loop = Effect.gen(function* () {
           const roundAt = yield* now
           yield* runLocal
+          yield* runReplies
           if (roundAt.getTime() >= roundDueAt) {
             // what falls due meanwhile lowers it again; a round that fails is tried again at once
             roundDueAt = Infinity
@@ -351,16 +368,24 @@ export const simulatorLayer = (options: SimulatorOptions) =>
           SimulatorControl,
           SimulatorControl.of({
             // the test clock's steps: this process's own receipts due, then a round of the table
-            runDue: Effect.zipWith(runLocal, runRound, (own, round) => own + round),
+            runDue: Effect.zipWith(
+              Effect.zipWith(runLocal, runRound, (own, round) => own + round),
+              runReplies,
+              (receipts, sent) => receipts + sent
+            ),
             nextDue: (after) =>
-              Effect.map(store.nextDue(new Date(after.getTime() + 1)), (owed) => {
+              Effect.gen(function* () {
+                const owed = yield* store.nextDue(new Date(after.getTime() + 1))
+                const reply = yield* replies.nextDue(after)
                 const own = local.find((r) => r.receiptAt > after)?.receiptAt
-                return own === undefined || (owed !== undefined && owed < own) ? owed : own
+                const times = [owed, reply, own].flatMap((d) => (d === undefined ? [] : [d.getTime()]))
+                return times.length === 0 ? undefined : new Date(Math.min(...times))
               }),
+            sendInbound,
             sendReceipt,
             compact: store.dropReceipted
           })
         )
       )
     })
-  ).pipe(Layer.provide(SimulatorStore.layer))
+  ).pipe(Layer.provide(Layer.merge(SimulatorStore.layer, SimulatorReplies.layer)))

@@ -10,6 +10,7 @@
 import { connect, type Socket } from "node:net"
 import smpp from "smpp"
 import { types } from "smpp/lib/defs.js"
+import { framesOfPdus } from "./MoUserData.ts"
 import { corkedWrite } from "./SendPdu.ts"
 
 /** The four fields every PDU starts with. */
@@ -34,6 +35,8 @@ export interface PduSocketHandlers {
 }
 
 const headerOctets = 16
+const DELIVER_SM = 0x00000005
+const DATA_SM = 0x00000103
 /** Longest PDU accepted (what the `smpp` package decodes); a longer one closes the connection. */
 export const pduOctetsMax = 16_384
 const sequenceMax = 0x7fff_ffff
@@ -62,7 +65,10 @@ types.cstring.read = (buffer, offset) => {
 export const decodeFrame = (frame: Buffer): Frame => {
   const header = headerOf(frame)
   try {
-    return { _tag: "Pdu", header, pdu: new smpp.PDU(frame) }
+    const pdu = new smpp.PDU(frame)
+    // a mobile-originated message is read from its octets, not as the package decoded them (MoUserData.ts)
+    if (header.commandId === DELIVER_SM || header.commandId === DATA_SM) framesOfPdus.set(pdu, Buffer.from(frame))
+    return { _tag: "Pdu", header, pdu }
   } catch (error) {
     return { _tag: "Malformed", header, why: firstLine(error) }
   }

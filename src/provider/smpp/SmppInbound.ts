@@ -1,7 +1,8 @@
 /**
- * What the SMSCs send the adapter besides answers it waits for: delivery receipts (stored through
- * the ProviderInbox before they are acknowledged: `deliver_sm_resp` status 0 once committed, 0x64
- * when the inbox cannot store them, so the SMSC sends them again), late answers (evidence for the
+ * What the SMSCs send the adapter besides answers it waits for: delivery receipts and the parts of
+ * mobile-originated messages (stored through the ProviderInbox before they are acknowledged:
+ * `deliver_sm_resp` status 0 once committed, 0x64 when the inbox cannot store them, so the SMSC
+ * sends them again), late answers (evidence for the
  * verifier), and what the adapter refuses (logged at most once a minute per route and kind, and
  * counted). Every field is checked before it is handed on.
  */
@@ -9,14 +10,16 @@ import { type Clock, Effect, Metric, Schedule } from "effect"
 import type smpp from "smpp"
 import { smppRefused } from "../../observability/Metrics.ts"
 import { makeOutageLog, makeThrottledLog } from "../../observability/RecurringLogs.ts"
-import type { LateResult, ProviderInbox } from "../Provider.ts"
+import { recipientOf, senderOf } from "../../domain/InboundAddress.ts"
+import type { InboxUnavailable, LateResult, ProviderInbox } from "../Provider.ts"
 import { occurredAt, readDeliverSm } from "./DeliverSm.ts"
 import type { Link, Response } from "./Link.ts"
+import { moPartOf } from "./MoUserData.ts"
 import { idFromReceipt, idFromResponse, isValidMessageId, printable, providerRef } from "./MessageIds.ts"
 import type { PartContext, Route, RouteEvents } from "./Route.ts"
 import { describeStatus, Status } from "./Statuses.ts"
 
-/** Most receipts being stored at once; beyond, a receipt is answered 0x64 and the SMSC sends it again later. */
+/** Most receipts and mobile-originated parts being stored at once; beyond, one is answered 0x64 and the SMSC sends it again later. */
 const receiptsInFlightMax = 256
 
 /** How a late answer is retried while the inbox is unavailable (it comes only once). */
@@ -67,39 +70,53 @@ export const makeRouteEvents = (
       )
     )
 
+  /** Answers `pdu` once `store` has committed what it carries (status 0), or 0x64 when it could not, so the SMSC sends it again. */
+  const stored = (
+    route: Route,
+    link: Link<PartContext>,
+    pdu: smpp.PDU,
+    store: Effect.Effect<void, InboxUnavailable>,
+    what: string
+  ) =>
+    store.pipe(
+      Effect.matchEffect({
+        onSuccess: () =>
+          Effect.suspend(() => {
+            link.respond(pdu, Status.ok)
+            return inboxOutage.succeeded(`${what} stored again`)
+          }),
+        onFailure: (error) =>
+          Effect.suspend(() => {
+            link.respond(pdu, Status.temporaryAppError)
+            return inboxOutage.failed(
+              `${what} not stored: the inbox is unavailable; the SMSC will send them again`,
+              error.cause
+            )
+          })
+      }),
+      Effect.annotateLogs({ route: route.name }),
+      Effect.ensuring(Effect.sync(() => receiptsInFlight--))
+    )
+
   const storeReceipt = (
     route: Route,
     link: Link<PartContext>,
     pdu: smpp.PDU,
     receipt: Extract<ReturnType<typeof readDeliverSm>, { _tag: "Receipt" }>
   ) =>
-    inbox
-      .receipt({
+    stored(
+      route,
+      link,
+      pdu,
+      inbox.receipt({
         providerRef: providerRef(route.name, idFromReceipt(route.settings.msgIdType, receipt.id)),
         outcome: receipt.outcome,
         occurredAt: occurredAt(receipt, new Date(clock.currentTimeMillisUnsafe())),
         recipient: receipt.recipient,
         submittedAt: receipt.submittedAt ?? null
-      })
-      .pipe(
-        Effect.matchEffect({
-          onSuccess: () =>
-            Effect.suspend(() => {
-              link.respond(pdu, Status.ok)
-              return inboxOutage.succeeded("SMPP receipts stored again")
-            }),
-          onFailure: (error) =>
-            Effect.suspend(() => {
-              link.respond(pdu, Status.temporaryAppError)
-              return inboxOutage.failed(
-                "SMPP receipts not stored: the inbox is unavailable; the SMSC will send them again",
-                error.cause
-              )
-            })
-        }),
-        Effect.annotateLogs({ route: route.name }),
-        Effect.ensuring(Effect.sync(() => receiptsInFlight--))
-      )
+      }),
+      "SMPP receipts"
+    )
 
   return {
     onDeliver: (route, link, pdu) => {
@@ -116,11 +133,32 @@ export const makeRouteEvents = (
           // acknowledged: sent again, it would be just as unusable
           link.respond(pdu, Status.ok)
           return refused(route, "receipt unreadable", read.why)
-        case "MobileOriginated":
-          link.respond(pdu, Status.ok)
+        case "MobileOriginated": {
+          const part = moPartOf(pdu)
+          if (part === undefined) {
+            // acknowledged: sent again, it would be just as unreadable
+            link.respond(pdu, Status.ok)
+            return refused(route, "mobile-originated unreadable", "a user data header that runs past its data")
+          }
+          if (receiptsInFlight >= receiptsInFlightMax) return link.respond(pdu, Status.temporaryAppError)
+          receiptsInFlight++
           runFork(
-            Effect.logInfo("SMPP mobile-originated message ignored").pipe(Effect.annotateLogs({ route: route.name }))
+            stored(
+              route,
+              link,
+              pdu,
+              inbox.mobileOriginated({
+                source: route.name,
+                from: senderOf(pdu.source_addr_ton ?? 0, pdu.source_addr ?? ""),
+                to: recipientOf(pdu.dest_addr_ton ?? 0, pdu.destination_addr ?? ""),
+                dataCoding: pdu.data_coding ?? 0,
+                position: part.position,
+                octets: part.octets
+              }),
+              "SMPP mobile-originated messages"
+            )
           )
+        }
       }
     },
     onLateAnswer: (route, late, response) => {

@@ -74,6 +74,10 @@ declare module "smpp" {
       short_message?: Buffer | DecodedShortMessage
       message_id?: string
       message_state?: number
+      /** TLVs 0x020C, 0x020E, 0x020F: the place of a part of a long message (SAR). */
+      sar_msg_ref_num?: number
+      sar_total_segments?: number
+      sar_segment_seqnum?: number
       final_date?: string
       error_code?: number
       /** alert_notification: the ESME the alert is for. */

@@ -5,6 +5,7 @@
  */
 import { Effect, Layer, Logger, Redacted } from "effect"
 import {
+  type IncomingPart,
   type IncomingReceipt,
   InboxUnavailable,
   type LateResult,
@@ -19,6 +20,9 @@ import { Smsc, type SmscOptions } from "../../../simulator/smsc/Smsc.ts"
 export class FakeInbox {
   readonly receipts: Array<IncomingReceipt> = []
   readonly lateResults: Array<LateResult> = []
+  readonly parts: Array<IncomingPart> = []
+  /** Mobile-originated parts refused (InboxUnavailable) before it accepts them again. */
+  refuseParts = 0
   /** Receipt calls refused (InboxUnavailable) before it accepts them again. */
   refuseReceipts = 0
   refusedReceipts = 0
@@ -45,7 +49,16 @@ export class FakeInbox {
             Effect.orElseSucceed(() => false)
           )
         ),
-      lateResult: (result) => Effect.sync(() => void this.lateResults.push(result))
+      lateResult: (result) => Effect.sync(() => void this.lateResults.push(result)),
+      mobileOriginated: (part) =>
+        Effect.suspend(() => {
+          if (this.refuseParts > 0) {
+            this.refuseParts--
+            return Effect.fail(new InboxUnavailable({ cause: "database down (test)" }))
+          }
+          this.parts.push(part)
+          return Effect.void
+        })
     })
   )
 }
