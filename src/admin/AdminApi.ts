@@ -303,7 +303,7 @@ export const OperatorInboundMessage = Schema.Struct({
 }).annotate({ identifier: "OperatorInboundMessage" })
 
 /**
- * Two-way messages (docs/decisions.md#two-way-messages-and-consent): the numbers organisations
+ * Two-way messages (docs/two-way.md): the numbers organisations
  * receive on, and the inbound messages (the unrouted ones above all, kept for the operator).
  */
 export class InboundAdminGroup extends HttpApiGroup.make("inbound")

@@ -1,5 +1,5 @@
 /**
- * The operator's routes of two-way messages (docs/decisions.md#two-way-messages-and-consent): an
+ * The operator's routes of two-way messages (docs/two-way.md): an
  * organisation's inbound numbers given, taken and listed, and the inbound messages of every
  * organisation (`?routed=false`: those none took).
  */

@@ -1,6 +1,6 @@
 /**
  * POST /admin/v1/simulator/inbound: the simulated provider sends an MO now
- * (docs/decisions.md#two-way-messages-and-consent), stored through the inbox and made into a
+ * (docs/two-way.md), stored through the inbox and made into a
  * message before the answer; 409 simulator_only with a real provider.
  *
  * POST /admin/v1/organizations/{org_id}/messages/{message_id}/receipt: the simulated provider

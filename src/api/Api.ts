@@ -246,7 +246,7 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
   .middleware(ApiKeyAuth)
   .prefix(apiPrefix) {}
 
-/** Messages mobiles sent to the organisation's numbers (docs/decisions.md#two-way-messages-and-consent), permission inbound.read. */
+/** Messages mobiles sent to the organisation's numbers (docs/two-way.md), permission inbound.read. */
 export class InboundMessagesGroup extends HttpApiGroup.make("inbound-messages")
   .add(
     HttpApiEndpoint.get("list", "/inbound-messages/", {
@@ -270,7 +270,7 @@ export class InboundMessagesGroup extends HttpApiGroup.make("inbound-messages")
 
 const OptOutNumber = { phone_number: PhoneNumber }
 
-/** The organisation's opt-out list (docs/decisions.md#two-way-messages-and-consent), permission contacts.manage. */
+/** The organisation's opt-out list (docs/two-way.md), permission contacts.manage. */
 export class OptOutsGroup extends HttpApiGroup.make("opt-outs")
   .add(
     HttpApiEndpoint.get("list", "/opt-outs/", {

@@ -212,7 +212,7 @@ export const WebhookDeliveries = Schema.Struct({
 }).annotate({ identifier: "WebhookDeliveries" })
 
 // ---------------------------------------------------------------------------------------------
-// Two-way messages and consent (docs/decisions.md#two-way-messages-and-consent).
+// Two-way messages and consent (docs/two-way.md).
 
 const Uuid = Schema.String.annotate({ format: "uuid" } as Schema.Annotations.Annotations)
 

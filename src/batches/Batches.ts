@@ -97,7 +97,7 @@ export class Batches extends Context.Service<
        * The admission transaction, the general path: the idempotency claim with its 202 (known
        * before anything is written, rolled back with the rest), the batch row, every member in one
        * insert, one reservation that may span lots. A member whose recipient opted out is created
-       * `failed` without a credit (docs/decisions.md#two-way-messages-and-consent), so one STOP never
+       * `failed` without a credit (docs/two-way.md), so one STOP never
        * blocks a campaign; when every recipient did, 400 naming each.
        */
       const admit = (

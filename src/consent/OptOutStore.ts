@@ -1,5 +1,5 @@
 /**
- * Each organisation's opt-out list (`opt_outs`), owned here (docs/decisions.md#two-way-messages-and-consent).
+ * Each organisation's opt-out list (`opt_outs`), owned here (docs/two-way.md).
  * An opt-out or opt-in writes its `contact.opted_out` / `contact.opted_in` event in the statement
  * that makes it, and only when it changes something. Admission and hand-over check the list with
  * the fragment `optedOut`, one lookup by the table's key inside their own statements.

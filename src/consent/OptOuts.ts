@@ -1,5 +1,5 @@
 /**
- * An organisation's opt-out list as its API shows it (docs/decisions.md#two-way-messages-and-consent):
+ * An organisation's opt-out list as its API shows it (docs/two-way.md):
  * listed newest first, a number opted out (`api`) or back in. An opt-out from an SMS is made by
  * the assembler of inbound messages (inbound/Assembler.ts) through the same store.
  */

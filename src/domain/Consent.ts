@@ -1,6 +1,6 @@
 /**
  * The words people send to refuse an organisation's messages or to take them again, and the
- * rule that reads them (docs/decisions.md#two-way-messages-and-consent): after trimming, removing
+ * rule that reads them (docs/two-way.md): after trimming, removing
  * punctuation and accents and uppercasing, a text whose only word, or whose first word followed
  * only by the organisation's keyword, is one of them. Pure.
  */

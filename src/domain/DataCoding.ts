@@ -1,6 +1,6 @@
 /**
  * The text of an inbound message from its octets and SMPP `data_coding`
- * (docs/decisions.md#two-way-messages-and-consent): 0 GSM 7-bit (one septet per octet), 1 IA5
+ * (docs/two-way.md): 0 GSM 7-bit (one septet per octet), 1 IA5
  * (ASCII), 3 Latin-1, 8 UCS-2 big-endian; any other coding is not read: its octets are kept as
  * hex and the text is empty. Pure.
  */

@@ -1,5 +1,5 @@
 /**
- * The addresses of an inbound (mobile-originated) message (docs/decisions.md#two-way-messages-and-consent):
+ * The addresses of an inbound (mobile-originated) message (docs/two-way.md):
  * the sender as E.164, the number it was sent to as the number or short code it names, and the
  * syntax of the numbers an organisation receives on. Pure.
  */

@@ -1,6 +1,6 @@
 /**
  * The parts of a long inbound message and how they are joined
- * (docs/decisions.md#two-way-messages-and-consent). A part says where it belongs in one of three
+ * (docs/two-way.md). A part says where it belongs in one of three
  * ways: a user data header with a concatenation element (IEI 0x00, 8-bit reference, or 0x08,
  * 16-bit), the SAR TLVs (`sar_msg_ref_num`, `sar_total_segments`, `sar_segment_seqnum`), or not
  * at all (the whole message, in `short_message` or in one `message_payload`). Parts arrive in any

@@ -1,5 +1,5 @@
 /**
- * Keywords on shared inbound numbers (docs/decisions.md#two-way-messages-and-consent): an
+ * Keywords on shared inbound numbers (docs/two-way.md): an
  * organisation holds a word on a number, and a text whose first word is that word (case and
  * accents ignored) is routed to it; `"STOP <KEYWORD>"` routes like `"<KEYWORD> STOP"`. Pure.
  */

@@ -1,4 +1,4 @@
-/** The capabilities an API key can hold: the five of docs/integrators.md#authentication, `webhooks.manage` (docs/decisions.md#webhooks) and `inbound.read` (docs/decisions.md#two-way-messages-and-consent). */
+/** The capabilities an API key can hold: the five of docs/integrators.md#authentication, `webhooks.manage` (docs/decisions.md#webhooks) and `inbound.read` (docs/two-way.md). */
 import { Schema } from "effect"
 
 export const Permissions = [

@@ -1,4 +1,4 @@
-/** GET /api/sms/v2/inbound-messages/ and /{id}/ (docs/decisions.md#two-way-messages-and-consent), permission inbound.read. */
+/** GET /api/sms/v2/inbound-messages/ and /{id}/ (docs/two-way.md), permission inbound.read. */
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../api/Api.ts"

@@ -1,4 +1,4 @@
-/** The opt-out list under /api/sms/v2/opt-outs/ (docs/decisions.md#two-way-messages-and-consent), permission contacts.manage. */
+/** The opt-out list under /api/sms/v2/opt-outs/ (docs/two-way.md), permission contacts.manage. */
 import { Effect } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"

@@ -1,5 +1,5 @@
 /**
- * Inbound messages made from their stored parts (docs/decisions.md#two-way-messages-and-consent),
+ * Inbound messages made from their stored parts (docs/two-way.md),
  * one transaction per message: its parts locked, joined in order and read in their coding; the
  * message routed, stored with its `message.received` event, its parts marked joined; a consent
  * word applied to the organisation it went to (source `sms`, with its event). A message still

@@ -1,5 +1,5 @@
 /**
- * Inbound messages (`inbound_messages`), owned here (docs/decisions.md#two-way-messages-and-consent):
+ * Inbound messages (`inbound_messages`), owned here (docs/two-way.md):
  * each made once from its parts, routed to an organisation or kept unrouted for the operator,
  * with its `message.received` event written in the same statement. Every read of an
  * organisation's messages is scoped by it; retention erases the sender and the text and keeps the rest.

@@ -1,5 +1,5 @@
 /**
- * Inbound messages as the APIs show them (docs/decisions.md#two-way-messages-and-consent): an
+ * Inbound messages as the APIs show them (docs/two-way.md): an
  * organisation's, newest first, 100 a page, and one by id (another organisation's answers 404);
  * for the operator, the unrouted ones (or all), newest first.
  */

@@ -1,6 +1,6 @@
 /**
  * The numbers organisations receive on (`inbound_numbers`), owned here
- * (docs/decisions.md#two-way-messages-and-consent): a number dedicated to one organisation
+ * (docs/two-way.md): a number dedicated to one organisation
  * (keyword `''`) or shared by keywords, each held once per number. Changes to one number are
  * serialised by a lock on it, so the rule holds across processes.
  */

@@ -1,6 +1,6 @@
 /**
  * The numbers organisations receive on, as the operator assigns them
- * (docs/decisions.md#two-way-messages-and-consent): a short code of 3 to 8 digits or an E.164
+ * (docs/two-way.md): a short code of 3 to 8 digits or an E.164
  * number, dedicated to one organisation (no keyword) or shared by keywords; never both, and a
  * keyword held once per number, else 409 inbound_number_taken. Checked and written under a lock
  * on the number, so two operators at once cannot break the rule.

@@ -1,6 +1,6 @@
 /**
  * The parts of inbound (mobile-originated) messages as they arrived (`inbound_parts`), owned here
- * (docs/decisions.md#two-way-messages-and-consent): committed before the provider is told they
+ * (docs/two-way.md): committed before the provider is told they
  * were received, then joined into messages by the assembler (Assembler.ts) straight from this
  * table, so nothing that must survive lives in a process's memory. A part the provider sends
  * again (its acknowledgement was lost) is recognised while its message waits, and for a while

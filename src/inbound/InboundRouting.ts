@@ -1,5 +1,5 @@
 /**
- * Which organisation an inbound message goes to (docs/decisions.md#two-way-messages-and-consent),
+ * Which organisation an inbound message goes to (docs/two-way.md),
  * in order: the number it was sent to is dedicated to one; the number is shared and the text
  * names a keyword held on it (`STOP <KEYWORD>` like `<KEYWORD> STOP`); a reply to the
  * organisation that last sent to its sender under that number within 30 days; else none (kept

@@ -1,6 +1,6 @@
 /**
  * An inbound message as the public API and its `message.received` event show it
- * (docs/decisions.md#two-way-messages-and-consent): `{id, from, to, text, keyword, segments,
+ * (docs/two-way.md): `{id, from, to, text, keyword, segments,
  * incomplete, in_reply_to, received_at}`. One function, so that the event's data and the answer
  * of GET /inbound-messages/{id}/ are the same object.
  */

@@ -26,7 +26,7 @@ export const eventSources = [
   "dispatch",
   "erasure",
   "matched_receipt",
-  // its recipient had opted out of the organisation's messages (docs/decisions.md#two-way-messages-and-consent)
+  // its recipient had opted out of the organisation's messages (docs/two-way.md)
   "opted_out"
 ] as const
 

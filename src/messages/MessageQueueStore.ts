@@ -151,7 +151,7 @@ export class MessageQueueStore extends Context.Service<
       /**
        * The end of a claim that starts the messages of `due` (its CTE of `organisation_id, id,
        * sender_name, to_number`, locked): each one whose organisation has SMS enabled, whose sender
-       * is active and whose recipient has not opted out (docs/decisions.md#two-way-messages-and-consent)
+       * is active and whose recipient has not opted out (docs/two-way.md)
        * becomes `processing` as `start` makes it; the others are claimed until `claimUntil`.
        * `go` is judged from `due` alone, and materialized, so that messages is joined once, to
        * `go`, by its whole key: joined in `go` with the organisation's row as well, the planner

@@ -67,7 +67,7 @@ export type AdmissionError =
   | SenderNameUnavailable
   | DatabaseUnavailable
 
-/** A message to a number opted out of the organisation's messages (docs/decisions.md#two-way-messages-and-consent). */
+/** A message to a number opted out of the organisation's messages (docs/two-way.md). */
 const optedOutError = ValidationError.withMessage("The recipient opted out of this organisation's messages", {
   details: [{ field: "to", message: "opted out of this organisation's messages" }]
 })

@@ -121,7 +121,7 @@ export class QuickAdmission extends Context.Service<
       /**
        * Whether the key may be claimed by this statement: sendable, new, a lot covers the
        * reservation, and no recipient (`recipients`, an SQL array) opted out: one lookup by key
-       * each (docs/decisions.md#two-way-messages-and-consent); the general path explains a refusal.
+       * each (docs/two-way.md); the general path explains a refusal.
        */
       const claimable = (organisationId: string, recipients: ReadonlyArray<string>) =>
         sql`EXISTS (SELECT 1 FROM org WHERE org.sms_enabled AND org.sender_active) AND NOT EXISTS (SELECT 1 FROM existing)

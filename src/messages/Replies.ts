@@ -1,5 +1,5 @@
 /**
- * Who an inbound message answers (docs/decisions.md#two-way-messages-and-consent): the
+ * Who an inbound message answers (docs/two-way.md): the
  * organisation that last sent a message to its sender under the number it was sent to, within a
  * window. Read from the messages table, owned by this module: by recipient through its index
  * `messages_to_number`, newest first (ids are made from the instant of creation), the window

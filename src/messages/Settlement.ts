@@ -38,7 +38,7 @@ export type Outcome =
   | { readonly _tag: "SenderUnavailable" }
   /** At due time the organisation had SMS disabled. */
   | { readonly _tag: "SmsUnavailable" }
-  /** At its turn its recipient had opted out of the organisation's messages (docs/decisions.md#two-way-messages-and-consent). */
+  /** At its turn its recipient had opted out of the organisation's messages (docs/two-way.md). */
   | { readonly _tag: "OptedOut" }
 
 interface Plan {

@@ -271,7 +271,7 @@ const knownSeries: ReadonlyArray<Metric.Metric<never, unknown>> = [
 export const registerKnownSeries: Effect.Effect<void> = Effect.forEach(knownSeries, Metric.value, { discard: true })
 
 // ---------------------------------------------------------------------------------------------
-// Two-way messages and consent (docs/decisions.md#two-way-messages-and-consent).
+// Two-way messages and consent (docs/two-way.md).
 
 /** `sms_inbound_total`: inbound messages made from their parts, routed to an organisation or kept unrouted. */
 export const inboundMessages: Readonly<Record<"true" | "false", Metric.Counter<number>>> = byLabel(

@@ -155,7 +155,7 @@ export interface LateResult {
 }
 
 /**
- * One part of a mobile-originated message (docs/decisions.md#two-way-messages-and-consent), as a
+ * One part of a mobile-originated message (docs/two-way.md), as a
  * provider received it: who sent it, to which number, where it belongs in its message (none: the
  * whole message) and its user data without any header, in its `data_coding`.
  */

@@ -31,7 +31,7 @@ export class SimulatorControl extends Context.Service<
     readonly compact: (before: Date, limit: number) => Effect.Effect<number, DatabaseUnavailable>
     /**
      * Makes the simulated provider send an MO from `from` to `to` saying `text` now: its parts are
-     * stored through the inbox (docs/decisions.md#two-way-messages-and-consent).
+     * stored through the inbox (docs/two-way.md).
      */
     readonly sendInbound: (from: string, to: string, text: string) => Effect.Effect<void, InboxUnavailable>
   }

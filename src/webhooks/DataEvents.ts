@@ -1,5 +1,5 @@
 /**
- * The outbox of events whose `data` is written with them (docs/decisions.md#two-way-messages-and-consent):
+ * The outbox of events whose `data` is written with them (docs/two-way.md):
  * `message.received` (the inbound message) and `contact.opted_out` / `contact.opted_in`. Their
  * data is the representation itself, taken at the change, so a delivery sends it as it is
  * (http/WebhookPayloads.ts). Composed into the statement that makes the change, like the status

@@ -1,6 +1,6 @@
 /**
  * The typed client (src/client/) covers the routes of two-way messages
- * (docs/decisions.md#two-way-messages-and-consent): it is derived from the API's declaration, so
+ * (docs/two-way.md): it is derived from the API's declaration, so
  * the opt-out list and the inbound messages are methods with their schemas and typed errors.
  */
 import { Effect, Exit } from "effect"

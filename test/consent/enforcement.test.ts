@@ -1,5 +1,5 @@
 /**
- * Opt-outs enforced (docs/decisions.md#two-way-messages-and-consent): a message to an opted-out
+ * Opt-outs enforced (docs/two-way.md): a message to an opted-out
  * number is refused with nothing stored, a batch admits the others and creates the opted-out
  * members `failed` without a credit (400 when every recipient opted out), and a scheduled message
  * whose recipient opts out before its turn fails then, without a provider call, its credits released.

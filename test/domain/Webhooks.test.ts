@@ -49,7 +49,7 @@ describe("webhook retries", () => {
 })
 
 describe("webhook events", () => {
-  it("are the seven of docs/decisions.md#webhooks and the three of docs/decisions.md#two-way-messages-and-consent, message statuses from accepted on, at most 10 endpoints", () => {
+  it("are the seven of docs/decisions.md#webhooks and the three of docs/two-way.md, message statuses from accepted on, at most 10 endpoints", () => {
     expect([...WebhookEventTypes].sort()).toEqual([
       "batch.completed",
       "contact.opted_in",

@@ -1,5 +1,5 @@
 /**
- * Inbound messages survive the faults of docs/decisions.md#two-way-messages-and-consent: the
+ * Inbound messages survive the faults of docs/two-way.md: the
  * service on SMPP (a raw SMSC in this test process, which sends again every part not answered
  * status 0, as an SMSC does) is killed with `kill -9` between the parts of a long MO, then a new
  * process takes over; and the suite's PostgreSQL is stopped while MO arrive (each is answered

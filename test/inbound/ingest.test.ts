@@ -1,5 +1,5 @@
 /**
- * Inbound messages from their stored parts (docs/decisions.md#two-way-messages-and-consent): parts
+ * Inbound messages from their stored parts (docs/two-way.md): parts
  * in any form and order, a repeat counted once, joined by the assembler; a message missing parts
  * made incomplete 10 minutes after its first; routing in its order (dedicated number, keyword on a
  * shared number, reply, unrouted); consent words applied with their events in the same transaction.

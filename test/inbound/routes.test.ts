@@ -1,5 +1,5 @@
 /**
- * The routes of two-way messages (docs/decisions.md#two-way-messages-and-consent), each answer and
+ * The routes of two-way messages (docs/two-way.md), each answer and
  * error: inbound messages (inbound.read), the opt-out list (contacts.manage), the operator's
  * inbound numbers and inbound messages, and what /metrics counts.
  */

@@ -1,5 +1,5 @@
 /**
- * The in-process simulator's two-way side (docs/decisions.md#two-way-messages-and-consent):
+ * The in-process simulator's two-way side (docs/two-way.md):
  * +261340000010 answers OK and +261340000011 answers STOP to the sender they got a message from,
  * one receipt delay after its receipt, on the service's clock; and the operator makes it send an MO now.
  */

@@ -6,7 +6,7 @@
  * organisation per sequence: admissions (immediate or scheduled, simulator test numbers or
  * ordinary ones, 1 or 2 segments), idempotent replays, clock moves (without running any work),
  * credit grants, sender / SMS availability changes, opt-outs and opt-ins of the numbers
- * (docs/decisions.md#two-way-messages-and-consent), and one round at a time of each kind of
+ * (docs/two-way.md), and one round at a time of each kind of
  * background work (the WorkSteps service: dispatcher, verifier, receipts, recovery; and the
  * simulator sending the receipts it owes). Crashes are simulated by running only part of a
  * flow under a dead process (a worker id with no lease), leaving the database as it would:

@@ -1,5 +1,5 @@
 /**
- * `sms-admin inbound ...` (docs/decisions.md#two-way-messages-and-consent): give, take and list an
+ * `sms-admin inbound ...` (docs/two-way.md): give, take and list an
  * organisation's inbound numbers, and list inbound messages (the unrouted ones with --unrouted).
  */
 import { Option } from "effect"

@@ -72,7 +72,7 @@ export const migration: Migration = {
       PRIMARY KEY (organisation_id, phone_number)
     )`,
     `CREATE INDEX opt_outs_newest ON opt_outs (organisation_id, created_at DESC, id DESC)`,
-    // The in-process simulator's replies owed (its test numbers answer: docs/decisions.md#two-way-messages-and-consent):
+    // The in-process simulator's replies owed (its test numbers answer: docs/two-way.md):
     // each sent to the service's inbox once due, then removed; claimed for a while by the process sending it.
     `CREATE TABLE simulator_replies (
       id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

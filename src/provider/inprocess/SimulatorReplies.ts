@@ -1,5 +1,5 @@
 /**
- * The in-process simulator's mobiles that answer (docs/decisions.md#two-way-messages-and-consent):
+ * The in-process simulator's mobiles that answer (docs/two-way.md):
  * `+261340000010` answers `OK` and `+261340000011` answers `STOP`, to the sender a message came
  * from, one receipt delay after its delivery receipt; and an MO sent on the operator's demand.
  * A reply owed is a row (`simulator_replies`), so it survives restarts; once due it is handed to

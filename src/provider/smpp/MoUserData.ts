@@ -1,6 +1,6 @@
 /**
  * The user data of a mobile-originated `deliver_sm` or `data_sm` as the octets the SMSC sent
- * (docs/decisions.md#two-way-messages-and-consent). The `smpp` package decodes `short_message`
+ * (docs/two-way.md). The `smpp` package decodes `short_message`
  * and `message_payload` by `data_coding` on reading, with its own idea of each coding (IA5 read as
  * GSM, an unknown coding as it comes): the service reads the octets itself (domain/DataCoding.ts),
  * so they are taken from the frame. PduSocket.ts keeps the frame of each request it decodes.

@@ -1,5 +1,5 @@
 /**
- * Mobile-originated messages over SMPP (docs/decisions.md#two-way-messages-and-consent): each part
+ * Mobile-originated messages over SMPP (docs/two-way.md): each part
  * read from the octets the SMSC sent (any data_coding, its header or SAR TLVs, or message_payload),
  * the sender written as E.164, and handed to the inbox before its deliver_sm_resp: status 0 once
  * stored, 0x64 when it cannot be, so that the SMSC sends it again.
