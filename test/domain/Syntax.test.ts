@@ -126,14 +126,15 @@ describe("uuids", () => {
 })
 
 describe("permissions", () => {
-  it("are the five of docs/integrators.md#authentication and webhooks.manage (docs/decisions.md#webhooks)", () => {
+  it("are the five of docs/integrators.md#authentication, webhooks.manage (docs/decisions.md#webhooks) and inbound.read (docs/two-way.md)", () => {
     expect([...Permissions]).toEqual([
       "sms.send",
       "sms.schedule",
       "delivery.read",
       "balance.read",
       "contacts.manage",
-      "webhooks.manage"
+      "webhooks.manage",
+      "inbound.read"
     ])
     for (const p of Permissions) expect(Schema.is(PermissionSchema)(p)).toBe(true)
     expect(Schema.is(PermissionSchema)("sms.admin")).toBe(false)

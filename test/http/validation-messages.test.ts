@@ -18,7 +18,7 @@ const webhooks = "/api/sms/v2/webhooks/"
 const sendAt = "2099-01-01T00:00:00Z"
 const to = "+261340000001"
 const eventTypes =
-  "message.accepted, message.delivered, message.undeliverable, message.failed, message.blocked, message.unknown, batch.completed"
+  "message.accepted, message.delivered, message.undeliverable, message.failed, message.blocked, message.unknown, batch.completed, message.received, contact.opted_out, contact.opted_in"
 
 type Detail = { readonly field: string; readonly message: string }
 const cases: ReadonlyArray<readonly [what: string, path: string, body: unknown, details: ReadonlyArray<Detail>]> = [

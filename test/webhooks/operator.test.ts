@@ -66,7 +66,7 @@ describe("webhooks for the operator", { timeout: 120_000 }, () => {
         const e = yield* createEndpoint(apiKey, { url })
         const listed = yield* cli(["webhook", "list", orgId])
         expect(listed.code, listed.stderr).toBe(0)
-        expect(listed.stdout).toBe(`ID${" ".repeat(36)}ENABLED  EVENTS  URL\n${e.id}  yes      7       ${url}\n`)
+        expect(listed.stdout).toBe(`ID${" ".repeat(36)}ENABLED  EVENTS  URL\n${e.id}  yes      10      ${url}\n`)
         const off = yield* cli(["webhook", "disable", orgId, e.id])
         expect(off.code, off.stderr).toBe(0)
         expect(off.stdout).toContain(`${e.id}  no`)
