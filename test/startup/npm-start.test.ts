@@ -15,9 +15,11 @@ import { freePort, listens, root, servingLine } from "../support/ServiceProcess.
 const temp = mkdtempSync(join(tmpdir(), "sms-npm-start-"))
 afterAll(() => rmSync(temp, { recursive: true, force: true }))
 
-// npm without the npm_* variables of an `npm test` running vitest: the inner npm sets its own
+// npm without the npm_* variables of an `npm test` running vitest (the inner npm sets its own),
+// and without DATABASE_URL: the suite's PostgreSQL pass sets it, and `npm start` would then use
+// that database and take no data directory's lock
 const npmEnv = Object.fromEntries(
-  Object.entries(process.env).filter(([name]) => !name.toLowerCase().startsWith("npm_"))
+  Object.entries(process.env).filter(([name]) => !name.toLowerCase().startsWith("npm_") && name !== "DATABASE_URL")
 )
 
 /** Whether process `pid` still runs (a zombie nobody reaped yet counts as gone). */
