@@ -11,8 +11,12 @@
  * acknowledged) is also kept there (Book.ts), so that a new Smsc on it, in a new process after a
  * kill -9, carries on. Tests drive it through knobs and read what it received and measured.
  *
- * This file holds the server, its connections and their submissions; the receipts' sending
- * again is ReceiptRedelivery.ts (a receipt's PDU ReceiptPdu.ts), binds Binds.ts, `query_sm`
+ * It also speaks for the mobiles (docs/two-way.md#simulators): the replying numbers answer one
+ * receipt delay after their delivery receipt, and `sendMobileOriginated` sends an MO on demand, a
+ * long text as parts in any of the three forms (MoParts.ts), shuffled and with a part repeated.
+ *
+ * This file holds the server, its connections and their submissions; the sending again of
+ * receipts and MO is Redelivery.ts (a receipt's PDU ReceiptPdu.ts), binds Binds.ts, `query_sm`
  * QuerySm.ts, the reading of a `submit_sm` SubmitSm.ts, the writing of ids IdFormats.ts.
  */
 import smpp from "smpp"
@@ -27,7 +31,9 @@ import type { KnownMessage, Owed } from "./Journal.ts"
 import { queryAnswer } from "./QuerySm.ts"
 import { Reassembly } from "./Reassembly.ts"
 import { messageState } from "./ReceiptPdu.ts"
-import { type DeliveryConnection, pickConnection, type ReceiptAnswer, ReceiptRedelivery } from "./ReceiptRedelivery.ts"
+import { replyingNumbers } from "../../src/provider/inprocess/ReplyingNumbers.ts"
+import { moPdus, type PartForm, shuffled } from "./MoParts.ts"
+import { type DeliveryConnection, type ReceiptAnswer, Redelivery } from "./Redelivery.ts"
 import { type SmscCounts, StatsFile } from "./Stats.ts"
 import { type ReceivedSubmit, readSubmit } from "./SubmitSm.ts"
 import { Timeline } from "./Timeline.ts"
@@ -74,7 +80,22 @@ export interface SmscMessage extends Omit<ReceivedSubmit, "text" | "concatenatio
   state: number
 }
 
-export type { ReceiptAnswer } from "./ReceiptRedelivery.ts"
+export type { ReceiptAnswer } from "./Redelivery.ts"
+
+/** An MO to send on demand. */
+export interface MobileOriginated {
+  /** The mobile it comes from, E.164 with `+`. */
+  readonly from: string
+  /** The number (E.164 with `+`), short code or sender name it was sent to. */
+  readonly to: string
+  readonly text: string
+  /** How a text longer than one segment is cut into parts (default `udh8`); `payload` sends it whole in `message_payload`. */
+  readonly form?: PartForm
+  /** Send the parts in a random order. */
+  readonly shuffle?: boolean
+  /** Send the part at this index (from 0) twice. */
+  readonly repeatPart?: number
+}
 
 interface Connection extends DeliveryConnection {
   bound: boolean
@@ -95,7 +116,9 @@ export class Smsc {
   private readonly connections = new Set<Connection>()
   private readonly book: Book
   private readonly reassembly = new Reassembly<{ readonly part: ReceivedSubmit; readonly id: number }>(10_000)
-  private readonly redelivery: ReceiptRedelivery
+  private readonly redelivery: Redelivery
+  /** The reference of the next long MO's parts. */
+  private moRef = 0
   private readonly arrivals: Array<number> = []
   private arrivalsHead = 0
   private throttleLeft = 0
@@ -145,7 +168,7 @@ export class Smsc {
   private constructor(options: SmscOptions, book: Book) {
     this.options = options
     this.book = book
-    this.redelivery = new ReceiptRedelivery(this, this.connections, this.timeline, book, options.receiptRetryMs)
+    this.redelivery = new Redelivery(this, this.connections, this.timeline, book, options.receiptRetryMs)
     this.listeningPort = options.port
     this.server = smpp.createServer({}, (session) => this.accept(session))
     this.stats = new StatsFile(options.dataDir, () => this.counts)
@@ -212,24 +235,19 @@ export class Smsc {
     this.throttleLeft = n
   }
 
-  /** Sends a mobile-originated message (a `deliver_sm` that is no receipt) on a bound connection; false when none is bound. */
-  sendMobileOriginated(from: string, text: string): boolean {
-    const c = pickConnection(this.connections)
-    if (c === undefined) return false
-    const pdu = new smpp.PDU("deliver_sm", {
-      source_addr_ton: 1,
-      source_addr_npi: 1,
-      source_addr: from.replace(/^\+/, ""),
-      dest_addr_ton: 5,
-      dest_addr_npi: 0,
-      destination_addr: "DEMO",
-      esm_class: 0,
-      data_coding: 0,
-      short_message: Buffer.from(text, "ascii")
-    })
-    sendPdu(c.session, pdu)
-    c.deliveries.set(pdu.sequence_number, undefined)
-    return true
+  /**
+   * Sends a mobile-originated message (`deliver_sm` that are no receipt): each part on a bound
+   * connection now or as soon as one has room, and again until answered with status 0. Returns
+   * how many `deliver_sm` it makes (a repeated part counted twice).
+   */
+  sendMobileOriginated(mo: MobileOriginated): number {
+    this.moRef = (this.moRef + 1) % 65_536
+    const pdus = moPdus(mo.text, mo.form ?? "udh8", this.moRef)
+    const repeated = mo.repeatPart === undefined ? undefined : pdus[mo.repeatPart]
+    const parts = repeated === undefined ? pdus : [...pdus, repeated]
+    const order = mo.shuffle === true ? shuffled(parts, Math.random) : parts
+    for (const pdu of order) this.redelivery.mobileOriginated({ from: mo.from, to: mo.to, pdu })
+    return order.length
   }
 
   /** How many `submit_sm` carried this exact text (one part's text, or a whole single-part message's). */
@@ -373,9 +391,10 @@ export class Smsc {
     const message = id === undefined ? undefined : this.take(part, id, owed)
     const respond = (): void => {
       const receipt = message !== undefined && behaviour.receipt !== "none" ? behaviour.receipt : undefined
-      if (receipt !== undefined && this.receiptBeforeResponse) this.redelivery.send(message!, receipt)
+      if (receipt !== undefined && this.receiptBeforeResponse) this.redelivery.receipt(message!, receipt)
       else if (receipt !== undefined)
-        this.timeline.after(this.options.receiptDelayMs, () => this.redelivery.send(message!, receipt))
+        this.timeline.after(this.options.receiptDelayMs, () => this.redelivery.receipt(message!, receipt))
+      if (receipt === "DELIVRD") this.replyLater(message!)
       if (c.closed) return
       c.outstanding--
       this.answer(c, pdu, behaviour.status, { message_id: id === undefined ? "" : responseId(this.idFormat, id) })
@@ -402,6 +421,21 @@ export class Smsc {
     this.messages.push(message)
     if (this.messages.length > keptMax) this.messages.splice(0, keptMax / 2)
     return message
+  }
+
+  /** A replying number's answer to the sender of `message`, one receipt delay after its receipt (docs/two-way.md#simulators). */
+  private replyLater(message: SmscMessage): void {
+    const text = replyingNumbers[message.to]
+    if (text === undefined) return
+    const receiptAfterMs = this.receiptBeforeResponse ? 0 : this.options.receiptDelayMs
+    this.timeline.after(receiptAfterMs + this.options.receiptDelayMs, () =>
+      this.sendMobileOriginated({
+        from: message.to,
+        // a short code is answered as one, whatever type of number the submission gave it
+        to: message.sourceTon === 1 && !/^\d{3,8}$/.test(message.from) ? `+${message.from}` : message.from,
+        text
+      })
+    )
   }
 
   private query(c: Connection, pdu: smpp.PDU): void {

@@ -12,12 +12,7 @@ import type { DatabaseUnavailable, Fails } from "../../db/DatabaseUnavailable.ts
 import { fromDatabase } from "../../db/Statements.ts"
 import { encodeSegments } from "../../domain/Segments.ts"
 import type { IncomingPart, InboxUnavailable } from "../Provider.ts"
-
-/** What each answering test number replies. */
-export const replyingNumbers: Readonly<Record<string, string>> = {
-  "+261340000010": "OK",
-  "+261340000011": "STOP"
-}
+import { replyingNumbers } from "./ReplyingNumbers.ts"
 
 /** The route the simulator's MO parts come by. */
 export const simulatorMoSource = "sim"

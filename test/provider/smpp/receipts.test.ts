@@ -114,7 +114,7 @@ describe("receipts", () => {
       (p) =>
         Effect.gen(function* () {
           yield* p.submit(submission(testNumbers.acceptedNoReceipt))
-          expect(smsc.sendMobileOriginated("+261341234567", "STOP")).toBe(true)
+          expect(smsc.sendMobileOriginated({ from: "+261341234567", to: "DEMO", text: "STOP" })).toBe(1)
           yield* until("its answer", () => smsc.mobileOriginatedAnswers.length === 1)
         }),
       logs
