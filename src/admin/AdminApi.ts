@@ -9,7 +9,16 @@ import {
   HttpApiSecurity,
   OpenApi
 } from "effect/http-api"
-import { Balance, Batch, InboundMessage, Message, Webhook, WebhookDeliveries } from "../api/Schemas.ts"
+import {
+  Balance,
+  Batch,
+  InboundMessage,
+  InboundMessages,
+  Message,
+  OptOuts,
+  Webhook,
+  WebhookDeliveries
+} from "../api/Schemas.ts"
 import { SchemaErrors } from "../api/Security.ts"
 import { retentionDaysMax } from "../config/Config.ts"
 import { CalendarDate } from "../domain/Dates.ts"
@@ -304,7 +313,8 @@ export const OperatorInboundMessage = Schema.Struct({
 
 /**
  * Two-way messages (docs/two-way.md): the numbers organisations
- * receive on, and the inbound messages (the unrouted ones above all, kept for the operator).
+ * receive on, the inbound messages (the unrouted ones above all, kept for the operator), and one
+ * organisation's inbound messages and opt-out list as its API shows them (what the console shows).
  */
 export class InboundAdminGroup extends HttpApiGroup.make("inbound")
   .add(
@@ -327,6 +337,18 @@ export class InboundAdminGroup extends HttpApiGroup.make("inbound")
       success: Schema.Struct({ results: Schema.Array(InboundNumberBody) }),
       error: CommonErrors
     }).annotate(OpenApi.Summary, "The numbers the organisation receives on"),
+    HttpApiEndpoint.get("listOrganisationMessages", "/organizations/:org_id/inbound-messages", {
+      params: OrgId,
+      query: { cursor: Schema.optionalKey(Text) },
+      success: InboundMessages,
+      error: [...CommonErrors, InvalidCursor]
+    }).annotate(OpenApi.Summary, "The organisation's inbound messages, newest first, 100 per page"),
+    HttpApiEndpoint.get("listOptOuts", "/organizations/:org_id/opt-outs", {
+      params: OrgId,
+      query: { cursor: Schema.optionalKey(Text) },
+      success: OptOuts,
+      error: [...CommonErrors, InvalidCursor]
+    }).annotate(OpenApi.Summary, "The numbers opted out of the organisation's messages, newest first, 100 per page"),
     HttpApiEndpoint.get("listMessages", "/inbound-messages", {
       query: {
         routed: Schema.optionalKey(Schema.Literals(["true", "false"])),

@@ -1,10 +1,13 @@
 /**
  * The operator's routes of two-way messages (docs/two-way.md): an
- * organisation's inbound numbers given, taken and listed, and the inbound messages of every
+ * organisation's inbound numbers given, taken and listed; its inbound messages and opt-out list,
+ * read as its API reads them (scoped by the organisation); and the inbound messages of every
  * organisation (`?routed=false`: those none took).
  */
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
+import { OptOuts } from "../consent/OptOuts.ts"
+import { optOutWire } from "../consent/OptOutWire.ts"
 import { InboundMessages } from "../inbound/InboundMessages.ts"
 import { InboundNumbers } from "../inbound/InboundNumbers.ts"
 import { inboundWire } from "../inbound/InboundWire.ts"
@@ -18,6 +21,7 @@ export const InboundAdminHandlers = HttpApiBuilder.group(
     const organisations = yield* Organisations
     const numbers = yield* InboundNumbers
     const inbound = yield* InboundMessages
+    const optOuts = yield* OptOuts
     return handlers
       .handle("assignNumber", ({ params, payload }) =>
         Effect.gen(function* () {
@@ -35,6 +39,20 @@ export const InboundAdminHandlers = HttpApiBuilder.group(
         Effect.gen(function* () {
           const org = yield* organisations.get(params.org_id)
           return { results: yield* numbers.list(org.id) }
+        })
+      )
+      .handle("listOrganisationMessages", ({ params, query }) =>
+        Effect.gen(function* () {
+          const org = yield* organisations.get(params.org_id)
+          const page = yield* inbound.list(org.id, query.cursor)
+          return { results: page.rows.map(inboundWire), next_cursor: page.nextCursor ?? null }
+        })
+      )
+      .handle("listOptOuts", ({ params, query }) =>
+        Effect.gen(function* () {
+          const org = yield* organisations.get(params.org_id)
+          const page = yield* optOuts.list(org.id, query.cursor)
+          return { results: page.rows.map(optOutWire), next_cursor: page.nextCursor ?? null }
         })
       )
       .handle("listMessages", ({ query }) =>

@@ -48,6 +48,8 @@ const assets: ReadonlyArray<Asset> = [
   own("poll.js", javascript),
   own("html.js", javascript),
   own("views.js", javascript),
+  own("inbound-view.js", javascript),
+  own("inbound-tables.js", javascript),
   own("console.css", "text/css; charset=utf-8"),
   own("icon.svg", "image/svg+xml"),
   ...libraries

@@ -4,17 +4,10 @@ import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../api/Api.ts"
 import { OptOuts } from "../consent/OptOuts.ts"
-import type { OptOutRow } from "../consent/OptOutStore.ts"
+import { optOutWire } from "../consent/OptOutWire.ts"
 import { requirePermission } from "./Permissions.ts"
 
 const manage = requirePermission("contacts.manage")
-
-export const optOutOf = (row: Pick<OptOutRow, "phoneNumber" | "source" | "inboundMessageId" | "createdAt">) => ({
-  phone_number: row.phoneNumber,
-  source: row.source,
-  inbound_message_id: row.inboundMessageId,
-  created_at: row.createdAt.toISOString()
-})
 
 export const OptOutsHandlers = HttpApiBuilder.group(
   Api,
@@ -25,14 +18,14 @@ export const OptOutsHandlers = HttpApiBuilder.group(
       .handle("list", ({ query }) =>
         manage.pipe(
           Effect.flatMap((org) => optOuts.list(org, query.cursor)),
-          Effect.map((page) => ({ results: page.rows.map(optOutOf), next_cursor: page.nextCursor ?? null }))
+          Effect.map((page) => ({ results: page.rows.map(optOutWire), next_cursor: page.nextCursor ?? null }))
         )
       )
       .handle("put", ({ params }) =>
         Effect.gen(function* () {
           const org = yield* manage
           const { created, row } = yield* optOuts.optOut(org, params.phone_number, "api")
-          return HttpServerResponse.jsonUnsafe(optOutOf(row), { status: created ? 201 : 200 })
+          return HttpServerResponse.jsonUnsafe(optOutWire(row), { status: created ? 201 : 200 })
         })
       )
       .handle("delete", ({ params }) =>

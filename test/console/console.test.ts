@@ -4,10 +4,15 @@
  * A message goes to each simulator number through the public API; in the page, each is seen
  * with its first answer, then the page's "advance" control moves the clock and each is seen to
  * reach its status of docs/decisions.md#the-provider-simulator; a receipt is sent from the page and seen applied.
+ * The inbound view (docs/two-way.md): a message to the number that answers STOP, the page's
+ * advance bringing the STOP into the organisation's inbound messages and the number into its
+ * opt-out list; inbound messages to a number nobody holds, one sent from the page's form and one
+ * through the operator API (seen by the view's own refresh), in the unrouted list.
  * Everything waits on conditions of the page, bounded; nothing sleeps.
  *
  * Skipped, saying why, when no Chromium is installed (`apt-get install -y chromium`, or set
- * CHROMIUM_PATH); under CI (CI=true), which installs it, a missing Chromium fails instead. Leaves a screenshot in test-output/console.png.
+ * CHROMIUM_PATH); under CI (CI=true), which installs it, a missing Chromium fails instead. Leaves
+ * screenshots in test-output/console.png and test-output/console-inbound.png.
  */
 import { existsSync, mkdirSync } from "node:fs"
 import { createServer } from "node:net"
@@ -16,6 +21,7 @@ import { Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { type Browser, chromium, type Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { testNumbers } from "../../src/provider/inprocess/Simulator.ts"
+import { replyingNumbers } from "../../src/provider/inprocess/ReplyingNumbers.ts"
 import { mainLayer } from "../../src/app/AppLayer.ts"
 import { scratchDatabaseUrl } from "../support/ScratchDatabase.ts"
 import { adminToken, allPermissions, testConfig } from "../support/TestApp.ts"
@@ -35,6 +41,9 @@ if (!haveChromium) {
 }
 
 const screenshotPath = resolve(import.meta.dirname, "../../test-output/console.png")
+const inboundScreenshotPath = resolve(import.meta.dirname, "../../test-output/console-inbound.png")
+/** The simulator's number that answers STOP one receipt delay after its delivery receipt (docs/two-way.md). */
+const stopper = "+261340000011"
 /** Longest any one condition of the page is waited for. */
 const waitMs = 30_000
 
@@ -100,7 +109,9 @@ describe.skipIf(!haveChromium)("the simulator console in Chromium", () => {
       headers: { authorization: `Bearer ${token}`, "content-type": "application/json", ...headers },
       ...(body === undefined ? {} : { body: JSON.stringify(body) })
     })
-    const answer: Answer = { status: res.status, body: await res.json() }
+    // a 202 or 204 has no body
+    const text = await res.text()
+    const answer: Answer = { status: res.status, body: text === "" ? undefined : JSON.parse(text) }
     return answer
   }
   const admin = (method: string, path: string, body?: unknown) => call(method, `/admin/v1${path}`, adminToken, body)
@@ -120,10 +131,7 @@ describe.skipIf(!haveChromium)("the simulator console in Chromium", () => {
         "--disable-sync"
       ]
     })
-    page = await browser.newPage({ viewport: { width: 1440, height: 900 } })
-    page.setDefaultTimeout(waitMs)
-    page.on("console", (m) => void (m.type() === "error" && pageErrors.push(m.text())))
-    page.on("pageerror", (e) => void pageErrors.push(e.message))
+    page = await newPage(pageErrors)
   }, 120_000)
 
   afterAll(async () => {
@@ -132,18 +140,27 @@ describe.skipIf(!haveChromium)("the simulator console in Chromium", () => {
     await receiver?.close()
   })
 
+  /** A page of its own (its own sessionStorage), whose errors are kept in `errors`. */
+  const newPage = async (errors: Array<string>) => {
+    const opened = await browser.newPage({ viewport: { width: 1440, height: 900 } })
+    opened.setDefaultTimeout(waitMs)
+    opened.on("console", (m) => void (m.type() === "error" && errors.push(m.text())))
+    opened.on("pageerror", (e) => void errors.push(e.message))
+    return opened
+  }
+
   /**
    * Waits for the page to show the clock at `iso`; when it does not, fails saying what the page
    * and the service show instead (an advance still running, past its target, or refused).
    */
-  const clockShown = async (iso: string) => {
+  const clockShown = async (iso: string, on: Page = page) => {
     try {
-      await page.locator(`#clock-now[data-now="${iso}"]`).waitFor()
+      await on.locator(`#clock-now[data-now="${iso}"]`).waitFor()
     } catch (e) {
-      const shown = await page.locator("#clock-now").getAttribute("data-now")
+      const shown = await on.locator("#clock-now").getAttribute("data-now")
       const service = (await admin("GET", "/clock")).body.now
-      const button = await page.locator("#advance").textContent()
-      const alerts = await page.getByRole("alert").allTextContents()
+      const button = await on.locator("#advance").textContent()
+      const alerts = await on.getByRole("alert").allTextContents()
       throw new Error(
         `the page never showed the clock at ${iso}: it shows ${shown}, the service's is ${service}, ` +
           `the button says ${JSON.stringify(button)}, alerts: ${JSON.stringify(alerts)}`,
@@ -271,5 +288,113 @@ describe.skipIf(!haveChromium)("the simulator console in Chromium", () => {
 
     // no script refused by the Content-Security-Policy, no error in the page
     expect(pageErrors.filter((e) => !e.includes("401"))).toEqual([])
+  }, 180_000)
+
+  it("shows the STOP of +261340000011 and its opt-out in the inbound view as the page advances the clock, and the unrouted inbound messages", async () => {
+    expect(replyingNumbers[stopper]).toBe("STOP")
+    const org = await admin("POST", "/organizations", { name: "Inbound console test", default_sender_name: "TSENA" })
+    expect(org.status).toBe(201)
+    const orgId: string = org.body.id
+    expect((await admin("POST", `/organizations/${orgId}/credits`, { amount: 10 })).status).toBe(201)
+    const key = await admin("POST", `/organizations/${orgId}/api-keys`, { permissions: allPermissions })
+    const apiKey: string = key.body.api_key
+
+    const errors: Array<string> = []
+    const inbound = await newPage(errors)
+    try {
+      await inbound.goto(`${service.base}/console`)
+      await inbound.locator("#token").fill(adminToken)
+      await inbound.locator("form button[type=submit]").click()
+      await inbound.locator(`[data-org-id="${orgId}"]`).click()
+      await inbound.locator("#view-inbound").click()
+      expect(await inbound.locator("#view-inbound").getAttribute("aria-selected")).toBe("true")
+      await inbound
+        .locator(".inbound-view h1")
+        .filter({ hasText: /^Inbound console test$/ })
+        .waitFor()
+      // nothing received, nobody opted out yet
+      await inbound.locator("#inbound-messages").filter({ hasText: "No inbound message yet." }).waitFor()
+      await inbound.locator("#opt-outs").filter({ hasText: "No number is opted out." }).waitFor()
+
+      const sent = await call(
+        "POST",
+        "/api/sms/v2/messages/",
+        apiKey,
+        { to: stopper, text: "Tongasoa" },
+        { "idempotency-key": "console-inbound-stop" }
+      )
+      expect([sent.status, sent.body.status]).toEqual([201, "accepted"])
+      const sentId: string = sent.body.id
+
+      // the page's advance moves the clock past the receipt and the STOP one receipt delay after it
+      const clockBefore = Date.parse((await admin("GET", "/clock")).body.now)
+      await inbound.locator("#advance-seconds").fill("10")
+      await inbound.locator("#advance").click()
+      await clockShown(new Date(clockBefore + 10_000).toISOString(), inbound)
+      const stop = inbound.locator(`#inbound-messages tr[data-from="${stopper}"][data-keyword="STOP"]`)
+      await stop.waitFor()
+      expect(await stop.locator('[data-field="text"]').textContent()).toBe("STOP")
+      expect(await stop.getAttribute("data-in-reply-to")).toBe(sentId)
+      expect(await stop.locator("td").nth(2).textContent()).toBe("TSENA")
+      const optOut = inbound.locator(`#opt-outs tr[data-phone-number="${stopper}"]`)
+      await optOut.waitFor()
+      expect(await optOut.getAttribute("data-source")).toBe("sms")
+      expect(await inbound.locator("#opt-outs tbody tr").count()).toBe(1)
+
+      // the form shows the service's refusal in place: a sender that is no Malagasy mobile number
+      await inbound.locator("#inbound-from").fill("nobody")
+      await inbound.locator("#inbound-to").fill("7979")
+      await inbound.locator("#inbound-text").fill("Tsy mandeha")
+      await inbound.locator("#send-inbound").click()
+      await inbound.locator("#simulator-inbound [role=alert]").filter({ hasText: "validation_error" }).waitFor()
+
+      // an inbound message from the page's form to a number no organisation holds: unrouted
+      const fromPage = "+261330077001"
+      await inbound.locator("#inbound-from").fill(fromPage)
+      await inbound.locator("#inbound-to").fill("7979")
+      await inbound.locator("#inbound-text").fill("Salama avy amin'ny pejy")
+      await inbound.locator("#send-inbound").click()
+      await inbound.locator("#simulator-inbound [role=status]").filter({ hasText: "received" }).waitFor()
+      const unroutedFromPage = inbound.locator(`#unrouted tr[data-from="${fromPage}"]`)
+      await unroutedFromPage.waitFor()
+      expect(await unroutedFromPage.locator('[data-field="text"]').textContent()).toBe("Salama avy amin'ny pejy")
+      expect(await inbound.locator(`#inbound-messages tr[data-from="${fromPage}"]`).count()).toBe(0)
+      expect(await inbound.locator("#simulator-inbound [role=alert]").count()).toBe(0)
+      // the routed STOP is not among the unrouted
+      expect(await inbound.locator(`#unrouted tr[data-from="${stopper}"]`).count()).toBe(0)
+
+      // one through the operator API: the view's own refresh shows it, no action of the page needed
+      const fromApi = "+261330077002"
+      const mo = await admin("POST", "/simulator/inbound", { from: fromApi, to: "7979", text: "Avy amin'ny API" })
+      expect(mo.status).toBe(202)
+      const unroutedFromApi = inbound.locator(`#unrouted tr[data-from="${fromApi}"]`)
+      await unroutedFromApi.waitFor()
+      expect(await unroutedFromApi.locator('[data-field="text"]').textContent()).toBe("Avy amin'ny API")
+      // newest first
+      expect(
+        await inbound
+          .locator("#unrouted tbody tr")
+          .evaluateAll((rows) => rows.slice(0, 2).map((r) => r.getAttribute("data-from")))
+      ).toEqual([fromApi, fromPage])
+
+      // what the page shows is what the service holds
+      const listed = await admin("GET", `/organizations/${orgId}/opt-outs`)
+      expect(listed.body.results.map((o: { phone_number: string }) => o.phone_number)).toEqual([stopper])
+      const refused = await call(
+        "POST",
+        "/api/sms/v2/messages/",
+        apiKey,
+        { to: stopper, text: "Tongasoa indray" },
+        { "idempotency-key": "console-inbound-after-stop" }
+      )
+      expect([refused.status, refused.body.error?.code]).toEqual([400, "validation_error"])
+
+      mkdirSync(join(inboundScreenshotPath, ".."), { recursive: true })
+      await inbound.screenshot({ path: inboundScreenshotPath, fullPage: true })
+      // Chromium logs the refused send's answer (400) as an error: nothing else may be
+      expect(errors.filter((e) => !e.includes("status of 400"))).toEqual([])
+    } finally {
+      await inbound.close()
+    }
   }, 180_000)
 })

@@ -105,6 +105,57 @@ describe("two-way routes", { timeout: 180_000 }, () => {
       })
     )
 
+    it.effect(
+      "shows the operator one organisation's inbound messages and opt-outs as its API does, and no other's",
+      () =>
+        Effect.gen(function* () {
+          const app = yield* App
+          const { orgId, apiKey } = yield* app.newOrg({ permissions: withInbound })
+          const other = yield* app.newOrg()
+          expect((yield* app.admin("PUT", `/organizations/${orgId}/inbound-numbers/6464`, {})).status).toBe(200)
+          expect((yield* app.admin("PUT", `/organizations/${other.orgId}/inbound-numbers/6565`, {})).status).toBe(200)
+          const from = newSender()
+          const stopper = "+261340000222"
+          yield* receive(partsOf("Misaotra", from, "6464"))
+          yield* app.advance(1000)
+          yield* receive(partsOf("STOP", stopper, "6464"))
+          yield* receive(partsOf("Tsy an'ity", from, "6565"))
+          yield* app.advance(1000)
+          // a second after the STOP's opt-out, so that newest first has one order
+          yield* app.advance(1000)
+          expect((yield* app.call("PUT", optOutPath("+261340000333"), { token: apiKey })).status).toBe(201)
+          expect((yield* app.call("PUT", optOutPath("+261340000444"), { token: other.apiKey })).status).toBe(201)
+
+          const messages = yield* app.admin("GET", `/organizations/${orgId}/inbound-messages`)
+          expect(messages.status).toBe(200)
+          expect(messages.body.results.map((m: { text: string }) => m.text)).toEqual(["STOP", "Misaotra"])
+          expect(messages.body.results[0]).toMatchObject({ from: stopper, to: "6464", keyword: "STOP" })
+          const own = yield* app.call("GET", "/api/sms/v2/inbound-messages/", { token: apiKey })
+          expect(messages.body).toEqual(own.body)
+
+          const optOuts = yield* app.admin("GET", `/organizations/${orgId}/opt-outs`)
+          expect(optOuts.status).toBe(200)
+          expect(
+            optOuts.body.results.map((o: { phone_number: string; source: string }) => [o.phone_number, o.source])
+          ).toEqual([
+            ["+261340000333", "api"],
+            [stopper, "sms"]
+          ])
+          expect(optOuts.body.results[1].inbound_message_id).toBe(messages.body.results[0].id)
+          const ownOptOuts = yield* app.call("GET", "/api/sms/v2/opt-outs/", { token: apiKey })
+          expect(optOuts.body).toEqual(ownOptOuts.body)
+
+          for (const list of ["inbound-messages", "opt-outs"]) {
+            const missing = yield* app.admin("GET", `/organizations/00000000-0000-0000-0000-000000000000/${list}`)
+            expect([list, missing.status, missing.body.error.code]).toEqual([list, 404, "not_found"])
+            const cursor = yield* app.admin("GET", `/organizations/${orgId}/${list}?cursor=nope`)
+            expect([list, cursor.status, cursor.body.error.code]).toEqual([list, 400, "invalid_cursor"])
+            const customer = yield* app.call("GET", `/admin/v1/organizations/${orgId}/${list}`, { token: apiKey })
+            expect([list, customer.status, customer.body.error.code]).toEqual([list, 401, "invalid_api_key"])
+          }
+        })
+    )
+
     it.effect("lists unrouted messages for the operator and counts them in /metrics", () =>
       Effect.gen(function* () {
         const app = yield* App

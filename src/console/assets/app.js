@@ -1,14 +1,14 @@
 // The simulator console: log in with the operator token, then watch an organisation's messages,
-// timelines, batches, balance and webhook deliveries live, drive the test clock and make the simulator send receipts.
+// timelines, batches, balance and webhook deliveries live, or its inbound messages and opt-outs
+// with the unrouted ones; drive the test clock and make the simulator send receipts and inbound messages.
 import { render } from "preact"
 import { useEffect, useMemo, useState } from "preact/hooks"
 import { forgetToken, operatorApi, saveToken, savedToken, seg } from "./api.js"
 import { html } from "./html.js"
-import { usePolling } from "./poll.js"
+import { InboundView } from "./inbound-view.js"
+import { liveMs, usePolling } from "./poll.js"
 import { BatchesTable, ClockBar, MessagesTable, OrgHeader, OrgList, Timeline, WebhooksPanel } from "./views.js"
 
-/** How often what is on screen is read again. */
-const liveMs = 1500
 /** How often the organisation list (and each one's balance) is read again. */
 const listMs = 10000
 const messagesPerPage = 25
@@ -126,6 +126,21 @@ const OrgView = ({ call, orgId, changes, onChange, onError, onBalance }) => {
   </div>`
 }
 
+/** The two views of the content: what an organisation sends (activity) and what it receives (inbound). */
+const views = [
+  ["activity", "Messages"],
+  ["inbound", "Inbound"]
+]
+
+const ViewTabs = ({ view, onView }) =>
+  html`<div class="tabs" role="tablist" aria-label="View">
+    ${views.map(
+      ([name, label]) =>
+        html`<button type="button" role="tab" id=${`view-${name}`} aria-selected=${String(view === name)}
+          class=${view === name ? "tab selected" : "tab"} onClick=${() => onView(name)}>${label}</button>`
+    )}
+  </div>`
+
 const Console = ({ token, onLogout }) => {
   const call = useMemo(() => operatorApi(token, () => onLogout(true)), [token])
   const [orgId, setOrgId] = useState(undefined)
@@ -134,6 +149,7 @@ const Console = ({ token, onLogout }) => {
   const [advanceSeconds, setAdvanceSeconds] = useState("10")
   const [actionError, setActionError] = useState(undefined)
   const [balance, setBalance] = useState(undefined)
+  const [view, setView] = useState("activity")
   const changed = () => setChanges((n) => n + 1)
 
   const clock = usePolling(() => call("GET", "/clock"), liveMs, [])
@@ -188,10 +204,14 @@ const Console = ({ token, onLogout }) => {
         <button type="button" class="small quiet" onClick=${() => setActionError(undefined)}>Dismiss</button>
       </div>`
       }
+      <${ViewTabs} view=${view} onView=${setView} />
       ${
-        orgId === undefined
-          ? html`<p class="muted">${orgs.data?.length === 0 ? "No organisation yet: create one with the operator API or sms-admin." : "Loading…"}</p>`
-          : html`<${OrgView} key=${orgId} call=${call} orgId=${orgId} changes=${changes} onChange=${changed}
+        view === "inbound"
+          ? html`<${InboundView} key=${orgId} call=${call} org=${orgs.data?.find((o) => o.id === orgId)}
+            changes=${changes} onChange=${changed} />`
+          : orgId === undefined
+            ? html`<p class="muted">${orgs.data?.length === 0 ? "No organisation yet: create one with the operator API or sms-admin." : "Loading…"}</p>`
+            : html`<${OrgView} key=${orgId} call=${call} orgId=${orgId} changes=${changes} onChange=${changed}
             onError=${setActionError} onBalance=${setBalance} />`
       }
     </main>

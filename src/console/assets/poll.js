@@ -2,6 +2,9 @@
 // is no longer on screen.
 import { useCallback, useEffect, useRef, useState } from "preact/hooks"
 
+/** How often what is on screen is read again. */
+export const liveMs = 1500
+
 /**
  * Runs `load` now, then every `intervalMs` while the tab is visible, and again whenever `deps`
  * change; `refresh()` asks for a run at once (after the current one when one is in flight).

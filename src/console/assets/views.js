@@ -16,7 +16,7 @@ export const statuses = [
 export const formatTime = (iso) => (iso ? `${iso.slice(0, 10)} ${iso.slice(11, 19)}` : "—")
 
 /** An instant as `MM-DD HH:MM:SS` (UTC) for narrow columns, the full instant in its tooltip. */
-const ShortTime = ({ iso }) =>
+export const ShortTime = ({ iso }) =>
   iso ? html`<time datetime=${iso} title=${iso}>${iso.slice(5, 10)} ${iso.slice(11, 19)}</time>` : "—"
 
 export const StatusBadge = ({ status }) => html`<span class="status status-${status}">${status}</span>`
