@@ -52,8 +52,8 @@ export type DeliveryJob = (
   attempts: number
   acked: boolean
   waiting: boolean
-  /** Where its last copies went, so that a re-send frees their place. */
-  sentOn: Array<readonly [DeliveryConnection, number]>
+  /** Where its last copies went (connection, sequence number, when), so that a re-send frees their place. */
+  sentOn: Array<readonly [DeliveryConnection, number, number]>
 }
 
 /** `deliver_sm` awaiting their answer on one connection, at most (an SMSC's window). */
@@ -108,6 +108,8 @@ export interface RedeliveryHost {
   receiptsSent: number
   readonly receiptAnswers: Array<ReceiptAnswer>
   readonly mobileOriginatedAnswers: Array<number>
+  /** When set, each answer's delay (ms from its `deliver_sm` sent to its `deliver_sm_resp`) is pushed here by kind. */
+  readonly answerDelays: { readonly receipt: Array<number>; readonly mo: Array<number> } | undefined
 }
 
 export class Redelivery {
@@ -155,6 +157,8 @@ export class Redelivery {
     const job = c.deliveries.get(pdu.sequence_number)
     if (job === undefined) return
     c.deliveries.delete(pdu.sequence_number)
+    const sent = job.sentOn.find(([on, sequence]) => on === c && sequence === pdu.sequence_number)
+    if (sent !== undefined) this.host.answerDelays?.[job.kind].push(performance.now() - sent[2])
     if (job.kind === "mo") this.host.mobileOriginatedAnswers.push(pdu.command_status)
     else
       this.host.receiptAnswers.push({
@@ -211,7 +215,7 @@ export class Redelivery {
       const pdu = this.pdu(job)
       sendPdu(c.session, pdu)
       c.deliveries.set(pdu.sequence_number, job)
-      job.sentOn.push([c, pdu.sequence_number])
+      job.sentOn.push([c, pdu.sequence_number, performance.now()])
     }
     if (job.kind === "receipt") this.host.receiptsSent += copies
     job.attempts++

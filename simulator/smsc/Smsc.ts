@@ -139,6 +139,11 @@ export class Smsc {
   receiptBeforeResponse = false
   /** Answer `enquire_link` (off: a connection that looks alive but is not). */
   answerEnquireLinks = true
+  /** Keep receipts as they fall due instead of sending them, until `releaseReceipts` (a bench's burst of receipts). */
+  holdReceipts = false
+  /** Set to arrays to have each `deliver_sm`'s answer delay (ms) recorded by kind. */
+  answerDelays: { readonly receipt: Array<number>; readonly mo: Array<number> } | undefined = undefined
+  private readonly heldReceipts: Array<readonly [SmscMessage, "DELIVRD" | "UNDELIV"]> = []
 
   // what it received and measured
   /** Every `submit_sm` received, oldest first (beyond 200,000, the older half is forgotten). */
@@ -228,6 +233,13 @@ export class Smsc {
   /** Closes every connection now (the server keeps listening). */
   dropConnections(): void {
     for (const c of this.connections) c.session.destroy()
+  }
+
+  /** Sends every receipt kept while `holdReceipts` was on, at once; how many. */
+  releaseReceipts(): number {
+    const held = this.heldReceipts.splice(0)
+    for (const [message, word] of held) this.redelivery.receipt(message, word)
+    return held.length
   }
 
   /** Answers the next `n` submit_sm with 0x58 ESME_RTHROTTLED, whatever their recipient. */
@@ -393,7 +405,9 @@ export class Smsc {
       const receipt = message !== undefined && behaviour.receipt !== "none" ? behaviour.receipt : undefined
       if (receipt !== undefined && this.receiptBeforeResponse) this.redelivery.receipt(message!, receipt)
       else if (receipt !== undefined)
-        this.timeline.after(this.options.receiptDelayMs, () => this.redelivery.receipt(message!, receipt))
+        this.timeline.after(this.options.receiptDelayMs, () =>
+          this.holdReceipts ? this.heldReceipts.push([message!, receipt]) : this.redelivery.receipt(message!, receipt)
+        )
       if (receipt === "DELIVRD") this.replyLater(message!)
       if (c.closed) return
       c.outstanding--
