@@ -120,13 +120,13 @@ describe("the OneAPI simulator's tokens", () => {
 describe("the OneAPI simulator's numbers", () => {
   it("+261340000001: 201 with the resource URL, then DeliveredToTerminal after the receipt delay", async () => {
     const c = correlator()
+    const sentAt = performance.now()
     const answer = await sendSms(sim.baseUrl, token, {
       to: "+261340000001",
       correlator: c,
       notifyUrl: notifyUrl(),
       text: "Manao ahoana"
     })
-    const sentAt = performance.now()
     expect(answer.status).toBe(201)
     const [sms] = sentUnder(c)
     expect(sms).toEqual({
@@ -273,6 +273,7 @@ describe("the OneAPI simulator's numbers", () => {
   it("+261340000010 and +261340000011: delivered, then an inbound OK or STOP to the sender, one receipt delay after the receipt", async () => {
     const ok = correlator()
     const stop = correlator()
+    const sentAt = performance.now()
     expect(
       (
         await sendSms(sim.baseUrl, token, {
@@ -316,7 +317,10 @@ describe("the OneAPI simulator's numbers", () => {
       message: "STOP"
     })
     const receipt = await receiptOf(ok)
-    expect(okInbound!.at - receipt.at).toBeGreaterThanOrEqual(receiptDelayMs - earlyMs)
+    // the receipt one delay after the send, the answer one more after it
+    expect(receipt.at - sentAt).toBeGreaterThanOrEqual(receiptDelayMs - earlyMs)
+    expect(okInbound!.at - sentAt).toBeGreaterThanOrEqual(2 * receiptDelayMs - earlyMs)
+    expect(okInbound!.at).toBeGreaterThan(receipt.at)
     await receiptOf(stop)
   })
 
@@ -497,8 +501,9 @@ describe("the OneAPI simulator's notifications", () => {
     expect(answers).toEqual([500, 404, 200])
     const posts = receiptsOf(c)
     expect(posts.map((p) => p.status)).toEqual([500, 404, 200])
-    // 100 ms, then 200 ms
-    expect(posts[2]!.at - posts[1]!.at).toBeGreaterThan(posts[1]!.at - posts[0]!.at)
+    // sent again 100 ms later, then 200 ms later
+    expect(posts[1]!.at - posts[0]!.at).toBeGreaterThanOrEqual(100 - earlyMs)
+    expect(posts[2]!.at - posts[1]!.at).toBeGreaterThanOrEqual(200 - earlyMs)
     expect(sim.receiptsOwed).toBe(0)
   })
 
