@@ -6,7 +6,7 @@
  * directory every change goes through a Journal first, so that a new process on the directory
  * carries on where a killed one stopped; without one it lives in memory only.
  */
-import { Journal } from "./Journal.ts"
+import { Journal } from "../Journal.ts"
 
 /** The final statuses a receipt can carry. */
 export type FinalStatus = "DeliveredToTerminal" | "DeliveryImpossible"

@@ -5,7 +5,8 @@
  * a Journal first, so that a new process on the same directory carries on where a killed one
  * stopped; without one it lives in memory only.
  */
-import { type Entry, Journal, type KnownMessage, type Owed } from "./Journal.ts"
+import { Journal } from "../Journal.ts"
+import type { Entry, KnownMessage, Owed } from "./Entries.ts"
 
 export interface OwedReceipt extends Owed {
   readonly message: KnownMessage
@@ -28,7 +29,7 @@ const kept = (m: KnownMessage): KnownMessage => ({
 })
 
 export class Book {
-  private readonly journal: Journal | undefined
+  private readonly journal: Journal<Entry> | undefined
   private readonly keptMax: number
   private readonly byId = new Map<number, KnownMessage>()
   /** By the message's first id. */
@@ -37,7 +38,7 @@ export class Book {
   /** Ids from here on are not reserved in the journal yet. */
   private reservedBelow = firstMessageId
 
-  private constructor(journal: Journal | undefined, keptMax: number) {
+  private constructor(journal: Journal<Entry> | undefined, keptMax: number) {
     this.journal = journal
     this.keptMax = keptMax
   }
@@ -45,7 +46,7 @@ export class Book {
   /** A book in memory, or read back from `dataDir` (and compacted there). */
   static open(dataDir: string | undefined, keptMax: number): Book {
     if (dataDir === undefined) return new Book(undefined, keptMax)
-    const { entries, journal } = Journal.open(dataDir)
+    const { entries, journal } = Journal.open<Entry>(dataDir)
     const book = new Book(journal, keptMax)
     for (const entry of entries) book.replay(entry)
     book.nextId = book.reservedBelow

@@ -6,7 +6,7 @@ import type smpp from "smpp"
 import type { MsgIdType } from "../../src/config/SmppSettings.ts"
 import { Status } from "../../src/provider/smpp/Statuses.ts"
 import { queriedId } from "./IdFormats.ts"
-import type { KnownMessage } from "./Journal.ts"
+import type { KnownMessage } from "./Entries.ts"
 
 /** The status and fields of the `query_sm_resp` to `pdu`, the messages found by `find`. */
 export const queryAnswer = (

@@ -7,7 +7,7 @@
 import smpp from "smpp"
 import type { MsgIdType } from "../../src/config/SmppSettings.ts"
 import { receiptId } from "./IdFormats.ts"
-import type { KnownMessage } from "./Journal.ts"
+import type { KnownMessage } from "./Entries.ts"
 
 /** SMPP message_state: ENROUTE until its receipt, then DELIVERED or UNDELIVERABLE. */
 export const messageState = { enroute: 1, delivered: 2, undeliverable: 5 } as const

@@ -1,13 +1,13 @@
 /**
  * The SMSC simulator as an operator runs it: `node simulator/smsc/main.ts` (the project's Node,
  * directly, so that a kill -9 reaches it) in a child process on a port and a data directory,
- * its output kept; and what it took, read from the journal in that directory (Journal.ts), which
+ * its output kept; and what it took, read from the journal in that directory (simulator/Journal.ts), which
  * holds every message it took, whatever happened to the process since.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
-import type { Entry, KnownMessage } from "../../simulator/smsc/Journal.ts"
+import type { Entry, KnownMessage } from "../../simulator/smsc/Entries.ts"
 import { type SmscCounts, statsFile } from "../../simulator/smsc/Stats.ts"
 import { eventually } from "./Eventually.ts"
 import { node, root } from "./ServiceProcess.ts"

@@ -6,7 +6,7 @@
  * database. With the replays (Replay.ts) and the ledger (Outcomes.ts) they make the checker; its
  * negative control (asynchronous replication, a standby cut off) shows that they find lost writes.
  */
-import type { KnownMessage } from "../../../simulator/smsc/Journal.ts"
+import type { KnownMessage } from "../../../simulator/smsc/Entries.ts"
 import type { Exchange } from "./Operations.ts"
 import { resourceOf, type Result } from "./Operations.ts"
 import type { MessageFact } from "./Outcomes.ts"

@@ -6,7 +6,7 @@
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import type { KnownMessage } from "../../../simulator/smsc/Journal.ts"
+import type { KnownMessage } from "../../../simulator/smsc/Entries.ts"
 import { withDatabase } from "./Outcomes.ts"
 import { describeTimeline, type Timeline, went } from "./Timelines.ts"
 

@@ -1,41 +1,14 @@
 /**
- * The SMSC simulator's memory on disk: an append-only journal of JSON lines in its data
- * directory. Each entry is written with one synchronous `write` before the simulator acts on it,
- * so a kill -9 of the process loses nothing the system had been given (no fsync: it guards
- * against a process kill, not a power cut). It is read back at start and rewritten with only
- * what is still known (`rewrite`). A `pid` file keeps a second process off the same directory.
+ * A simulator's memory on disk (the SMSC simulator's and the OneAPI simulator's,
+ * docs/operators.md#the-smsc-simulator): an append-only journal of JSON lines, of entries of the
+ * simulator's own type `E`, in its data directory. Each entry is
+ * written with one synchronous `write` before the simulator acts on it, so a kill -9 of the
+ * process loses nothing it had been given (no fsync: it guards against a process kill, not a power
+ * cut). It is read back at start and rewritten with only what is still known (`rewrite`). A `pid`
+ * file keeps a second process off the same directory.
  */
 import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs"
 import { join } from "node:path"
-
-/** A message the simulator took, as kept: what `query_sm` and its receipt need. */
-export interface KnownMessage {
-  /** The ids given to its parts, in order; the first is the message's id. */
-  readonly ids: ReadonlyArray<number>
-  readonly from: string
-  /** E.164, with `+`. */
-  readonly to: string
-  readonly sourceTon: number
-  readonly sourceNpi: number
-  readonly destTon: number
-  readonly destNpi: number
-  /** SMPP message_state. */
-  state: number
-}
-
-/** A receipt owed for a message: its final `stat:` and when it is due (epoch ms, so that it means the same to the next process). */
-export interface Owed {
-  readonly word: "DELIVRD" | "UNDELIV"
-  readonly dueAt: number
-}
-
-export type Entry =
-  /** Every id below `below` may have been given. */
-  | { readonly kind: "ids"; readonly below: number }
-  | { readonly kind: "taken"; readonly message: KnownMessage; readonly owed?: Owed }
-  | { readonly kind: "state"; readonly id: number; readonly state: number }
-  /** The receipt of the message with this (first) id was answered with status 0. */
-  | { readonly kind: "acknowledged"; readonly id: number }
 
 const journalFile = "journal.jsonl"
 const pidFile = "pid"
@@ -50,12 +23,12 @@ const running = (pid: number): boolean => {
 }
 
 /** The entries of a journal's text; a line cut short (the last one, by a crash) is skipped. */
-const parse = (text: string): Array<Entry> => {
-  const entries: Array<Entry> = []
+const parse = <E>(text: string): Array<E> => {
+  const entries: Array<E> = []
   for (const line of text.split("\n")) {
     if (line === "") continue
     try {
-      entries.push(JSON.parse(line) as Entry)
+      entries.push(JSON.parse(line) as E)
     } catch {
       // a torn line: what it held was never acted on
     }
@@ -63,9 +36,9 @@ const parse = (text: string): Array<Entry> => {
   return entries
 }
 
-const line = (entry: Entry): string => `${JSON.stringify(entry)}\n`
+const line = (entry: unknown): string => `${JSON.stringify(entry)}\n`
 
-export class Journal {
+export class Journal<E> {
   private readonly dir: string
   /** Undefined once closed: a disposed simulator writes nothing (its descriptor may be another file's by then). */
   private fd: number | undefined
@@ -78,7 +51,7 @@ export class Journal {
   }
 
   /** Opens the journal in `dir` (created if missing) and returns what it holds; throws if another live process holds `dir`. */
-  static open(dir: string): { readonly journal: Journal; readonly entries: ReadonlyArray<Entry> } {
+  static open<E>(dir: string): { readonly journal: Journal<E>; readonly entries: ReadonlyArray<E> } {
     mkdirSync(dir, { recursive: true })
     const holder = Journal.holder(dir)
     if (holder !== undefined && holder !== process.pid && running(holder)) {
@@ -91,7 +64,7 @@ export class Journal {
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e
     }
-    return { journal: new Journal(dir, openSync(join(dir, journalFile), "a")), entries: parse(text) }
+    return { journal: new Journal<E>(dir, openSync(join(dir, journalFile), "a")), entries: parse<E>(text) }
   }
 
   private static holder(dir: string): number | undefined {
@@ -104,14 +77,14 @@ export class Journal {
   }
 
   /** Writes one entry through to the system before returning. */
-  append(entry: Entry): void {
+  append(entry: E): void {
     if (this.fd === undefined) return
     writeSync(this.fd, line(entry))
     this.appended++
   }
 
   /** Replaces the journal with `entries` (written aside, then renamed over it). */
-  rewrite(entries: Iterable<Entry>): void {
+  rewrite(entries: Iterable<E>): void {
     if (this.fd === undefined) return
     const aside = join(this.dir, `${journalFile}.new`)
     const fd = openSync(aside, "w")
