@@ -80,3 +80,34 @@ describe("keywords", () => {
     expect(wordsOf(" a\tb\n c ")).toEqual(["A", "B", "C"])
   })
 })
+
+describe("wordsOf", () => {
+  it("finds no word in an empty text or one of spaces, punctuation and symbols", () => {
+    expect(wordsOf("")).toEqual([])
+    expect(wordsOf("   ")).toEqual([])
+    expect(wordsOf("  ?! ")).toEqual([])
+    expect(wordsOf("€ + ©")).toEqual([])
+  })
+
+  it("reads punctuation and symbols as spaces between words", () => {
+    expect(wordsOf("stop,promo")).toEqual(["STOP", "PROMO"])
+    expect(wordsOf("stop.promo!")).toEqual(["STOP", "PROMO"])
+    expect(wordsOf("a+b€c$d")).toEqual(["A", "B", "C", "D"])
+    expect(wordsOf("«arrêt»-promo")).toEqual(["ARRET", "PROMO"])
+  })
+})
+
+describe("consentRequest: two words", () => {
+  it("reads a consent word and the keyword separated by punctuation or a symbol as two words", () => {
+    expect(consentRequest("STOP,PROMO", "PROMO")).toEqual({ action: "opt_out", word: "STOP" })
+    expect(consentRequest("stop+promo", "PROMO")).toEqual({ action: "opt_out", word: "STOP" })
+    expect(consentRequest("start/promo", "PROMO")).toEqual({ action: "opt_in", word: "START" })
+  })
+
+  it("reads a consent word followed by anything but the keyword as an ordinary message", () => {
+    expect(consentRequest("STOP STOP", "PROMO")).toBeUndefined()
+    expect(consentRequest("STOP PROMO", "INFO")).toBeUndefined()
+    expect(consentRequest("START PROMO", null)).toBeUndefined()
+    expect(consentRequest("PROMO", "PROMO")).toBeUndefined()
+  })
+})
