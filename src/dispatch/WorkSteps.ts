@@ -19,8 +19,13 @@ import { ProcessLease } from "../processes/ProcessLease.ts"
 import { type Orphan, Receipts } from "../receipts/Receipts.ts"
 import { Assembler } from "../inbound/Assembler.ts"
 
-/** Most provider submissions in flight per process (the dispatcher's window). */
-export const dispatchConcurrencyMax = 512
+/**
+ * Most provider submissions in flight per process (the dispatcher's window). 128 rather than 512:
+ * every submission in flight is a fiber the process interleaves with the immediate sends' own,
+ * and with 512 an immediate send under a draining backlog waited behind them (scenario 13's p99
+ * 133-462 ms against 74-115 ms with 128), while the drain itself kept its rate (bench/HISTORY.md).
+ */
+export const dispatchConcurrencyMax = 128
 /** Seconds of the provider's rate the dispatcher keeps in flight, when the provider has a rate. */
 const windowSeconds = 0.4
 
