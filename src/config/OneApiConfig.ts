@@ -7,15 +7,17 @@ import { Redacted, Schema } from "effect"
 import type { OneApiRouteSettings } from "./OneApiSettings.ts"
 
 const httpUrl = Schema.String.check(
-  Schema.makeFilter(
-    (raw: string) => {
-      const url = URL.canParse(raw) ? new URL(raw) : undefined
-      return url !== undefined && (url.protocol === "http:" || url.protocol === "https:") && url.search === "" &&
-        url.hash === "" && url.username === "" && url.password === ""
-        ? undefined
-        : "must be an http:// or https:// URL without credentials, query or fragment"
-    }
-  )
+  Schema.makeFilter((raw: string) => {
+    const url = URL.canParse(raw) ? new URL(raw) : undefined
+    return url !== undefined &&
+      (url.protocol === "http:" || url.protocol === "https:") &&
+      url.search === "" &&
+      url.hash === "" &&
+      url.username === "" &&
+      url.password === ""
+      ? undefined
+      : "must be an http:// or https:// URL without credentials, query or fragment"
+  })
 )
 
 const entryName = Schema.String.check(

@@ -36,9 +36,7 @@ const RouteEntry = Schema.Struct({
 })
 type RouteEntry = typeof RouteEntry.Type
 
-const RoutesFile = Schema.Array(Schema.Unknown).check(
-  Schema.isMinLength(1, { message: "must list at least one SMSC" })
-)
+const RoutesFile = Schema.Array(Schema.Unknown).check(Schema.isMinLength(1, { message: "must list at least one SMSC" }))
 
 const strict = { onExcessProperty: "error", errors: "all" } as const
 const decodeRoutesFile = SchemaParser.decodeUnknownResult(RoutesFile, strict)
@@ -72,7 +70,9 @@ export interface FileRoutes {
   readonly oneapi: ReadonlyArray<OneApiRouteSettings>
 }
 
-type DecodedEntry = { readonly kind: "smpp"; readonly entry: RouteEntry } | { readonly kind: "oneapi"; readonly entry: OneApiEntry }
+type DecodedEntry =
+  | { readonly kind: "smpp"; readonly entry: RouteEntry }
+  | { readonly kind: "oneapi"; readonly entry: OneApiEntry }
 
 /** Each issue of `issue` as a line; a client secret's value is never in one (its schema message may quote it). */
 const issueLines = (input: unknown, index: number, issue: SchemaIssue.Issue): ReadonlyArray<string> =>
@@ -83,7 +83,10 @@ const issueLines = (input: unknown, index: number, issue: SchemaIssue.Issue): Re
   })
 
 /** The routes of a routing file's JSON text, or one line per problem (without the variable's name). */
-export const decodeRoutes = (json: string, defaults: RouteDefaults): Result.Result<FileRoutes, ReadonlyArray<string>> => {
+export const decodeRoutes = (
+  json: string,
+  defaults: RouteDefaults
+): Result.Result<FileRoutes, ReadonlyArray<string>> => {
   let input: unknown
   try {
     input = JSON.parse(json)

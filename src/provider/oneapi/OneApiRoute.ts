@@ -1,0 +1,256 @@
+/**
+ * One OneAPI route (docs/operators.md#oneapi-routes, docs/decisions.md#oneapi): sends over HTTP
+ * to its provider under its token (Token.ts), paced and capped at its `mps` as SMPP routes are
+ * (Pacing.ts, SlidingRate.ts), each answer mapped by Results.ts. A request is sent again only
+ * when it provably was not taken: after a 401 (once, with a new token), a 429, or a connection
+ * refused or a name not found before anything was written; every other failure is Unknown.
+ */
+import { type Clock, Effect } from "effect"
+import type { OneApiRouteSettings } from "../../config/OneApiSettings.ts"
+import type { SmppTiming } from "../../config/SmppSettings.ts"
+import { maskPhone } from "../../domain/Phone.ts"
+import { Pacer } from "../Pacing.ts"
+import type { Query, QueryResult, RouteHealth, Submission, SubmitResult } from "../Provider.ts"
+import { stepper, throttleSchedule } from "../smpp/RetrySchedules.ts"
+import { SlidingRate } from "../smpp/SlidingRate.ts"
+import { notifySecret } from "./NotifySecret.ts"
+import { type SendAnswer, type SendOutcome, sendOutcome } from "./Results.ts"
+import { failureCode, type TokenOutcome, TokenSource } from "./Token.ts"
+
+/** Failures that provably come before anything was written: no connection was made. */
+const beforeWrite = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"])
+
+/** Longest Retry-After honoured; a longer one is waited as this (the deadline still decides). */
+export const retryAfterCapMs = 60_000
+
+/** One HTTP attempt of a send. */
+type Attempt =
+  | { readonly _tag: "Answer"; readonly answer: SendAnswer }
+  | { readonly _tag: "NotWritten"; readonly reason: string }
+  | { readonly _tag: "Lost"; readonly reason: string }
+
+/** What one request (with its 401 renewal) came to. */
+type Exchange = SendOutcome | { readonly _tag: "NotWritten"; readonly reason: string }
+
+export class OneApiRoute {
+  readonly settings: OneApiRouteSettings
+  private readonly tokens: TokenSource
+  private readonly pacer: Pacer
+  private readonly rate: SlidingRate | undefined
+  /** Sends a second at most (the route's `mps`); 0 without a cap. */
+  readonly ratePerSecond: number
+  private readonly clock: Clock.Clock
+  private readonly responseTimeoutMs: number
+  private readonly timing: SmppTiming
+  private readonly notifyUrl: string
+  private readonly requestsUrl: string
+  /** The last send's transport failure, until a send gets an answer. */
+  private transportFailure: string | undefined
+
+  constructor(
+    settings: OneApiRouteSettings,
+    responseTimeoutMs: number,
+    timing: SmppTiming,
+    clock: Clock.Clock,
+    publicUrl: string
+  ) {
+    this.settings = settings
+    this.clock = clock
+    this.responseTimeoutMs = responseTimeoutMs
+    this.timing = timing
+    this.tokens = new TokenSource(settings, () => clock.currentTimeMillisUnsafe(), responseTimeoutMs)
+    this.rate = settings.mps > 0 ? new SlidingRate(settings.mps) : undefined
+    this.pacer = new Pacer(clock, settings.mps > 0 ? 1000 / settings.mps : 0)
+    this.ratePerSecond = settings.mps
+    this.notifyUrl = `${publicUrl}/providers/${settings.name}/receipts/${notifySecret(settings.name, settings.clientSecret)}`
+    this.requestsUrl = `${settings.baseUrl}/smsmessaging/v1/outbound/${encodeURIComponent(settings.senderAddress)}/requests`
+  }
+
+  get name(): string {
+    return this.settings.name
+  }
+
+  get prefixes(): ReadonlyArray<string> {
+    return this.settings.prefixes
+  }
+
+  /** How many token requests this route made. */
+  get tokenFetches(): number {
+    return this.tokens.fetches
+  }
+
+  /** Connected once a token was obtained and the last send did not fail for transport. */
+  get health(): RouteHealth {
+    const until = this.tokens.validUntilMs
+    const refused = this.tokens.lastRefusal
+    const detail =
+      refused !== undefined
+        ? refused
+        : until === undefined
+          ? "no valid token yet"
+          : `token valid until ${new Date(until).toISOString()}`
+    return {
+      route: this.name,
+      connected: until !== undefined && this.transportFailure === undefined,
+      detail: this.transportFailure === undefined ? detail : `${detail}; last send failed: ${this.transportFailure}`
+    }
+  }
+
+  /** Waits for a dispatched message's turn at the route's rate. */
+  get pace(): Effect.Effect<void> {
+    return this.pacer.pace
+  }
+
+  /** The request body of a send of `s`. */
+  private body(s: Submission): string {
+    return JSON.stringify({
+      outboundSMSMessageRequest: {
+        address: [`tel:${s.to}`],
+        senderAddress: this.settings.senderAddress,
+        senderName: s.senderName,
+        outboundSMSTextMessage: { message: s.text },
+        clientCorrelator: s.messageId,
+        receiptRequest: { notifyURL: this.notifyUrl, callbackData: s.messageId }
+      }
+    })
+  }
+
+  /** One POST of `body` under `token`, aborted at the deadline. */
+  private post(token: string, body: string, deadlineMs: number): Effect.Effect<Attempt> {
+    return Effect.promise(async (interrupted): Promise<Attempt> => {
+      const signal = AbortSignal.any([
+        interrupted,
+        AbortSignal.timeout(Math.max(1, deadlineMs - this.clock.currentTimeMillisUnsafe()))
+      ])
+      try {
+        const response = await fetch(this.requestsUrl, {
+          method: "POST",
+          headers: {
+            authorization: `Bearer ${token}`,
+            "content-type": "application/json",
+            accept: "application/json"
+          },
+          body,
+          // node's fetch keeps its connections alive between requests
+          signal
+        })
+        const text = await response.text()
+        return {
+          _tag: "Answer",
+          answer: {
+            status: response.status,
+            location: response.headers.get("location"),
+            retryAfter: response.headers.get("retry-after"),
+            body: text
+          }
+        }
+      } catch (e) {
+        const code = failureCode(e)
+        if (beforeWrite.has(code)) return { _tag: "NotWritten", reason: `${this.name}: ${code}` }
+        return {
+          _tag: "Lost",
+          reason:
+            code === "TimeoutError" || code === "AbortError"
+              ? `${this.name}: no answer within ${this.responseTimeoutMs} ms`
+              : `${this.name}: connection lost after the request (${code})`
+        }
+      }
+    })
+  }
+
+  /** A token, waited for until the deadline. */
+  private token(renewing: string | undefined): Effect.Effect<TokenOutcome> {
+    return Effect.promise(() => (renewing === undefined ? this.tokens.token() : this.tokens.renew(renewing)))
+  }
+
+  /** One request of `s` (renewing the token once on a 401), mapped. */
+  private exchange(s: Submission, deadlineMs: number): Effect.Effect<Exchange> {
+    const self = this
+    return Effect.gen(function* () {
+      let stale: string | undefined
+      for (let tries = 0; ; tries++) {
+        const token = yield* self.token(stale)
+        if (token._tag === "Refused") return { _tag: "NotWritten", reason: `${self.name}: ${token.reason}` } as const
+        const attempt = yield* self.post(token.value, self.body(s), deadlineMs)
+        if (attempt._tag === "NotWritten") {
+          self.transportFailure = attempt.reason
+          return attempt
+        }
+        if (attempt._tag === "Lost") {
+          self.transportFailure = attempt.reason
+          return { _tag: "Unknown", reason: attempt.reason } as const
+        }
+        self.transportFailure = undefined
+        const outcome = sendOutcome(self.name, s.messageId, attempt.answer, self.clock.currentTimeMillisUnsafe())
+        if (outcome._tag !== "Unauthorized") return outcome
+        if (tries > 0) return { _tag: "Unknown", reason: `${self.name}: answered 401 with a new token` } as const
+        stale = token.value
+      }
+    })
+  }
+
+  /** Waits for the cap to allow a send before the deadline; false when it cannot. */
+  private capped(deadlineMs: number): Effect.Effect<boolean> {
+    const self = this
+    return Effect.gen(function* () {
+      const rate = self.rate
+      if (rate === undefined) return true
+      while (true) {
+        const nowMs = self.clock.currentTimeMillisUnsafe()
+        const waitMs = rate.waitMs(nowMs)
+        if (nowMs + waitMs >= deadlineMs) return false
+        if (waitMs === 0 && rate.tryTake(nowMs)) return true
+        yield* Effect.sleep(Math.max(1, waitMs))
+      }
+    })
+  }
+
+  /** Sends `s`, answering before `deadlineMs`. */
+  submit(s: Submission, deadlineMs: number): Effect.Effect<SubmitResult> {
+    const self = this
+    return Effect.gen(function* () {
+      const backoff = yield* stepper(throttleSchedule(self.timing))
+      while (true) {
+        if (!(yield* self.capped(deadlineMs)))
+          return {
+            _tag: "Unreachable",
+            reason: `${self.name}: its cap of ${self.settings.mps} a second held it until the deadline`
+          } as const
+        const outcome = yield* self.exchange(s, deadlineMs)
+        if (outcome._tag === "Accepted" || outcome._tag === "Rejected" || outcome._tag === "Unknown") return outcome
+        if (outcome._tag === "Unauthorized") return { _tag: "Unknown", reason: `${self.name}: answered 401` } as const
+        const nowMs = self.clock.currentTimeMillisUnsafe()
+        const scheduled = yield* backoff(nowMs, 0)
+        const delayMs =
+          outcome._tag === "Throttled" && outcome.retryAfterMs !== undefined
+            ? Math.min(outcome.retryAfterMs, retryAfterCapMs)
+            : scheduled
+        // sent again only with a quarter of the deadline left for its answer, as SMPP does
+        if (nowMs + delayMs + self.responseTimeoutMs / 4 > deadlineMs) {
+          const why = outcome._tag === "Throttled" ? "throttled it (429)" : `unreachable (${outcome.reason})`
+          return {
+            _tag: "Unreachable",
+            reason: `${self.name} ${why} until the response deadline for ${maskPhone(s.to)}`
+          } as const
+        }
+        yield* Effect.sleep(delayMs)
+      }
+    })
+  }
+
+  /**
+   * What the provider knows of a message whose send was unknown: with `verify_by_correlator`, the
+   * same request again (the provider never sends twice for one correlator); else nothing.
+   */
+  query(q: Query, deadlineMs: number): Effect.Effect<QueryResult> {
+    const self = this
+    return Effect.gen(function* () {
+      if (!self.settings.verifyByCorrelator) return { _tag: "Unknown" } as const
+      if (!(yield* self.capped(deadlineMs))) return { _tag: "Unknown" } as const
+      const outcome = yield* self.exchange(q, deadlineMs)
+      if (outcome._tag === "Accepted") return outcome
+      if (outcome._tag === "Rejected") return { _tag: "NotReceived", reason: outcome.reason } as const
+      return { _tag: "Unknown" } as const
+    })
+  }
+}
