@@ -55,6 +55,15 @@ export interface MessageReads {
       readonly status: MessageStatus | undefined
     }
   ) => Fails<ReadonlyArray<ListedMessage>>
+  /**
+   * The provider ref a message was accepted under (null while it has none: not yet handed over, its
+   * answer not yet recorded, or unknown), and its recipient, whatever its organisation; undefined
+   * when there is no such message in `messages`. What a OneAPI receipt, which names our message,
+   * needs to be stored as an IncomingReceipt (docs/operators.md#oneapi-routes).
+   */
+  readonly providerRefOf: (
+    id: string
+  ) => Fails<{ readonly providerRef: string | null; readonly toNumber: string } | undefined>
   /** The message if it belongs to the organisation. */
   readonly find: (organisationId: string, id: string) => Fails<MessageRow | undefined>
   /** At most `limit` messages of a batch after `afterPosition`, in submitted order, each with its position. */
@@ -123,6 +132,16 @@ export const messageReads = (sql: SqlClient.SqlClient): MessageReads => {
             ORDER BY m.id DESC LIMIT ${limit + 1})
             UNION ALL (${packed.newestFirst(organisationId, limit + 1, after?.id, status)})) AS x
           ORDER BY id::uuid DESC LIMIT ${limit + 1}`),
+    providerRefOf: Effect.fn("MessageStore.providerRefOf")(function* (id: string) {
+      if (!isUuid(id)) return undefined
+      const rows = yield* fromDatabase(sql<{
+        providerRef: string | null
+        toNumber: string
+      }>`WITH ${organisations.organisationIds}
+          SELECT m.provider_message_id AS provider_ref, m.to_number FROM organisation_ids AS o
+            JOIN messages AS m ON m.organisation_id = o.id AND m.id = ${id}::uuid LIMIT 1`)
+      return rows[0]
+    }),
     find: Effect.fn("MessageStore.find")(function* (organisationId: string, id: string) {
       if (!isUuid(id)) return undefined
       const rows = yield* fromDatabase(sql<MessageRow>`(SELECT ${sql.literal(columns)} FROM messages
