@@ -30,7 +30,12 @@ type Attempt =
   | { readonly _tag: "Lost"; readonly reason: string }
 
 /** What one request (with its 401 renewal) came to. */
-type Exchange = SendOutcome | { readonly _tag: "NotWritten"; readonly reason: string }
+type Exchange =
+  | SendOutcome
+  /** No connection was made: nothing was written, it may be tried again. */
+  | { readonly _tag: "NotWritten"; readonly reason: string }
+  /** No token: nothing was written, and trying again before the token is given would not help. */
+  | { readonly _tag: "NoToken"; readonly reason: string }
 
 export class OneApiRoute {
   readonly settings: OneApiRouteSettings
@@ -170,7 +175,7 @@ export class OneApiRoute {
       let stale: string | undefined
       for (let tries = 0; ; tries++) {
         const token = yield* self.token(stale)
-        if (token._tag === "Refused") return { _tag: "NotWritten", reason: `${self.name}: ${token.reason}` } as const
+        if (token._tag === "Refused") return { _tag: "NoToken", reason: `${self.name}: ${token.reason}` } as const
         const attempt = yield* self.post(token.value, self.body(s), deadlineMs)
         if (attempt._tag === "NotWritten") {
           self.transportFailure = attempt.reason
@@ -183,7 +188,8 @@ export class OneApiRoute {
         self.transportFailure = undefined
         const outcome = sendOutcome(self.name, s.messageId, attempt.answer, self.clock.currentTimeMillisUnsafe())
         if (outcome._tag !== "Unauthorized") return outcome
-        if (tries > 0) return { _tag: "Unknown", reason: `${self.name}: answered 401 with a new token` } as const
+        // a 401 means nothing was taken: with a new token too, the account is refused
+        if (tries > 0) return { _tag: "NoToken", reason: `${self.name}: answered 401 with a new token` } as const
         stale = token.value
       }
     })
@@ -219,6 +225,7 @@ export class OneApiRoute {
         const outcome = yield* self.exchange(s, deadlineMs)
         if (outcome._tag === "Accepted" || outcome._tag === "Rejected" || outcome._tag === "Unknown") return outcome
         if (outcome._tag === "Unauthorized") return { _tag: "Unknown", reason: `${self.name}: answered 401` } as const
+        if (outcome._tag === "NoToken") return { _tag: "Unreachable", reason: outcome.reason } as const
         const nowMs = self.clock.currentTimeMillisUnsafe()
         const scheduled = yield* backoff(nowMs, 0)
         const delayMs =
