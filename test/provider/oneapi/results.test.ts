@@ -132,10 +132,11 @@ describe("a OneAPI route's result for each answer to a send", () => {
         const route = yield* makeRoute(fake.settings())
         const s = submission("+261321234567")
         yield* send(route, s)
-        const [request] = fake.sends
-        expect(request?.path).toBe("/smsmessaging/v1/outbound/tel%3A%2B2610000/requests")
-        expect(request?.headers.authorization).toBe("Bearer tok-1")
-        const { receiptRequest, ...rest } = request?.json.outboundSMSMessageRequest
+        expect(fake.sends).toHaveLength(1)
+        const request = fake.sends[0]!
+        expect(request.path).toBe("/smsmessaging/v1/outbound/tel%3A%2B2610000/requests")
+        expect(request.headers.authorization).toBe("Bearer tok-1")
+        const { receiptRequest, ...rest } = request.json.outboundSMSMessageRequest
         expect(rest).toEqual({
           address: ["tel:+261321234567"],
           senderAddress: "tel:+2610000",
