@@ -34,7 +34,7 @@ type Exchange =
   | SendOutcome
   /** No connection was made: nothing was written, it may be tried again. */
   | { readonly _tag: "NotWritten"; readonly reason: string }
-  /** No token: nothing was written, and trying again before the token is given would not help. */
+  /** No token, or the cap held it until the deadline: nothing was written, and trying again would not help. */
   | { readonly _tag: "NoToken"; readonly reason: string }
 
 export class OneApiRoute {
@@ -176,6 +176,12 @@ export class OneApiRoute {
       for (let tries = 0; ; tries++) {
         const token = yield* self.token(stale)
         if (token._tag === "Refused") return { _tag: "NoToken", reason: `${self.name}: ${token.reason}` } as const
+        // the cap is taken right before the request: the provider counts requests as they arrive
+        if (!(yield* self.capped(deadlineMs)))
+          return {
+            _tag: "NoToken",
+            reason: `${self.name}: its cap of ${self.settings.mps} a second held it until the deadline`
+          } as const
         const attempt = yield* self.post(token.value, self.body(s), deadlineMs)
         if (attempt._tag === "NotWritten") {
           self.transportFailure = attempt.reason
@@ -217,11 +223,6 @@ export class OneApiRoute {
     return Effect.gen(function* () {
       const backoff = yield* stepper(throttleSchedule(self.timing))
       while (true) {
-        if (!(yield* self.capped(deadlineMs)))
-          return {
-            _tag: "Unreachable",
-            reason: `${self.name}: its cap of ${self.settings.mps} a second held it until the deadline`
-          } as const
         const outcome = yield* self.exchange(s, deadlineMs)
         if (outcome._tag === "Accepted" || outcome._tag === "Rejected" || outcome._tag === "Unknown") return outcome
         if (outcome._tag === "Unauthorized") return { _tag: "Unknown", reason: `${self.name}: answered 401` } as const
@@ -253,7 +254,6 @@ export class OneApiRoute {
     const self = this
     return Effect.gen(function* () {
       if (!self.settings.verifyByCorrelator) return { _tag: "Unknown" } as const
-      if (!(yield* self.capped(deadlineMs))) return { _tag: "Unknown" } as const
       const outcome = yield* self.exchange(q, deadlineMs)
       if (outcome._tag === "Accepted") return outcome
       if (outcome._tag === "Rejected") return { _tag: "NotReceived", reason: outcome.reason } as const

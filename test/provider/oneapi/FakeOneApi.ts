@@ -10,6 +10,8 @@ import { Redacted } from "effect"
 import type { OneApiRouteSettings } from "../../../src/config/OneApiSettings.ts"
 
 export interface FakeRequest {
+  /** When it arrived (ms). */
+  readonly at: number
   readonly path: string
   readonly headers: IncomingMessage["headers"]
   readonly text: string
@@ -111,6 +113,7 @@ export class FakeOneApi {
     }
     const auth = req.headers.authorization ?? ""
     const request: FakeRequest = {
+      at: Date.now(),
       path: req.url ?? "",
       headers: req.headers,
       text,
