@@ -6,7 +6,8 @@
  * 400 `validation_error`, each counted (`sms_provider_notifications_refused_total`). What is
  * final is stored through the ProviderInbox before the 204, so a 204 is never a loss: a receipt
  * for a message whose provider ref is not recorded yet is 503 with Retry-After (the provider
- * sends it again), and so is a database that cannot store it.
+ * sends it again; for an `unknown` send, the receipt is first kept as evidence that it was
+ * taken), and so is a database that cannot store it.
  */
 import { Effect, Layer, Metric, Result, type Schema, SchemaParser } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -108,9 +109,23 @@ const receiptRoute = HttpRouter.add(
       yield* refused(route.success, "unknown_message")
       return noContent
     }
-    const { providerRef, toNumber } = message.success
-    // its send's answer is not recorded yet (or it was unknown): the provider keeps it and tells us again
-    if (providerRef === null) return unavailable("The message's acceptance is not recorded yet; retry later")
+    const { organisationId, providerRef, toNumber, status } = message.success
+    if (providerRef === null) {
+      // its send was unknown: a receipt proves the provider took it, kept as evidence for the
+      // verifier (which records it accepted under this ref), and the provider tells it again
+      if (status === "unknown") {
+        const evidence = yield* (yield* ProviderInbox)
+          .lateResult({
+            organisationId,
+            messageId: callbackData,
+            result: { _tag: "Accepted", providerRef: `${route.success}:c:${callbackData}` }
+          })
+          .pipe(Effect.result)
+        if (Result.isFailure(evidence)) return unavailable("The service is temporarily unavailable; retry later")
+      }
+      // its answer is not recorded yet: the provider keeps the receipt and tells it again
+      return unavailable("The message's acceptance is not recorded yet; retry later")
+    }
     const stored = yield* (yield* ProviderInbox)
       .receipt({ providerRef, outcome, occurredAt: yield* now, recipient: toNumber, submittedAt: null })
       .pipe(Effect.result)

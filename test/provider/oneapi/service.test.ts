@@ -128,20 +128,29 @@ withApp(appOptions)(`OneAPI notifications through the service (${backend})`, (it
     })
   )
 
-  it.effect("a receipt for a message whose acceptance is not recorded is 503 with Retry-After, nothing stored", () =>
-    Effect.gen(function* () {
-      const { apiKey } = yield* (yield* App).newOrg({ credits: 10 })
-      // a 500: its result is unknown, no provider ref
-      fake!.onSend = () => ({ status: 500 })
-      const { id, reply } = yield* create(apiKey, { to: "+261320000002", text: "Salama" })
-      expect(reply.body.error.code, reply.text).toBe("provider_result_unknown")
-      expect(yield* refOf(id)).toBeNull()
-      const res = yield* post(notifyPath(), receiptBody(id, "DeliveredToTerminal", "+261320000002"))
-      expect(res.status, res.text).toBe(503)
-      expect(res.headers.get("retry-after")).toBe("2")
-      expect(res.body.error.code).toBe("service_unavailable")
-      expect(yield* statusOf(apiKey, id)).toBe("unknown")
-    })
+  it.effect(
+    "a receipt for an unknown send is 503 with Retry-After, kept as evidence: the message becomes accepted, and the receipt told again makes it delivered",
+    () =>
+      Effect.gen(function* () {
+        const { apiKey } = yield* (yield* App).newOrg({ credits: 10 })
+        // a 500: its result is unknown, no provider ref
+        fake!.onSend = () => ({ status: 500 })
+        const { id, reply } = yield* create(apiKey, { to: "+261320000002", text: "Salama" })
+        expect(reply.body.error.code, reply.text).toBe("provider_result_unknown")
+        expect(yield* refOf(id)).toBeNull()
+        const path = notifyPath()
+        const res = yield* post(path, receiptBody(id, "DeliveredToTerminal", "+261320000002"))
+        expect(res.status, res.text).toBe(503)
+        expect(res.headers.get("retry-after")).toBe("2")
+        expect(res.body.error.code).toBe("service_unavailable")
+        // the verifier takes the receipt's evidence: taken, under the correlator's ref; never sent again
+        yield* eventuallyEffect(statusOf(apiKey, id), (s) => s === "accepted", { what: "accepted by evidence" })
+        expect(yield* refOf(id)).toBe(`orange:c:${id}`)
+        expect(fake!.sends).toHaveLength(1)
+        const again = yield* post(path, receiptBody(id, "DeliveredToTerminal", "+261320000002"))
+        expect(again.status, again.text).toBe(204)
+        yield* eventuallyEffect(statusOf(apiKey, id), (s) => s === "delivered", { what: "delivered" })
+      })
   )
 
   it.effect("a wrong secret or an unknown entry is 404 in the error body, counted on /metrics", () =>
@@ -164,6 +173,19 @@ withApp(appOptions)(`OneAPI notifications through the service (${backend})`, (it
       expect(yield* refusedCount("unknown", "unknown_route")).toBe(unknownBefore + 1)
       expect(yield* receiptsOf(ref)).toEqual([])
       expect(yield* statusOf(apiKey, id)).toBe("accepted")
+    })
+  )
+
+  it.effect("a receipt naming no message is 204, nothing stored, counted as unknown_message", () =>
+    Effect.gen(function* () {
+      const { apiKey } = yield* (yield* App).newOrg({ credits: 10 })
+      const { path } = yield* sent(apiKey)
+      const before = yield* refusedCount("orange", "unknown_message")
+      for (const callbackData of ["01a24ca5-e8c9-75df-a60e-000000000000", "not-a-message-id"]) {
+        const res = yield* post(path, receiptBody(callbackData, "DeliveredToTerminal"))
+        expect(res.status, res.text).toBe(204)
+      }
+      expect(yield* refusedCount("orange", "unknown_message")).toBe(before + 2)
     })
   )
 
