@@ -5,7 +5,7 @@
  * when it provably was not taken: after a 401 (once, with a new token), a 429, or a connection
  * refused or a name not found before anything was written; every other failure is Unknown.
  */
-import { type Clock, Effect } from "effect"
+import { type Clock, Effect, Option } from "effect"
 import type { OneApiRouteSettings } from "../../config/OneApiSettings.ts"
 import type { SmppTiming } from "../../config/SmppSettings.ts"
 import { maskPhone } from "../../domain/Phone.ts"
@@ -163,9 +163,16 @@ export class OneApiRoute {
     })
   }
 
-  /** A token, waited for until the deadline. */
-  private token(renewing: string | undefined): Effect.Effect<TokenOutcome> {
-    return Effect.promise(() => (renewing === undefined ? this.tokens.token() : this.tokens.renew(renewing)))
+  /** A token, waited for until the deadline (the request for it goes on, for the sends after). */
+  private token(renewing: string | undefined, deadlineMs: number): Effect.Effect<TokenOutcome> {
+    return Effect.promise(() => (renewing === undefined ? this.tokens.token() : this.tokens.renew(renewing))).pipe(
+      Effect.timeoutOption(Math.max(0, deadlineMs - this.clock.currentTimeMillisUnsafe())),
+      Effect.map(
+        Option.getOrElse(
+          (): TokenOutcome => ({ _tag: "Refused", reason: "no token before the deadline (the token request is slow)" })
+        )
+      )
+    )
   }
 
   /** One request of `s` (renewing the token once on a 401), mapped. */
@@ -174,7 +181,7 @@ export class OneApiRoute {
     return Effect.gen(function* () {
       let stale: string | undefined
       for (let tries = 0; ; tries++) {
-        const token = yield* self.token(stale)
+        const token = yield* self.token(stale, deadlineMs)
         if (token._tag === "Refused") return { _tag: "NoToken", reason: `${self.name}: ${token.reason}` } as const
         // the cap is taken right before the request: the provider counts requests as they arrive
         if (!(yield* self.capped(deadlineMs)))
@@ -182,6 +189,9 @@ export class OneApiRoute {
             _tag: "NoToken",
             reason: `${self.name}: its cap of ${self.settings.mps} a second held it until the deadline`
           } as const
+        // a request that could not wait for its answer is not made: nothing written is not unknown
+        if (self.clock.currentTimeMillisUnsafe() >= deadlineMs)
+          return { _tag: "NoToken", reason: `${self.name}: no time left before the deadline` } as const
         const attempt = yield* self.post(token.value, self.body(s), deadlineMs)
         if (attempt._tag === "NotWritten") {
           self.transportFailure = attempt.reason

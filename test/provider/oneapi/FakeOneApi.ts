@@ -52,6 +52,8 @@ export class FakeOneApi {
   onSend: (request: FakeRequest, n: number) => FakeReply = (_r, n) => created(n)
   /** Seconds each token is valid; null refuses tokens with 401. */
   expiresIn: number | null = 3600
+  /** How long the token endpoint takes to answer. */
+  tokenDelayMs = 0
   /** Tokens the send endpoint answers 401 for. */
   readonly revoked = new Set<string>()
   private readonly server: Server
@@ -99,6 +101,7 @@ export class FakeOneApi {
     this.expiresIn = 3600
     this.revoked.clear()
     this.tokens = 0
+    this.tokenDelayMs = 0
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -122,6 +125,7 @@ export class FakeOneApi {
     }
     if (req.url === "/oauth/token") {
       this.tokenRequests.push(request)
+      if (this.tokenDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.tokenDelayMs))
       if (this.expiresIn === null) return this.reply(res, { status: 401, body: { error: "invalid_client" } })
       return this.reply(res, {
         status: 200,

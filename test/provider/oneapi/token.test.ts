@@ -79,4 +79,21 @@ describe("a OneAPI route's token", () => {
       expect(fake.tokenRequests).toHaveLength(2)
     })
   )
+
+  it.live("not given before the deadline: Unreachable, nothing sent; the next send asks again", () =>
+    Effect.gen(function* () {
+      fake.tokenDelayMs = 1500
+      const route = yield* makeRoute(fake.settings())
+      const result = yield* send(route, submission())
+      // the token request's own timeout is the deadline: whichever ends first says so
+      expect(result._tag).toBe("Unreachable")
+      expect(result._tag === "Unreachable" && result.reason).toMatch(
+        /^orange: (no token before the deadline|token request failed: TimeoutError)/
+      )
+      expect(fake.sends).toHaveLength(0)
+      fake.tokenDelayMs = 0
+      expect((yield* send(route, submission()))._tag).toBe("Accepted")
+      expect(fake.tokenRequests).toHaveLength(2)
+    })
+  )
 })
