@@ -43,6 +43,8 @@ export const routedProviderLayer = <E, R>(
         ...settings.routes.map((r) => ({ kind: "smpp" as const, name: r.name, prefixes: r.prefixes })),
         ...oneapi.map((route) => ({ kind: "oneapi" as const, name: route.name, prefixes: route.prefixes, route }))
       ]
+      // each route asks for its token at start, without holding the start: /ready says at once whether the account works
+      yield* Effect.forkScoped(Effect.forEach(oneapi, (route) => route.warmUp, { concurrency: "unbounded" }))
       const routeFor = makeRouter(entries)
       const oneapiNamed = new Map(oneapi.map((route) => [route.name, route]))
 

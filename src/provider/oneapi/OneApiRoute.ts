@@ -84,21 +84,33 @@ export class OneApiRoute {
     return this.tokens.fetches
   }
 
-  /** Connected once a token was obtained and the last send did not fail for transport. */
+  /**
+   * Connected once a token was obtained (the last token request was not refused) and the last
+   * send did not fail for transport. A token that merely expired while nothing was sent keeps it
+   * connected: the next send asks for a new one.
+   */
   get health(): RouteHealth {
     const until = this.tokens.validUntilMs
+    const last = this.tokens.lastExpiryMs
     const refused = this.tokens.lastRefusal
     const detail =
       refused !== undefined
         ? refused
-        : until === undefined
-          ? "no valid token yet"
-          : `token valid until ${new Date(until).toISOString()}`
+        : until !== undefined
+          ? `token valid until ${new Date(until).toISOString()}`
+          : last !== undefined
+            ? `token expired at ${new Date(last).toISOString()}; a new one at the next send`
+            : "no token yet"
     return {
       route: this.name,
-      connected: until !== undefined && this.transportFailure === undefined,
+      connected: last !== undefined && refused === undefined && this.transportFailure === undefined,
       detail: this.transportFailure === undefined ? detail : `${detail}; last send failed: ${this.transportFailure}`
     }
+  }
+
+  /** Asks for a token at start, so that /ready says whether the account works before the first send. */
+  get warmUp(): Effect.Effect<void> {
+    return Effect.promise(() => this.tokens.token()).pipe(Effect.asVoid)
   }
 
   /** Waits for a dispatched message's turn at the route's rate. */

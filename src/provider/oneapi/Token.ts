@@ -38,6 +38,11 @@ export class TokenSource {
     return t !== undefined && this.now() < t.expiresAtMs - tokenMarginMs ? t.expiresAtMs : undefined
   }
 
+  /** When the last token obtained expires (or expired); undefined before the first. */
+  get lastExpiryMs(): number | undefined {
+    return this.current?.expiresAtMs
+  }
+
   /** A valid token: the one kept, or the one being asked for, or a new request. */
   token(): Promise<TokenOutcome> {
     const t = this.current

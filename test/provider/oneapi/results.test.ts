@@ -181,4 +181,18 @@ describe("a OneAPI route's result for each answer to a send", () => {
       expect(route.health.connected).toBe(true)
     })
   )
+
+  it.live("stays connected when its token merely expired: the next send asks for another", () =>
+    Effect.gen(function* () {
+      // valid 60 s: inside the 60 s margin at once
+      fake.expiresIn = 60
+      const route = yield* makeRoute(fake.settings())
+      yield* send(route, submission())
+      expect(route.health.connected).toBe(true)
+      expect(route.health.detail).toMatch(/^token expired at \d{4}-.*; a new one at the next send$/)
+      fake.expiresIn = null
+      yield* send(route, submission())
+      expect(route.health).toEqual({ route: "orange", connected: false, detail: "token refused: 401" })
+    })
+  )
 })

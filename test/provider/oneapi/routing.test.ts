@@ -1,7 +1,8 @@
 /**
  * SMPP and OneAPI routes behind one Provider (RoutedProvider.ts, docs/decisions.md#oneapi): a
  * number goes to the route of its longest prefix whatever its kind, a query to the route its ref
- * names, and /ready's health lists both kinds.
+ * names, and /ready's health lists both kinds (a OneAPI route connected from its start, its
+ * token asked for then).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
@@ -10,6 +11,7 @@ import { Provider } from "../../../src/provider/Provider.ts"
 import { routedProviderLayer } from "../../../src/provider/RoutedProvider.ts"
 import { smppProviderLayer } from "../../../src/provider/smpp/SmppProvider.ts"
 import { FakeInbox, routeTo, startSmsc, submission, testSettings, until } from "../smpp/support.ts"
+import { eventuallyEffect } from "../../support/Eventually.ts"
 import { FakeOneApi, requestError } from "./FakeOneApi.ts"
 
 let smsc: Smsc
@@ -44,6 +46,11 @@ describe("SMPP and OneAPI routes behind one provider", () => {
     withRouted(false, (provider) =>
       Effect.gen(function* () {
         yield* until("telma bound", () => smsc.binds > 0)
+        // the OneAPI route asked for its token at start: ready before its first send
+        const orange = Effect.map(provider.health, (all) => all.find((h) => h.route === "orange"))
+        const atStart = yield* eventuallyEffect(orange, (h) => h?.connected === true, { what: "orange connected" })
+        expect(atStart?.detail).toMatch(/^token valid until /)
+        expect(fake.tokenRequests).toHaveLength(1)
         const receivedBefore = smsc.received.length
         expect(provider.routeOf("+261320000001")).toBe("orange")
         expect(provider.routeOf("+261341000001")).toBe("orange")
