@@ -34,8 +34,8 @@ type Exchange =
   | SendOutcome
   /** No connection was made: nothing was written, it may be tried again. */
   | { readonly _tag: "NotWritten"; readonly reason: string }
-  /** No token, or the cap held it until the deadline: nothing was written, and trying again would not help. */
-  | { readonly _tag: "NoToken"; readonly reason: string }
+  /** No token, a second 401, or the cap or the deadline held it: nothing was taken, and trying again would not help. */
+  | { readonly _tag: "NotSent"; readonly reason: string }
 
 export class OneApiRoute {
   readonly settings: OneApiRouteSettings
@@ -194,16 +194,16 @@ export class OneApiRoute {
       let stale: string | undefined
       for (let tries = 0; ; tries++) {
         const token = yield* self.token(stale, deadlineMs)
-        if (token._tag === "Refused") return { _tag: "NoToken", reason: `${self.name}: ${token.reason}` } as const
+        if (token._tag === "Refused") return { _tag: "NotSent", reason: `${self.name}: ${token.reason}` } as const
         // the cap is taken right before the request: the provider counts requests as they arrive
         if (!(yield* self.capped(deadlineMs)))
           return {
-            _tag: "NoToken",
+            _tag: "NotSent",
             reason: `${self.name}: its cap of ${self.settings.mps} a second held it until the deadline`
           } as const
         // a request that could not wait for its answer is not made: nothing written is not unknown
         if (self.clock.currentTimeMillisUnsafe() >= deadlineMs)
-          return { _tag: "NoToken", reason: `${self.name}: no time left before the deadline` } as const
+          return { _tag: "NotSent", reason: `${self.name}: no time left before the deadline` } as const
         const attempt = yield* self.post(token.value, self.body(s), deadlineMs)
         if (attempt._tag === "NotWritten") {
           self.transportFailure = attempt.reason
@@ -217,7 +217,7 @@ export class OneApiRoute {
         const outcome = sendOutcome(self.name, s.messageId, attempt.answer, self.clock.currentTimeMillisUnsafe())
         if (outcome._tag !== "Unauthorized") return outcome
         // a 401 means nothing was taken: with a new token too, the account is refused
-        if (tries > 0) return { _tag: "NoToken", reason: `${self.name}: answered 401 with a new token` } as const
+        if (tries > 0) return { _tag: "NotSent", reason: `${self.name}: answered 401 with a new token` } as const
         stale = token.value
       }
     })
@@ -248,7 +248,7 @@ export class OneApiRoute {
         const outcome = yield* self.exchange(s, deadlineMs)
         if (outcome._tag === "Accepted" || outcome._tag === "Rejected" || outcome._tag === "Unknown") return outcome
         if (outcome._tag === "Unauthorized") return { _tag: "Unknown", reason: `${self.name}: answered 401` } as const
-        if (outcome._tag === "NoToken") return { _tag: "Unreachable", reason: outcome.reason } as const
+        if (outcome._tag === "NotSent") return { _tag: "Unreachable", reason: outcome.reason } as const
         const nowMs = self.clock.currentTimeMillisUnsafe()
         const scheduled = yield* backoff(nowMs, 0)
         const delayMs =
