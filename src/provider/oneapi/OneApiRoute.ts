@@ -14,20 +14,12 @@ import type { Query, QueryResult, RouteHealth, Submission, SubmitResult } from "
 import { stepper, throttleSchedule } from "../smpp/RetrySchedules.ts"
 import { SlidingRate } from "../smpp/SlidingRate.ts"
 import { notifySecret } from "./NotifySecret.ts"
-import { type SendAnswer, type SendOutcome, sendOutcome } from "./Results.ts"
-import { failureCode, type TokenOutcome, TokenSource } from "./Token.ts"
-
-/** Failures that provably come before anything was written: no connection was made. */
-const beforeWrite = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"])
+import { type SendOutcome, sendOutcome } from "./Results.ts"
+import { postRequest, requestBody } from "./Requests.ts"
+import { type TokenOutcome, TokenSource } from "./Token.ts"
 
 /** Longest Retry-After honoured; a longer one is waited as this (the deadline still decides). */
 export const retryAfterCapMs = 60_000
-
-/** One HTTP attempt of a send. */
-type Attempt =
-  | { readonly _tag: "Answer"; readonly answer: SendAnswer }
-  | { readonly _tag: "NotWritten"; readonly reason: string }
-  | { readonly _tag: "Lost"; readonly reason: string }
 
 /** What one request (with its 401 renewal) came to. */
 type Exchange =
@@ -118,63 +110,6 @@ export class OneApiRoute {
     return this.pacer.pace
   }
 
-  /** The request body of a send of `s`. */
-  private body(s: Submission): string {
-    return JSON.stringify({
-      outboundSMSMessageRequest: {
-        address: [`tel:${s.to}`],
-        senderAddress: this.settings.senderAddress,
-        senderName: s.senderName,
-        outboundSMSTextMessage: { message: s.text },
-        clientCorrelator: s.messageId,
-        receiptRequest: { notifyURL: this.notifyUrl, callbackData: s.messageId }
-      }
-    })
-  }
-
-  /** One POST of `body` under `token`, aborted at the deadline. */
-  private post(token: string, body: string, deadlineMs: number): Effect.Effect<Attempt> {
-    return Effect.promise(async (interrupted): Promise<Attempt> => {
-      const signal = AbortSignal.any([
-        interrupted,
-        AbortSignal.timeout(Math.max(1, deadlineMs - this.clock.currentTimeMillisUnsafe()))
-      ])
-      try {
-        const response = await fetch(this.requestsUrl, {
-          method: "POST",
-          headers: {
-            authorization: `Bearer ${token}`,
-            "content-type": "application/json",
-            accept: "application/json"
-          },
-          body,
-          // node's fetch keeps its connections alive between requests
-          signal
-        })
-        const text = await response.text()
-        return {
-          _tag: "Answer",
-          answer: {
-            status: response.status,
-            location: response.headers.get("location"),
-            retryAfter: response.headers.get("retry-after"),
-            body: text
-          }
-        }
-      } catch (e) {
-        const code = failureCode(e)
-        if (beforeWrite.has(code)) return { _tag: "NotWritten", reason: `${this.name}: ${code}` }
-        return {
-          _tag: "Lost",
-          reason:
-            code === "TimeoutError" || code === "AbortError"
-              ? `${this.name}: no answer within ${this.responseTimeoutMs} ms`
-              : `${this.name}: connection lost after the request (${code})`
-        }
-      }
-    })
-  }
-
   /** A token, waited for until the deadline (the request for it goes on, for the sends after). */
   private token(renewing: string | undefined, deadlineMs: number): Effect.Effect<TokenOutcome> {
     return Effect.promise(() => (renewing === undefined ? this.tokens.token() : this.tokens.renew(renewing))).pipe(
@@ -204,7 +139,14 @@ export class OneApiRoute {
         // a request that could not wait for its answer is not made: nothing written is not unknown
         if (self.clock.currentTimeMillisUnsafe() >= deadlineMs)
           return { _tag: "NotSent", reason: `${self.name}: no time left before the deadline` } as const
-        const attempt = yield* self.post(token.value, self.body(s), deadlineMs)
+        const attempt = yield* postRequest({
+          route: self.name,
+          url: self.requestsUrl,
+          token: token.value,
+          body: requestBody(s, self.settings.senderAddress, self.notifyUrl),
+          timeoutMs: Math.max(1, deadlineMs - self.clock.currentTimeMillisUnsafe()),
+          responseTimeoutMs: self.responseTimeoutMs
+        })
         if (attempt._tag === "NotWritten") {
           self.transportFailure = attempt.reason
           return attempt

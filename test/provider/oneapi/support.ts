@@ -12,11 +12,11 @@ export const testTiming = { ...defaultTiming, throttleInitialMs: 20, throttleMax
 
 export const publicUrl = "http://sms.example"
 
-/** A route over `settings`, on the current clock. */
-export const makeRoute = (settings: OneApiRouteSettings) =>
+/** A route over `settings`, on the current clock, with the tests' deadline (or `timeoutMs`). */
+export const makeRoute = (settings: OneApiRouteSettings, timeoutMs = responseTimeoutMs) =>
   Effect.map(
     Effect.clockWith(Effect.succeed),
-    (clock) => new OneApiRoute(settings, responseTimeoutMs, testTiming, clock, publicUrl)
+    (clock) => new OneApiRoute(settings, timeoutMs, testTiming, clock, publicUrl)
   )
 
 let ids = 0
@@ -30,6 +30,6 @@ export const submission = (to = "+261320000001"): Submission => ({
   segments: 1
 })
 
-/** Sends `s` through `route` with the tests' deadline. */
-export const send = (route: OneApiRoute, s: Submission) =>
-  Effect.flatMap(Clock.currentTimeMillis, (now) => route.submit(s, now + responseTimeoutMs))
+/** Sends `s` through `route` with the tests' deadline (or `timeoutMs`). */
+export const send = (route: OneApiRoute, s: Submission, timeoutMs = responseTimeoutMs) =>
+  Effect.flatMap(Clock.currentTimeMillis, (now) => route.submit(s, now + timeoutMs))
