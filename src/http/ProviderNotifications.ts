@@ -60,9 +60,8 @@ const authenticated = (secrets: ReadonlyMap<string, string>) =>
     }
     if (!sameSecret(params.secret ?? "", expected)) {
       yield* refused(entry, "wrong_secret")
-      yield* Effect.logWarning("provider notification refused: wrong secret").pipe(
-        Effect.annotateLogs({ route: entry })
-      )
+      // counted for alerts; logged at DEBUG only, so that guesses cannot flood the logs
+      yield* Effect.logDebug("provider notification refused: wrong secret").pipe(Effect.annotateLogs({ route: entry }))
       return Result.fail(notFound)
     }
     return Result.succeed(entry)
