@@ -69,6 +69,7 @@ import { InboundNumberStore } from "../inbound/InboundNumberStore.ts"
 import { InboundPartStore } from "../inbound/InboundPartStore.ts"
 import { InboundRouting } from "../inbound/InboundRouting.ts"
 import { Replies } from "../messages/Replies.ts"
+import { notifyUntracedLayer } from "../http/NotifyPaths.ts"
 import { httpAppLayer, routes } from "./HttpApp.ts"
 import { seedLayer } from "./Seed.ts"
 
@@ -168,6 +169,7 @@ export const appLayer = <ED, EP, RP extends ProviderInbox | SqlClient.SqlClient 
 /** The service as `npm start` runs it, from its configuration. */
 export const mainLayer = (config: AppConfigShape) =>
   HttpRouter.serve(httpAppLayer, { disableLogger: true }).pipe(
+    Layer.provide(notifyUntracedLayer),
     Layer.provideMerge(seedLayer),
     Layer.provideMerge(refusedWebhooksWarningLayer),
     Layer.provideMerge(coreWith({ database: databaseLayer, provider: providerLayer })),

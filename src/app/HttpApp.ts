@@ -1,7 +1,7 @@
 /**
  * Every route of the service and the JSON edge: `GET /` (where everything is), the public API,
- * the operator API, the OpenAPI document and docs page, the simulator console, health routes and
- * /metrics, over the services they need.
+ * the operator API, the OpenAPI document and docs page, the simulator console, health routes,
+ * the OneAPI providers' notify routes and /metrics, over the services they need.
  */
 import { Layer } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
@@ -28,6 +28,8 @@ import { WebhooksHandlers } from "../http/WebhooksHandlers.ts"
 import { InboundHandlers } from "../http/InboundHandlers.ts"
 import { OptOutsHandlers } from "../http/OptOutsHandlers.ts"
 import { HealthRoutes, healthPaths } from "../http/Health.ts"
+import { notifyPaths } from "../http/NotifyPaths.ts"
+import { ProviderNotificationRoutes } from "../http/ProviderNotifications.ts"
 import { routesOf, routeTable } from "../http/RouteTable.ts"
 import { schemaErrorsLayer } from "../http/SchemaErrors.ts"
 
@@ -77,6 +79,7 @@ export const declaredRoutes: ReadonlyArray<readonly [method: string, path: strin
   ...routesOf(AdminApi),
   ...indexPaths,
   ...healthPaths,
+  ...notifyPaths,
   ...metricsPaths,
   ...consolePaths,
   ...docsPaths
@@ -100,6 +103,7 @@ export const httpAppLayer = Layer.mergeAll(
   DocsRoutes,
   ConsoleRoutes,
   HealthRoutes,
+  ProviderNotificationRoutes,
   metricsRouteLayer,
   makeEdge(routes, pagePaths)
 )

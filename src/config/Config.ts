@@ -40,6 +40,11 @@ export interface AppConfigShape {
    * without its own retention (docs/decisions.md#retention); undefined keeps it for ever.
    */
   readonly retentionDays: number | undefined
+  /**
+   * SMS_PUBLIC_URL: the base of the notify URLs a OneAPI provider is given
+   * (docs/operators.md#oneapi-routes); undefined means `http://127.0.0.1:<PORT>` (publicUrlOf).
+   */
+  readonly publicUrl?: string | undefined
   /** Whether webhook endpoints may be loopback, private, link-local or unspecified addresses (SMS_WEBHOOK_ALLOW_PRIVATE). */
   readonly webhookAllowPrivate: boolean
 }
@@ -95,6 +100,27 @@ const retentionDays = variable<number | undefined>(
   (raw) => `must be an integer from 1 to ${retentionDaysMax} days, or unset to keep messages for ever (got "${raw}")`
 )
 
+const publicUrl = variable<string | undefined>(
+  "SMS_PUBLIC_URL",
+  undefined,
+  (raw) => {
+    const url = URL.canParse(raw) ? new URL(raw) : undefined
+    return url !== undefined &&
+      (url.protocol === "http:" || url.protocol === "https:") &&
+      url.search === "" &&
+      url.hash === "" &&
+      url.username === "" &&
+      url.password === ""
+      ? raw.replace(/\/+$/, "")
+      : undefined
+  },
+  (raw) => `must be an http:// or https:// base URL without credentials or query (got "${raw}")`
+)
+
+/** The base of the notify URLs: SMS_PUBLIC_URL, else the service on the loopback at PORT. */
+export const publicUrlOf = (config: Pick<AppConfigShape, "publicUrl" | "port">): string =>
+  config.publicUrl ?? `http://127.0.0.1:${config.port}`
+
 /**
  * Reads the configuration through the current ConfigProvider (the SMPP routing file through
  * `readText`); fails with one line per bad variable, in the order of the README's table, then
@@ -124,6 +150,7 @@ export const decodeConfig = (
       otelServiceName: serviceName,
       metricsRecountIntervalMs: integer("SMS_METRICS_RECOUNT_INTERVAL_MS", 300_000, 0, 86_400_000),
       retentionDays,
+      publicUrl,
       // a simulator is a local test bed: its receivers are local too
       webhookAllowPrivate: boolean(
         "SMS_WEBHOOK_ALLOW_PRIVATE",

@@ -5,6 +5,8 @@
  */
 import { Effect, Result, Schema, SchemaIssue, SchemaParser } from "effect"
 import { every, type Field, integer, InvalidConfig, oneOf, present, refuse } from "./EnvFields.ts"
+import { OneApiEntry, oneApiSettings, prefixList } from "./OneApiConfig.ts"
+import type { OneApiRouteSettings } from "./OneApiSettings.ts"
 import { parseSmppUrl } from "./SmppUrl.ts"
 import {
   defaultTiming,
@@ -21,13 +23,12 @@ export type ReadText = (path: string) => string
 type RouteDefaults = Pick<RouteSettings, "window" | "mps" | "binds" | "msgIdType">
 
 const RouteEntry = Schema.Struct({
+  type: Schema.optionalKey(Schema.Literal("smpp")),
   name: Schema.String.check(
     Schema.isPattern(/^[a-z0-9_-]{1,32}$/, { message: "must be 1 to 32 lower-case letters, digits, - or _" })
   ),
   smpp_url: Schema.String,
-  prefixes: Schema.Array(
-    Schema.String.check(Schema.isPattern(/^(\*|\+[0-9]{1,15})$/, { message: 'must be "*" or "+" followed by digits' }))
-  ).check(Schema.isMinLength(1, { message: "must list at least one prefix" })),
+  prefixes: prefixList,
   window: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1000 }))),
   mps: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 100_000 }))),
   binds: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: maxBinds }))),
@@ -35,9 +36,12 @@ const RouteEntry = Schema.Struct({
 })
 type RouteEntry = typeof RouteEntry.Type
 
-const RoutesFile = Schema.Array(RouteEntry).check(Schema.isMinLength(1, { message: "must list at least one SMSC" }))
+const RoutesFile = Schema.Array(Schema.Unknown).check(Schema.isMinLength(1, { message: "must list at least one SMSC" }))
 
-const decodeRoutesFile = SchemaParser.decodeUnknownResult(RoutesFile, { onExcessProperty: "error", errors: "all" })
+const strict = { onExcessProperty: "error", errors: "all" } as const
+const decodeRoutesFile = SchemaParser.decodeUnknownResult(RoutesFile, strict)
+const decodeSmppEntry = SchemaParser.decodeUnknownResult(RouteEntry, strict)
+const decodeOneApiEntry = SchemaParser.decodeUnknownResult(OneApiEntry, strict)
 const formatIssue = SchemaIssue.makeFormatterStandardSchemaV1()
 
 const friendly = (message: string): string =>
@@ -60,11 +64,29 @@ const where = (input: unknown, path: ReadonlyArray<PropertyKey>): string => {
   return rest.length === 0 ? label : `${label} ${rest.map(String).join(".")}`
 }
 
+/** The routes of a routing file: its SMPP routes and its OneAPI routes (docs/operators.md#oneapi-routes). */
+export interface FileRoutes {
+  readonly smpp: ReadonlyArray<RouteSettings>
+  readonly oneapi: ReadonlyArray<OneApiRouteSettings>
+}
+
+type DecodedEntry =
+  | { readonly kind: "smpp"; readonly entry: RouteEntry }
+  | { readonly kind: "oneapi"; readonly entry: OneApiEntry }
+
+/** Each issue of `issue` as a line; a client secret's value is never in one (its schema message may quote it). */
+const issueLines = (input: unknown, index: number, issue: SchemaIssue.Issue): ReadonlyArray<string> =>
+  formatIssue(issue).issues.map((i) => {
+    const path = [index, ...(i.path ?? []).map((p) => (typeof p === "object" && p !== null ? p.key : p))]
+    const secret = path[1] === "client_secret" && i.message !== "Missing key"
+    return `${where(input, path)}: ${secret ? "must be a non-empty string" : friendly(i.message)}`
+  })
+
 /** The routes of a routing file's JSON text, or one line per problem (without the variable's name). */
 export const decodeRoutes = (
   json: string,
   defaults: RouteDefaults
-): Result.Result<ReadonlyArray<RouteSettings>, ReadonlyArray<string>> => {
+): Result.Result<FileRoutes, ReadonlyArray<string>> => {
   let input: unknown
   try {
     input = JSON.parse(json)
@@ -73,34 +95,47 @@ export const decodeRoutes = (
     const at = /\(line \d+ column \d+\)|position \d+/.exec(e instanceof Error ? e.message : "")
     return Result.fail([`the file: is not JSON${at === null ? "" : ` (${at[0].replace(/[()]/g, "")})`}`])
   }
-  const decoded = decodeRoutesFile(input)
-  if (Result.isFailure(decoded)) {
-    return Result.fail(
-      formatIssue(decoded.failure).issues.map(
-        (i) =>
-          `${where(
-            input,
-            (i.path ?? []).map((p) => (typeof p === "object" && p !== null ? p.key : p))
-          )}: ${friendly(i.message)}`
-      )
-    )
+  const file = decodeRoutesFile(input)
+  if (Result.isFailure(file)) {
+    return Result.fail(formatIssue(file.failure).issues.map((i) => `${where(input, [])}: ${friendly(i.message)}`))
   }
   const errors: Array<string> = []
-  const routes: Array<RouteSettings> = []
+  const entries: Array<DecodedEntry> = []
+  file.success.forEach((raw, i) => {
+    // an entry's type says which schema it follows; absent, it is an SMSC
+    const oneapi = typeof raw === "object" && raw !== null && (raw as { type?: unknown }).type === "oneapi"
+    const decoded: Result.Result<DecodedEntry, SchemaIssue.Issue> = oneapi
+      ? Result.map(decodeOneApiEntry(raw), (entry) => ({ kind: "oneapi", entry }) as const)
+      : Result.map(decodeSmppEntry(raw), (entry) => ({ kind: "smpp", entry }) as const)
+    if (Result.isFailure(decoded)) errors.push(...issueLines(input, i, decoded.failure))
+    else entries.push(decoded.success)
+  })
+  if (errors.length > 0) return Result.fail(errors)
+  const smpp: Array<RouteSettings> = []
+  const oneapi: Array<OneApiRouteSettings> = []
   const servedBy = new Map<string, string>()
-  decoded.success.forEach((entry: RouteEntry, i) => {
+  const names = new Set(entries.map((e) => e.entry.name))
+  entries.forEach(({ kind, entry }, i) => {
     const label = `entry ${i + 1} (${entry.name})`
-    if (decoded.success.slice(0, i).some((other) => other.name === entry.name))
+    if (entries.slice(0, i).some((other) => other.entry.name === entry.name))
       errors.push(`${label} name: already used by another entry`)
+    // prefixes are unique across every entry, whatever its type: one number, one route
     for (const prefix of entry.prefixes) {
       const other = servedBy.get(prefix)
       if (other !== undefined) errors.push(`${label} prefixes: ${prefix} is already served by ${other}`)
       else servedBy.set(prefix, entry.name)
     }
+    if (kind === "oneapi") {
+      if (entry.fallback === entry.name) errors.push(`${label} fallback: must name another entry, not itself`)
+      else if (entry.fallback !== undefined && !names.has(entry.fallback))
+        errors.push(`${label} fallback: names no entry of the file (${entry.fallback})`)
+      oneapi.push(oneApiSettings(entry, defaults.mps))
+      return
+    }
     const url = parseSmppUrl(entry.smpp_url)
     if (!url.ok) errors.push(`${label} smpp_url: ${url.why}`)
     else {
-      routes.push({
+      smpp.push({
         name: entry.name,
         endpoint: url.endpoint,
         prefixes: entry.prefixes,
@@ -111,7 +146,7 @@ export const decodeRoutes = (
       })
     }
   })
-  return errors.length > 0 ? Result.fail(errors) : Result.succeed(routes)
+  return errors.length > 0 ? Result.fail(errors) : Result.succeed({ smpp, oneapi })
 }
 
 /**
@@ -140,14 +175,17 @@ const source = (
     return yield* refuse("SMS_PROVIDER=smpp needs SMS_SMPP_URL (one SMSC) or SMS_PROVIDERS_FILE (several)")
   })
 
-const singleRoute = (url: string, defaults: RouteDefaults): Field<ReadonlyArray<RouteSettings>> => {
+const singleRoute = (url: string, defaults: RouteDefaults): Field<FileRoutes> => {
   const parsed = parseSmppUrl(url)
   return parsed.ok
-    ? Effect.succeed([{ name: singleRouteName, endpoint: parsed.endpoint, prefixes: ["*"], ...defaults }])
+    ? Effect.succeed({
+        smpp: [{ name: singleRouteName, endpoint: parsed.endpoint, prefixes: ["*"], ...defaults }],
+        oneapi: []
+      })
     : refuse(`SMS_SMPP_URL ${parsed.why}`)
 }
 
-const fileRoutes = (file: string, defaults: RouteDefaults, readText: ReadText): Field<ReadonlyArray<RouteSettings>> =>
+const fileRoutes = (file: string, defaults: RouteDefaults, readText: ReadText): Field<FileRoutes> =>
   Effect.try({
     try: () => readText(file),
     catch: (e) => {
@@ -187,6 +225,8 @@ export const decodeSmppSettings = (
       smscs: source(provider)
     })
     if (smscs === undefined) return undefined
-    const routes = yield* "url" in smscs ? singleRoute(smscs.url, defaults) : fileRoutes(smscs.file, defaults, readText)
-    return { routes, responseTimeoutMs, timing: defaultTiming }
+    const { smpp, oneapi } = yield* "url" in smscs
+      ? singleRoute(smscs.url, defaults)
+      : fileRoutes(smscs.file, defaults, readText)
+    return { routes: smpp, oneapi, responseTimeoutMs, timing: defaultTiming }
   })

@@ -3,6 +3,7 @@
  * serves, and its timings. Decoded from the environment by SmppConfig.ts.
  */
 import type { Redacted } from "effect"
+import type { OneApiRouteSettings } from "./OneApiSettings.ts"
 
 /**
  * How an SMSC writes its message ids: the same in `submit_sm_resp` and in receipts (`exact`), or
@@ -57,7 +58,10 @@ export interface SmppTiming {
 }
 
 export interface SmppSettings {
+  /** The SMSCs (SMPP routes). */
   readonly routes: ReadonlyArray<RouteSettings>
+  /** The routes of the routing file's `oneapi` entries (docs/operators.md#oneapi-routes); none when absent. */
+  readonly oneapi?: ReadonlyArray<OneApiRouteSettings>
   /** Longest a submission waits for its `submit_sm_resp` (and, before the write, for a bind): the provider's submit deadline. */
   readonly responseTimeoutMs: number
   readonly timing: SmppTiming

@@ -4,7 +4,7 @@
  * field may hold (404 for one it refused only as too long), 406 for Accept, 413 for a body over the limit, 415 for a non-JSON body, 503 with Retry-After while
  * the database cannot be reached, 500 that reveals nothing (logged with its correlation id).
  * Every response carries `X-Request-Id` and `X-Content-Type-Options: nosniff`; every request gets
- * one access-log line.
+ * one access-log line (a provider's notify path without its secret: NotifyPaths.ts).
  */
 import { ByteSize, Effect, References } from "effect"
 import {
@@ -21,6 +21,7 @@ import { AccessLogWriter, logTimeMillis } from "../observability/Logging.ts"
 import { makeOutageLog } from "../observability/RecurringLogs.ts"
 import { accessLine, accessLogEnabled } from "./AccessLog.ts"
 import { acceptsJson } from "./ContentType.ts"
+import { loggablePath } from "./NotifyPaths.ts"
 import type { RouteTable } from "./RouteTable.ts"
 
 /** Largest request body accepted: a batch of 1000 recipients and a 320-character text fit many times over. */
@@ -153,7 +154,7 @@ export const makeEdge = (routes: RouteTable, pagePaths: ReadonlySet<string>) =>
                     ? HttpServerRespondable.toResponse(defect)
                     : unexpected(defect)
                 ),
-                Effect.annotateLogs({ request_id: requestId, method: request.method, path })
+                Effect.annotateLogs({ request_id: requestId, method: request.method, path: loggablePath(path) })
               )
           // an error status the platform answered without a body gets the spec's body (415: always ours)
           const fallback =
@@ -177,7 +178,12 @@ export const makeEdge = (routes: RouteTable, pagePaths: ReadonlySet<string>) =>
 
           if (write !== undefined) {
             const ms = Math.round(Number(process.hrtime.bigint() - started) / 10_000) / 100
-            write(accessLine({ method: request.method, path, status: response.status, ms, requestId }, logTimeMillis()))
+            write(
+              accessLine(
+                { method: request.method, path: loggablePath(path), status: response.status, ms, requestId },
+                logTimeMillis()
+              )
+            )
           }
           return response
         })

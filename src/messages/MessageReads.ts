@@ -25,6 +25,14 @@ export interface TimelineEntry {
   readonly at: Date
 }
 
+/** What `providerRefOf` reads of a message. */
+export interface ProviderRefOf {
+  readonly organisationId: string
+  readonly providerRef: string | null
+  readonly toNumber: string
+  readonly status: MessageStatus
+}
+
 /** A message with the instant it was admitted (the order of an organisation's message list). */
 export interface ListedMessage extends MessageRow {
   readonly createdAt: Date
@@ -55,6 +63,13 @@ export interface MessageReads {
       readonly status: MessageStatus | undefined
     }
   ) => Fails<ReadonlyArray<ListedMessage>>
+  /**
+   * The provider ref a message was accepted under (null while it has none: not yet handed over, its
+   * answer not yet recorded, or unknown), with its organisation, recipient and status, whatever its
+   * organisation; undefined when there is no such message in `messages`. What a OneAPI receipt,
+   * which names our message, needs to be stored (docs/operators.md#oneapi-routes).
+   */
+  readonly providerRefOf: (id: string) => Fails<ProviderRefOf | undefined>
   /** The message if it belongs to the organisation. */
   readonly find: (organisationId: string, id: string) => Fails<MessageRow | undefined>
   /** At most `limit` messages of a batch after `afterPosition`, in submitted order, each with its position. */
@@ -123,6 +138,14 @@ export const messageReads = (sql: SqlClient.SqlClient): MessageReads => {
             ORDER BY m.id DESC LIMIT ${limit + 1})
             UNION ALL (${packed.newestFirst(organisationId, limit + 1, after?.id, status)})) AS x
           ORDER BY id::uuid DESC LIMIT ${limit + 1}`),
+    providerRefOf: Effect.fn("MessageStore.providerRefOf")(function* (id: string) {
+      if (!isUuid(id)) return undefined
+      const rows = yield* fromDatabase(sql<ProviderRefOf>`WITH ${organisations.organisationIds}
+          SELECT m.organisation_id::text, m.provider_message_id AS provider_ref, m.to_number, m.status
+          FROM organisation_ids AS o
+            JOIN messages AS m ON m.organisation_id = o.id AND m.id = ${id}::uuid LIMIT 1`)
+      return rows[0]
+    }),
     find: Effect.fn("MessageStore.find")(function* (organisationId: string, id: string) {
       if (!isUuid(id)) return undefined
       const rows = yield* fromDatabase(sql<MessageRow>`(SELECT ${sql.literal(columns)} FROM messages

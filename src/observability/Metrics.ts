@@ -150,6 +150,29 @@ export const smppRefused = Metric.counter("sms_smpp_refused_total", {
   incremental: true
 })
 
+/** Why a provider's notification (a OneAPI receipt or inbound message) was refused or not stored. */
+export type NotificationRefusal = "unknown_route" | "wrong_secret" | "bad_body" | "unknown_message"
+
+const notificationSeries = new Map<string, Metric.Counter<number>>()
+
+/**
+ * `sms_provider_notifications_refused_total`, by route (`unknown` for a name no entry has: the
+ * path's name is not a label) and reason; built once per pair seen.
+ */
+export const notificationsRefused = (route: string, reason: NotificationRefusal): Metric.Counter<number> => {
+  const key = `${route}\u0000${reason}`
+  const found = notificationSeries.get(key)
+  if (found !== undefined) return found
+  const made = Metric.counter("sms_provider_notifications_refused_total", {
+    description:
+      "Notifications POSTed by a OneAPI provider that were refused (unknown_route, wrong_secret: 404; bad_body: 400) or named no message (unknown_message: 204, nothing stored), by route and reason",
+    incremental: true,
+    attributes: { route, reason }
+  })
+  notificationSeries.set(key, made)
+  return made
+}
+
 // ---------------------------------------------------------------------------------------------
 // Status webhooks.
 

@@ -114,6 +114,19 @@ describe("OTLP trace export", () => {
     expect(inTrace.map((s) => s.name)).toEqual(expect.arrayContaining(["POST", "Organisations.create"]))
   })
 
+  it("never exports a provider's notify path (its secret): notify requests have no server span", async () => {
+    const collector = await startCollector()
+    const service = await startService(`http://127.0.0.1:${collector.port}`)
+    const notify = await service.call("POST", "/providers/orange/receipts/Zecret-Of-The-Notify-Path-00000", {}, {})
+    expect(notify.status).toBe(404)
+    const res = await service.call("POST", "/admin/v1/organizations", { traceparent }, { name: "Traced org" })
+    expect(res.status).toBe(201)
+    await service.stop()
+    const spans = spansOf(collector.received)
+    expect(spans.filter((s) => s.traceId === traceId).map((s) => s.name)).toContain("POST")
+    expect(JSON.stringify(collector.received)).not.toContain("Zecret-Of-The-Notify-Path")
+  })
+
   it.each([
     ["no collector listening", false],
     ["a collector that never answers", true]

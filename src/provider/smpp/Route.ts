@@ -8,6 +8,7 @@
  */
 import { type Clock, Deferred, Effect, Fiber, Option, Semaphore } from "effect"
 import smpp from "smpp"
+import { Pacer } from "../Pacing.ts"
 import type { RouteHealth } from "../Provider.ts"
 import { type BindGate, openGate } from "./BindSlots.ts"
 import { type Answer, type Link, type LinkHandlers, openLink, type Response } from "./Link.ts"
@@ -43,8 +44,6 @@ export interface RouteEvents {
 }
 
 const unbindTimeoutMs = 1000
-/** How early a dispatched message's turn may come (GCRA tolerance): a sleep that overslept is caught up by the next turns, in bursts no longer than this. */
-const paceToleranceMs = 100
 /** How often a bound route checks that its bind slot's lease is still safely alive. */
 const slotCheckMs = 200
 
@@ -64,12 +63,10 @@ export class Route {
   /** Most `submit_sm` awaiting their response: the configured window, or less under a cap (capSplit). */
   private readonly inFlightMax: number
   private readonly rate: SlidingRate | undefined
-  /** Dispatched messages' turns, evenly spaced at the route's rate; one waiter at a time. */
-  private readonly spacingMs: number
+  /** Dispatched messages' turns, evenly spaced at the route's rate (Pacing.ts). */
+  private readonly pacer: Pacer
   /** Submissions a second this route hands over at most (its share of the cap, less its window: capSplit); 0 without a cap. */
   readonly ratePerSecond: number
-  private nextTurnMs = 0
-  private readonly turns = Semaphore.makeUnsafe(1)
   private readonly label: string
   private readonly handlers: LinkHandlers<PartContext>
   readonly settings: RouteSettings
@@ -98,7 +95,7 @@ export class Route {
     this.inFlightMax = split?.inFlight ?? settings.window
     this.window = Semaphore.makeUnsafe(this.inFlightMax)
     this.rate = split === undefined ? undefined : new SlidingRate(split.perSecond)
-    this.spacingMs = split === undefined ? 0 : 1000 / split.perSecond
+    this.pacer = new Pacer(clock, split === undefined ? 0 : 1000 / split.perSecond)
     this.ratePerSecond = split?.perSecond ?? 0
     this.handlers = {
       onDeliver: (link, pdu) => events.onDeliver(this, link, pdu),
@@ -143,15 +140,7 @@ export class Route {
    * and are started only when their submission can follow.
    */
   get pace(): Effect.Effect<void> {
-    if (this.spacingMs === 0) return Effect.void
-    const self = this
-    return Effect.gen(function* () {
-      const nowMs = self.clock.currentTimeMillisUnsafe()
-      const theoreticalMs = Math.max(nowMs, self.nextTurnMs)
-      self.nextTurnMs = theoreticalMs + self.spacingMs
-      const turnMs = theoreticalMs - paceToleranceMs
-      if (turnMs > nowMs) yield* Effect.sleep(turnMs - nowMs)
-    }).pipe(self.turns.withPermits(1))
+    return this.pacer.pace
   }
 
   /** A new reference (0 to 255) for the parts of one concatenated message. */

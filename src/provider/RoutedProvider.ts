@@ -1,0 +1,98 @@
+/**
+ * The provider over a routing file with both kinds of entry (docs/decisions.md#oneapi): each
+ * number goes to the route of its longest matching prefix (Routing.ts), an SMPP route through
+ * the SMPP adapter (smpp/SmppProvider.ts), a OneAPI route through its own (oneapi/OneApiRoute.ts).
+ * A provider ref names its route, so a query goes back to the route that gave it. OneAPI routes
+ * bind nothing: every process may send to them (their `mps` is each process's own).
+ */
+import { Clock, Context, Effect, Layer } from "effect"
+import type { SmppSettings } from "../config/SmppSettings.ts"
+import { maskPhone } from "../domain/Phone.ts"
+import { OneApiRoute } from "./oneapi/OneApiRoute.ts"
+import { Provider, type Query, type Sendable, type Submission } from "./Provider.ts"
+import { makeRouter } from "./Routing.ts"
+
+type Entry =
+  | { readonly kind: "smpp"; readonly name: string; readonly prefixes: ReadonlyArray<string> }
+  | {
+      readonly kind: "oneapi"
+      readonly name: string
+      readonly prefixes: ReadonlyArray<string>
+      readonly route: OneApiRoute
+    }
+
+/**
+ * The provider over `settings`' SMPP routes (through `smpp`, the SMPP adapter's layer) and its
+ * OneAPI routes, whose notify URLs start with `publicUrl`.
+ */
+export const routedProviderLayer = <E, R>(
+  settings: SmppSettings,
+  publicUrl: string,
+  smpp: Layer.Layer<Provider, E, R>
+): Layer.Layer<Provider, E, R> =>
+  Layer.effect(
+    Provider,
+    Effect.gen(function* () {
+      const clock = yield* Clock.Clock
+      const inner = Context.get(yield* Layer.build(smpp), Provider)
+      const hasSmpp = settings.routes.length > 0
+      const oneapi = (settings.oneapi ?? []).map(
+        (r) => new OneApiRoute(r, settings.responseTimeoutMs, settings.timing, clock, publicUrl)
+      )
+      const entries: ReadonlyArray<Entry> = [
+        ...settings.routes.map((r) => ({ kind: "smpp" as const, name: r.name, prefixes: r.prefixes })),
+        ...oneapi.map((route) => ({ kind: "oneapi" as const, name: route.name, prefixes: route.prefixes, route }))
+      ]
+      // each route asks for its token at start, without holding the start: /ready says at once whether the account works
+      yield* Effect.forkScoped(Effect.forEach(oneapi, (route) => route.warmUp, { concurrency: "unbounded" }))
+      const routeFor = makeRouter(entries)
+      const oneapiNamed = new Map(oneapi.map((route) => [route.name, route]))
+
+      const submit = Effect.fn("RoutedProvider.submit")(function* (s: Submission) {
+        const entry = routeFor(s.to)
+        if (entry === undefined)
+          return { _tag: "Unreachable", reason: `no route: no entry serves ${maskPhone(s.to)}` } as const
+        if (entry.kind === "smpp") return yield* inner.submit(s)
+        return yield* entry.route.submit(s, clock.currentTimeMillisUnsafe() + settings.responseTimeoutMs)
+      })
+
+      const query = (q: Query) => {
+        const byRef = q.providerRef === null ? undefined : oneapiNamed.get(q.providerRef.split(":")[0]!)
+        const entry = byRef === undefined ? routeFor(q.to) : undefined
+        const route = byRef ?? (entry?.kind === "oneapi" ? entry.route : undefined)
+        if (route !== undefined) return route.query(q, clock.currentTimeMillisUnsafe() + settings.responseTimeoutMs)
+        return inner.query(q)
+      }
+
+      const oneapiPrefixes = oneapi.flatMap((route) =>
+        route.prefixes.map((prefix) => ({ prefix: prefix === "*" ? "" : prefix, held: true }))
+      )
+      const sendable = (): Sendable => {
+        const smppSendable = hasSmpp ? inner.sendable() : ({ _tag: "All" } as const)
+        if (smppSendable._tag === "All") return smppSendable
+        return {
+          _tag: "ByPrefix",
+          prefixes: [...smppSendable.prefixes, ...oneapiPrefixes].sort((a, b) => b.prefix.length - a.prefix.length)
+        }
+      }
+
+      const oneapiRate = oneapi.every((route) => route.ratePerSecond > 0)
+        ? oneapi.reduce((sum, route) => sum + route.ratePerSecond, 0)
+        : undefined
+      const smppRate = hasSmpp ? inner.ratePerSecond : 0
+      return Provider.of({
+        submit,
+        query,
+        health: Effect.map(inner.health, (smppHealth) => [...smppHealth, ...oneapi.map((route) => route.health)]),
+        routeOf: (to) => routeFor(to)?.name,
+        sendable,
+        pace: (to) => {
+          const entry = routeFor(to)
+          return entry === undefined ? Effect.void : entry.kind === "smpp" ? inner.pace(to) : entry.route.pace
+        },
+        paced: (hasSmpp && inner.paced) || oneapi.some((route) => route.ratePerSecond > 0),
+        submitDeadlineMs: settings.responseTimeoutMs,
+        ratePerSecond: oneapiRate === undefined || smppRate === undefined ? undefined : oneapiRate + smppRate
+      })
+    })
+  )
