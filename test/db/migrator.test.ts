@@ -92,7 +92,7 @@ const schemaOf = Effect.gen(function* () {
       yield* sql`SELECT conrelid::regclass::text AS on_table, conname, pg_get_constraintdef(oid) AS definition FROM pg_constraint
       WHERE connamespace = 'public'::regnamespace AND conrelid::regclass::text NOT IN ${sql.in(own)} ORDER BY on_table, conname`,
     functions: yield* sql`SELECT proname, pg_get_functiondef(oid) AS definition FROM pg_proc
-      WHERE pronamespace = 'public'::regnamespace ORDER BY proname`
+      WHERE pronamespace = 'public'::regnamespace ORDER BY proname, definition`
   }
 })
 
