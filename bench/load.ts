@@ -15,7 +15,13 @@ export interface LoadRequest {
   readonly body?: string
   /** Send a new `Idempotency-Key` (this prefix and a counter) with every request. */
   readonly uniqueKeyPrefix?: string
+  /** Bodies taken in turn instead of `body`: the n-th request (from 1) sends `bodies[n % length]`. */
+  readonly bodies?: ReadonlyArray<string>
 }
+
+/** The body of the n-th request (from 1). */
+const bodyOf = (request: LoadRequest, n: number): string | undefined =>
+  request.bodies === undefined || request.bodies.length === 0 ? request.body : request.bodies[n % request.bodies.length]
 
 export interface LoadResult {
   readonly tool: "autocannon" | "paced"
@@ -81,6 +87,7 @@ export const autocannonLoad = async (options: {
   const { request } = options
   let counter = 0
   const prefix = request.uniqueKeyPrefix
+  const bodies = request.bodies
   const instance = autocannon({
     url: options.base,
     connections: options.connections,
@@ -94,12 +101,18 @@ export const autocannonLoad = async (options: {
         path: request.path,
         headers: { ...request.headers },
         ...(request.body !== undefined ? { body: request.body } : {}),
-        ...(prefix !== undefined
+        ...(prefix !== undefined || bodies !== undefined
           ? {
-              setupRequest: (req) => ({
-                ...req,
-                headers: { ...req.headers, "idempotency-key": `${prefix}-${++counter}` }
-              })
+              setupRequest: (req) => {
+                const n = ++counter
+                const body = bodyOf(request, n)
+                return {
+                  ...req,
+                  headers:
+                    prefix === undefined ? { ...req.headers } : { ...req.headers, "idempotency-key": `${prefix}-${n}` },
+                  ...(body !== undefined ? { body } : {})
+                }
+              }
             }
           : {})
       }
@@ -149,8 +162,10 @@ export const pacedLoad = async (options: {
   const inFlight = new Set<Promise<void>>()
   const fire = (scheduled: number) => {
     const headers: Record<string, string> = { ...request.headers }
-    if (request.uniqueKeyPrefix !== undefined) headers["idempotency-key"] = `${request.uniqueKeyPrefix}-${++counter}`
-    if (request.body !== undefined) headers["content-length"] = String(Buffer.byteLength(request.body))
+    const n = ++counter
+    if (request.uniqueKeyPrefix !== undefined) headers["idempotency-key"] = `${request.uniqueKeyPrefix}-${n}`
+    const body = bodyOf(request, n)
+    if (body !== undefined) headers["content-length"] = String(Buffer.byteLength(body))
     const done = new Promise<void>((resolve) => {
       const req = httpRequest(
         { host: url.hostname, port: url.port, method: request.method, path: request.path, headers, agent },
@@ -166,7 +181,7 @@ export const pacedLoad = async (options: {
         errors++
         resolve()
       })
-      req.end(request.body)
+      req.end(body)
     })
     inFlight.add(done)
     void done.then(() => inFlight.delete(done))

@@ -21,7 +21,11 @@ export interface ClosedLoopResult {
   readonly service: LoadResult
 }
 
-export const scheduledAdmission = async (ctx: BenchContext): Promise<ClosedLoopResult> => {
+/** `recipients`: the service's requests go to each in turn (scenario 1 with opt-outs sends the same, bench/scenarios/optouts.ts). */
+export const scheduledAdmission = async (
+  ctx: BenchContext,
+  recipients?: ReadonlyArray<string>
+): Promise<ClosedLoopResult> => {
   const { connections, durationS } = ctx.settings
   const pgbench = await runPgbench({
     url: ctx.url,
@@ -44,25 +48,27 @@ export const scheduledAdmission = async (ctx: BenchContext): Promise<ClosedLoopR
     clients: referenceClients,
     durationS
   })
-  const service = await serviceClosedLoop(ctx, "s1")
+  const service = await serviceClosedLoop(ctx, "s1", undefined, recipients)
   return { pgbench, pgbenchPool, reference, service }
 }
 
 /**
  * Scenario 1's load on the service alone: a warm-up, then the measured closed loop (keys tagged
- * `tag`); `beforeMeasure` runs between the two.
+ * `tag`); `beforeMeasure` runs between the two. The messages go to `benchRecipient`, or to each of
+ * `recipients` in turn.
  */
 export const serviceClosedLoop = async (
   ctx: BenchContext,
   tag: string,
-  beforeMeasure?: () => Promise<void>
+  beforeMeasure?: () => Promise<void>,
+  recipients?: ReadonlyArray<string>
 ): Promise<LoadResult> => {
   const { connections, durationS, warmupS } = ctx.settings
   await autocannonLoad({
     base: ctx.service.base,
     connections,
     durationS: warmupS,
-    request: scheduledRequest(ctx, `${tag}-warmup`),
+    request: scheduledRequest(ctx, `${tag}-warmup`, recipients),
     expectedStatus: 202
   })
   await beforeMeasure?.()
@@ -70,7 +76,7 @@ export const serviceClosedLoop = async (
     base: ctx.service.base,
     connections,
     durationS,
-    request: scheduledRequest(ctx, tag),
+    request: scheduledRequest(ctx, tag, recipients),
     expectedStatus: 202
   })
 }
