@@ -5,6 +5,7 @@ import { absolute, compare, type Row } from "./report.ts"
 import type { BatchResult } from "./scenarios/batch.ts"
 import type { ClosedLoopResult, OpenLoopResult } from "./scenarios/admission.ts"
 import type { ClaimResult, DrainFacts } from "./scenarios/drain.ts"
+import type { OptOutFacts } from "./scenarios/optouts.ts"
 import { type FairShareFacts, fairShareMps } from "./scenarios/fairshare.ts"
 import type { FlowFacts } from "./scenarios/flow.ts"
 import type { ObservabilityResult } from "./scenarios/observability.ts"
@@ -14,6 +15,8 @@ import { round } from "./stats.ts"
 
 export interface Results {
   s1?: ClosedLoopResult
+  /** Scenario 1's load again, right after it, against an organisation holding many opt-outs. */
+  s1OptOuts?: OptOutFacts
   s2?: OpenLoopResult
   s3?: LoadResult
   s4?: LoadResult
@@ -62,6 +65,19 @@ export const rowsOf = (r: Results, connections: number, batchConnections: number
     )
     rows.push(compare(`${name}: p50 ms`, s1.service.p50Ms, s1.pgbench.p50Ms, label, { kind: "report" }))
     rows.push(compare(`${name}: p99 ms vs its own SQL`, s1.service.p99Ms, s1.pgbench.p99Ms, label, { kind: "report" }))
+  }
+  const o = r.s1OptOuts
+  if (o !== undefined && s1 !== undefined) {
+    const name = `1 scheduled admission, ${connections} conn, ${o.seeded} opt-outs in the organisation`
+    const label = "scenario 1, list empty, same run"
+    rows.push(compare(`${name}: req/s`, o.load.reqPerSec, s1.service.reqPerSec, label, { kind: "min", value: 0.9 }))
+    rows.push(compare(`${name}: p99 ms`, o.load.p99Ms, s1.service.p99Ms, label, { kind: "max", value: 1.1 }))
+    rows.push(
+      absolute(`${name}: opt-out key lookups per admission`, o.lookupsPerAdmission, {
+        kind: "min",
+        value: 1
+      })
+    )
   }
   if (r.s2 !== undefined) {
     const { rate, pgbench, service, autocannon } = r.s2

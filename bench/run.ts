@@ -1,19 +1,22 @@
 /**
- * `npm run bench [-- --smoke] [--only=1,6] [--drain=N] [--fair-seed=sql] [--fair-backlog=N] [--fair-window=S] [--cpu-prof]`: creates a fresh database on the
+ * `npm run bench [-- --smoke] [--only=1,6] [--drain=N] [--fair-seed=sql] [--fair-backlog=N] [--fair-window=S] [--opt-outs=N] [--cpu-prof]`: creates a fresh database on the
  * DATABASE_URL server, starts the service on it as a separate process, runs the scenarios with
  * their pgbench / graphile-worker baselines in the same run, prints the table and writes
  * bench/results/<ISO date>.json. The database is dropped at the end (kept with BENCH_KEEP_DB=1).
+ * Scenario 1 is followed by its variant against an organisation holding `--opt-outs=N` opt-outs
+ * (100,000; 2,000 in the smoke run), judged against it (bench/scenarios/optouts.ts).
  */
 import { mkdtempSync } from "node:fs"
 import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from "node:os"
 import { join } from "node:path"
 import { createOrg, firstLotOf, oneLotGrant } from "./admin.ts"
-import type { BenchContext, OrgWithLot } from "./context.ts"
+import { type BenchContext, benchRecipient, type OrgWithLot } from "./context.ts"
 import { graphileDrain } from "./graphile.ts"
 import { createDatabase, dropDatabase, query, scalar, withDatabase } from "./psql.ts"
 import { markdownTable, writeResults } from "./report.ts"
 import { type Results, rowsOf } from "./rows.ts"
 import { openLoop, scheduledAdmission } from "./scenarios/admission.ts"
+import { admissionWithOptOuts, maxOptOutSeed, scenario1Recipients, seedOptOuts } from "./scenarios/optouts.ts"
 import { batchAdmission } from "./scenarios/batch.ts"
 import { claimBaseline, serviceDrain } from "./scenarios/drain.ts"
 import { fairShareInProcess, fairShareSmpp, immediateUnderBacklog } from "./scenarios/fairshare.ts"
@@ -47,12 +50,18 @@ const numberArg = (name: string) => {
 }
 const fairBacklogArg = numberArg("fair-backlog")
 const fairWindowArg = numberArg("fair-window")
+const optOutsArg = numberArg("opt-outs")
+if (optOutsArg !== undefined && !(Number.isInteger(optOutsArg) && optOutsArg >= 1 && optOutsArg <= maxOptOutSeed)) {
+  process.stderr.write(`--opt-outs is a whole number from 1 to ${maxOptOutSeed}\n`)
+  process.exit(2)
+}
 const settings = {
   ...(smoke ? smokeSettings : fullSettings),
   ...(drainArg === undefined ? {} : { drainCount: Number(drainArg.slice("--drain=".length)) }),
   ...(fairSeedArg === undefined ? {} : { fairSeed: fairSeedArg }),
   ...(fairBacklogArg === undefined ? {} : { fairBacklog: fairBacklogArg }),
-  ...(fairWindowArg === undefined ? {} : { fairWindowS: fairWindowArg })
+  ...(fairWindowArg === undefined ? {} : { fairWindowS: fairWindowArg }),
+  ...(optOutsArg === undefined ? {} : { optOutSeed: optOutsArg })
 }
 
 const adminUrl = process.env["DATABASE_URL"]
@@ -163,9 +172,25 @@ try {
   const fairA = await withLot("bench fair A", 3 * settings.fairBacklog + 10)
   const fairB = await withLot("bench fair B", 2 * settings.fairWindowS + 10)
   const retentionOrg = wanted("16") ? await withLot("bench retention", settings.retentionSeed + 10) : undefined
+  // granted as scenario 1's organisation is (several lots), so that only the opt-outs differ
+  const optOutOrg = wanted("1") ? await withGrant("bench opt-outs", 1_000_000_000) : undefined
   const mem = results.memory
   await tidy()
-  if (wanted("1")) results.s1 = await phase("scheduled admission", () => scheduledAdmission(ctx), running, mem)
+  const s1Recipients = scenario1Recipients(settings.optOutSeed)
+  if (wanted("1"))
+    results.s1 = await phase("scheduled admission", () => scheduledAdmission(ctx, s1Recipients), running, mem)
+  if (optOutOrg !== undefined && results.s1 !== undefined) {
+    // seeded only now: scenario 1's own run has an empty opt-out list
+    const seedS = await phase("seed opt-outs", () => seedOptOuts(ctx, optOutOrg))
+    log(`seeded ${settings.optOutSeed} opt-outs in ${seedS} s`)
+    await tidy()
+    results.s1OptOuts = await phase(
+      "scheduled admission with opt-outs",
+      () => admissionWithOptOuts(ctx, optOutOrg, seedS),
+      running,
+      mem
+    )
+  }
   if (wanted("2") && results.s1 !== undefined) {
     const rate = Math.max(1, Math.round(results.s1.service.reqPerSec / 2))
     await tidy()
@@ -294,6 +319,7 @@ const file = writeResults(startedAt, smoke, {
 // phase got expected answers and the drain finished.
 const loads = [
   results.s1?.service,
+  results.s1OptOuts?.load,
   results.s2?.service,
   results.s3,
   results.s4,
@@ -306,6 +332,11 @@ const broken = [
   ...loads.flatMap((l) =>
     l !== undefined && l.ok === 0 ? [`a ${l.tool} phase got no expected answer: ${JSON.stringify(l.statusCounts)}`] : []
   ),
+  ...(results.s1OptOuts !== undefined && results.s1OptOuts.refused > 0
+    ? [
+        `scenario 1 with opt-outs had ${results.s1OptOuts.refused} answer(s) other than 202: ${JSON.stringify(results.s1OptOuts.load.statusCounts)}`
+      ]
+    : []),
   ...(results.s6 !== undefined && !results.s6.service.complete ? ["the dispatcher drain did not finish in time"] : []),
   ...(results.s9 !== undefined && !results.s9.complete ? ["the SMPP drain did not finish in time"] : []),
   ...(results.s15 !== undefined && !results.s15.drain.complete
@@ -316,8 +347,15 @@ const broken = [
     : [])
 ]
 const table = markdownTable(rows)
+const notes = [
+  ...(results.s1OptOuts === undefined
+    ? []
+    : [
+        `scenario 1 with opt-outs: scenario 1's requests again (15 in 16 to ${benchRecipient}, 1 in 16 to 16 numbers lying among the opted-out ones, none of them opted out) against an organisation holding ${results.s1OptOuts.seeded} opt-outs (seeded with SQL in ${results.s1OptOuts.seedS} s); req/s and p99 as ratios to scenario 1's run, whose list was empty; lookups: scans of the list's key per idempotency key inserted`
+      ])
+]
 for (const line of broken) log(`FAILED: ${line}`)
 if (broken.length > 0) process.exitCode = 1
 process.stdout.write(
-  `\n${table}\n\nmachine: ${JSON.stringify(machine)}\ndurations (s): ${JSON.stringify(durations)}\ntotal: ${totalS} s\nresults: ${file}\nservice logs: ${logDir}\n`
+  `\n${table}\n${notes.map((n) => `\n${n}`).join("")}\n\nmachine: ${JSON.stringify(machine)}\ndurations (s): ${JSON.stringify(durations)}\ntotal: ${totalS} s\nresults: ${file}\nservice logs: ${logDir}\n`
 )
