@@ -21,11 +21,7 @@ export interface ClosedLoopResult {
   readonly service: LoadResult
 }
 
-/** `recipients`: the service's requests go to each in turn (scenario 1 with opt-outs sends the same, bench/scenarios/optouts.ts). */
-export const scheduledAdmission = async (
-  ctx: BenchContext,
-  recipients?: ReadonlyArray<string>
-): Promise<ClosedLoopResult> => {
+export const scheduledAdmission = async (ctx: BenchContext): Promise<ClosedLoopResult> => {
   const { connections, durationS } = ctx.settings
   const pgbench = await runPgbench({
     url: ctx.url,
@@ -48,7 +44,7 @@ export const scheduledAdmission = async (
     clients: referenceClients,
     durationS
   })
-  const service = await serviceClosedLoop(ctx, "s1", undefined, recipients)
+  const service = await serviceClosedLoop(ctx, "s1")
   return { pgbench, pgbenchPool, reference, service }
 }
 
