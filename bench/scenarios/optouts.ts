@@ -7,9 +7,9 @@
  * Run right after scenario 1, on a dedicated organisation: scenario 1's closed loop (warm-up
  * included) with the list empty, then `optOutSeed` opt-outs seeded (100,000; 2,000 in the smoke
  * run), then the same closed loop again. The caller's `tidy` (VACUUM ANALYZE and a checkpoint)
- * comes before each of the two runs, so that both start alike: compared with scenario 1's own run
- * instead, which follows 36 s of pgbench that leave most of shared_buffers dirty, the list of
- * 100,000 came out 1.15x as fast with 0.59x the p99 (bench/HISTORY.md, issue 40).
+ * comes before each of the two runs, so that both start alike; scenario 1's own run is no baseline
+ * for it, as it follows 36 s of pgbench and starts with most of shared_buffers dirty (70 % in the
+ * first run of issue 40, bench/HISTORY.md).
  *
  * The numbers opted out are `+26134` followed by 2, 4, ... 2n over 7 digits (bench/sql/seed-opt-outs.sql).
  * Both runs send the same requests (`optOutRecipients`): 15 in 16 to `benchRecipient`, as scenario
