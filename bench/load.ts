@@ -44,13 +44,20 @@ const assertLocal = (base: string) => {
   if (new URL(base).hostname !== "127.0.0.1") throw new Error(`load generation only targets 127.0.0.1, not ${base}`)
 }
 
-const summarise = (
+/** One answer: its status and its latency. */
+export interface Sample {
+  readonly status: number
+  readonly ms: number
+}
+
+/** The figures of a load from its answers (exported to pool the answers of several runs). */
+export const summarise = (
   tool: LoadResult["tool"],
   connections: number,
   targetRate: number | null,
   durationS: number,
   expected: number,
-  samples: ReadonlyArray<{ readonly status: number; readonly ms: number }>,
+  samples: ReadonlyArray<Sample>,
   errors: number
 ): Omit<LoadResult, "autocannonP99Ms"> => {
   const statusCounts: Record<string, number> = {}
@@ -74,7 +81,10 @@ const summarise = (
   }
 }
 
-/** autocannon with `connections` keep-alive connections for `durationS` (optionally its `overallRate`). */
+/**
+ * autocannon with `connections` keep-alive connections for `durationS` (optionally its
+ * `overallRate`); every answer is also pushed to `samples` when given.
+ */
 export const autocannonLoad = async (options: {
   readonly base: string
   readonly connections: number
@@ -82,6 +92,7 @@ export const autocannonLoad = async (options: {
   readonly request: LoadRequest
   readonly expectedStatus: number
   readonly overallRate?: number
+  readonly samples?: Array<Sample>
 }): Promise<LoadResult> => {
   assertLocal(options.base)
   const { request } = options
@@ -118,9 +129,10 @@ export const autocannonLoad = async (options: {
       }
     ]
   })
-  const samples: Array<{ status: number; ms: number }> = []
+  const samples: Array<Sample> = []
   instance.on("response", (_client: unknown, status: number, _bytes: number, ms: number) => {
     samples.push({ status, ms })
+    options.samples?.push({ status, ms })
   })
   const started = performance.now()
   const result = await instance

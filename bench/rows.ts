@@ -15,7 +15,7 @@ import { round } from "./stats.ts"
 
 export interface Results {
   s1?: ClosedLoopResult
-  /** Scenario 1's load again, right after it, against an organisation without, then with many opt-outs. */
+  /** Scenario 1's load again, right after it, alternated between an organisation holding many opt-outs and one holding none. */
   s1OptOuts?: OptOutFacts
   s2?: OpenLoopResult
   s3?: LoadResult
@@ -69,7 +69,7 @@ export const rowsOf = (r: Results, connections: number, batchConnections: number
   const o = r.s1OptOuts
   if (o !== undefined) {
     const name = `1 scheduled admission, ${connections} conn, ${o.seeded} opt-outs in the organisation`
-    const label = "the same load just before, list empty"
+    const label = "the same load alternated on an organisation without opt-outs"
     rows.push(compare(`${name}: req/s`, o.with.reqPerSec, o.without.reqPerSec, label, { kind: "min", value: 0.9 }))
     rows.push(compare(`${name}: p99 ms`, o.with.p99Ms, o.without.p99Ms, label, { kind: "max", value: 1.1 }))
     rows.push(

@@ -3,9 +3,9 @@
  * DATABASE_URL server, starts the service on it as a separate process, runs the scenarios with
  * their pgbench / graphile-worker baselines in the same run, prints the table and writes
  * bench/results/<ISO date>.json. The database is dropped at the end (kept with BENCH_KEEP_DB=1).
- * Scenario 1 is followed by its variant with opt-outs: its load against an organisation whose list
- * is empty, then holding `--opt-outs=N` opt-outs (100,000; 2,000 in the smoke run), the second run
- * judged against the first (bench/scenarios/optouts.ts).
+ * Scenario 1 is followed by its variant with opt-outs: its load alternated between an organisation
+ * holding `--opt-outs=N` opt-outs (100,000; 2,000 in the smoke run) and one holding none, the first
+ * judged against the second (bench/scenarios/optouts.ts).
  */
 import { mkdtempSync } from "node:fs"
 import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from "node:os"
@@ -17,7 +17,7 @@ import { createDatabase, dropDatabase, query, scalar, withDatabase } from "./psq
 import { markdownTable, writeResults } from "./report.ts"
 import { type Results, rowsOf } from "./rows.ts"
 import { openLoop, scheduledAdmission } from "./scenarios/admission.ts"
-import { admissionWithOptOuts, maxOptOutSeed } from "./scenarios/optouts.ts"
+import { admissionWithOptOuts, blockOrder, maxOptOutSeed, seedOptOuts } from "./scenarios/optouts.ts"
 import { batchAdmission } from "./scenarios/batch.ts"
 import { claimBaseline, serviceDrain } from "./scenarios/drain.ts"
 import { fairShareInProcess, fairShareSmpp, immediateUnderBacklog } from "./scenarios/fairshare.ts"
@@ -174,15 +174,22 @@ try {
   const fairB = await withLot("bench fair B", 2 * settings.fairWindowS + 10)
   const retentionOrg = wanted("16") ? await withLot("bench retention", settings.retentionSeed + 10) : undefined
   // granted as scenario 1's organisation is (several lots)
-  const optOutOrg = wanted("1") ? await withGrant("bench opt-outs", 1_000_000_000) : undefined
+  const optOutOrgs = wanted("1")
+    ? {
+        empty: await withGrant("bench no opt-outs", 1_000_000_000),
+        full: await withGrant("bench opt-outs", 1_000_000_000)
+      }
+    : undefined
   const mem = results.memory
   await tidy()
   if (wanted("1")) results.s1 = await phase("scheduled admission", () => scheduledAdmission(ctx), running, mem)
-  if (optOutOrg !== undefined) {
+  if (optOutOrgs !== undefined) {
+    const seedS = await phase("seed opt-outs", () => seedOptOuts(ctx, optOutOrgs.full))
+    log(`seeded ${settings.optOutSeed} opt-outs in ${seedS} s`)
     await tidy()
     results.s1OptOuts = await phase(
-      "scheduled admission without and with opt-outs",
-      () => admissionWithOptOuts(ctx, optOutOrg, tidy, log),
+      "scheduled admission with and without opt-outs",
+      () => admissionWithOptOuts(ctx, optOutOrgs, seedS),
       running,
       mem
     )
@@ -331,7 +338,7 @@ const broken = [
   ),
   ...(results.s1OptOuts !== undefined && results.s1OptOuts.refused > 0
     ? [
-        `scenario 1 with opt-outs had ${results.s1OptOuts.refused} answer(s) other than 202: ${JSON.stringify(results.s1OptOuts.with.statusCounts)}`
+        `scenario 1 with opt-outs had ${results.s1OptOuts.refused} answer(s) other than 202: ${JSON.stringify(results.s1OptOuts.with.statusCounts)} with, ${JSON.stringify(results.s1OptOuts.without.statusCounts)} without`
       ]
     : []),
   ...(results.s6 !== undefined && !results.s6.service.complete ? ["the dispatcher drain did not finish in time"] : []),
@@ -348,7 +355,7 @@ const notes = [
   ...(results.s1OptOuts === undefined
     ? []
     : [
-        `scenario 1 with opt-outs: scenario 1's load (15 requests in 16 to ${benchRecipient}, 1 in 16 to 16 numbers lying among the opted-out ones, none of them opted out) against one organisation, first with its opt-out list empty, then holding ${results.s1OptOuts.seeded} opt-outs (seeded with SQL in ${results.s1OptOuts.seedS} s), each run after a VACUUM ANALYZE and a checkpoint; req/s and p99 of the second as ratios to the first; lookups: scans of the list's key per idempotency key inserted in the second`
+        `scenario 1 with opt-outs: scenario 1's load (15 requests in 16 to ${benchRecipient}, 1 in 16 to 16 numbers lying among the opted-out ones, none of them opted out) on an organisation holding ${results.s1OptOuts.seeded} opt-outs (f, seeded with SQL in ${results.s1OptOuts.seedS} s) and on one holding none (e), in blocks of ${results.s1OptOuts.blockS} s in the order ${blockOrder}; req/s and p99 of f's blocks pooled as ratios to e's; lookups: scans of the list's key per idempotency key inserted. Blocks (req/s, p99 ms): ${results.s1OptOuts.blocks.map((b) => `${b.org} ${b.reqPerSec} ${b.p99Ms}`).join(", ")}`
       ])
 ]
 for (const line of broken) log(`FAILED: ${line}`)
