@@ -34,11 +34,21 @@ export const jsonHeaders = (org: BenchOrg): Record<string, string> => ({
 export const messagesPath = "/api/sms/v2/messages/"
 export const batchesPath = "/api/sms/v2/message-batches/"
 
-/** A scheduled single message far in the future, a new key per request. */
-export const scheduledRequest = (ctx: BenchContext, tag: string): LoadRequest => ({
+/** The recipient of the scheduled single messages, unless a scenario gives others. */
+export const benchRecipient = "+261331234567"
+
+const scheduledBody = (to: string) =>
+  JSON.stringify({ to, text: "Bench scheduled message", send_at: "2099-01-01T00:00:00Z" })
+
+/**
+ * A scheduled single message far in the future, a new key per request, to `benchRecipient` or,
+ * when `recipients` are given, to each of them in turn.
+ */
+export const scheduledRequest = (ctx: BenchContext, tag: string, recipients?: ReadonlyArray<string>): LoadRequest => ({
   method: "POST",
   path: messagesPath,
   headers: jsonHeaders(ctx.org),
-  body: JSON.stringify({ to: "+261331234567", text: "Bench scheduled message", send_at: "2099-01-01T00:00:00Z" }),
+  body: scheduledBody(benchRecipient),
+  ...(recipients === undefined ? {} : { bodies: recipients.map(scheduledBody) }),
   uniqueKeyPrefix: `${ctx.runId}-${tag}`
 })

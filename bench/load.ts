@@ -15,7 +15,13 @@ export interface LoadRequest {
   readonly body?: string
   /** Send a new `Idempotency-Key` (this prefix and a counter) with every request. */
   readonly uniqueKeyPrefix?: string
+  /** Bodies taken in turn instead of `body`: the n-th request (from 1) sends `bodies[n % length]`. */
+  readonly bodies?: ReadonlyArray<string>
 }
+
+/** The body of the n-th request (from 1). */
+const bodyOf = (request: LoadRequest, n: number): string | undefined =>
+  request.bodies === undefined || request.bodies.length === 0 ? request.body : request.bodies[n % request.bodies.length]
 
 export interface LoadResult {
   readonly tool: "autocannon" | "paced"
@@ -38,13 +44,20 @@ const assertLocal = (base: string) => {
   if (new URL(base).hostname !== "127.0.0.1") throw new Error(`load generation only targets 127.0.0.1, not ${base}`)
 }
 
-const summarise = (
+/** One answer: its status and its latency. */
+export interface Sample {
+  readonly status: number
+  readonly ms: number
+}
+
+/** The figures of a load from its answers (exported to pool the answers of several runs). */
+export const summarise = (
   tool: LoadResult["tool"],
   connections: number,
   targetRate: number | null,
   durationS: number,
   expected: number,
-  samples: ReadonlyArray<{ readonly status: number; readonly ms: number }>,
+  samples: ReadonlyArray<Sample>,
   errors: number
 ): Omit<LoadResult, "autocannonP99Ms"> => {
   const statusCounts: Record<string, number> = {}
@@ -68,7 +81,10 @@ const summarise = (
   }
 }
 
-/** autocannon with `connections` keep-alive connections for `durationS` (optionally its `overallRate`). */
+/**
+ * autocannon with `connections` keep-alive connections for `durationS` (optionally its
+ * `overallRate`); every answer is also pushed to `samples` when given.
+ */
 export const autocannonLoad = async (options: {
   readonly base: string
   readonly connections: number
@@ -76,11 +92,13 @@ export const autocannonLoad = async (options: {
   readonly request: LoadRequest
   readonly expectedStatus: number
   readonly overallRate?: number
+  readonly samples?: Array<Sample>
 }): Promise<LoadResult> => {
   assertLocal(options.base)
   const { request } = options
   let counter = 0
   const prefix = request.uniqueKeyPrefix
+  const bodies = request.bodies
   const instance = autocannon({
     url: options.base,
     connections: options.connections,
@@ -94,20 +112,27 @@ export const autocannonLoad = async (options: {
         path: request.path,
         headers: { ...request.headers },
         ...(request.body !== undefined ? { body: request.body } : {}),
-        ...(prefix !== undefined
+        ...(prefix !== undefined || bodies !== undefined
           ? {
-              setupRequest: (req) => ({
-                ...req,
-                headers: { ...req.headers, "idempotency-key": `${prefix}-${++counter}` }
-              })
+              setupRequest: (req) => {
+                const n = ++counter
+                const body = bodyOf(request, n)
+                return {
+                  ...req,
+                  headers:
+                    prefix === undefined ? { ...req.headers } : { ...req.headers, "idempotency-key": `${prefix}-${n}` },
+                  ...(body !== undefined ? { body } : {})
+                }
+              }
             }
           : {})
       }
     ]
   })
-  const samples: Array<{ status: number; ms: number }> = []
+  const samples: Array<Sample> = []
   instance.on("response", (_client: unknown, status: number, _bytes: number, ms: number) => {
     samples.push({ status, ms })
+    options.samples?.push({ status, ms })
   })
   const started = performance.now()
   const result = await instance
@@ -149,8 +174,10 @@ export const pacedLoad = async (options: {
   const inFlight = new Set<Promise<void>>()
   const fire = (scheduled: number) => {
     const headers: Record<string, string> = { ...request.headers }
-    if (request.uniqueKeyPrefix !== undefined) headers["idempotency-key"] = `${request.uniqueKeyPrefix}-${++counter}`
-    if (request.body !== undefined) headers["content-length"] = String(Buffer.byteLength(request.body))
+    const n = ++counter
+    if (request.uniqueKeyPrefix !== undefined) headers["idempotency-key"] = `${request.uniqueKeyPrefix}-${n}`
+    const body = bodyOf(request, n)
+    if (body !== undefined) headers["content-length"] = String(Buffer.byteLength(body))
     const done = new Promise<void>((resolve) => {
       const req = httpRequest(
         { host: url.hostname, port: url.port, method: request.method, path: request.path, headers, agent },
@@ -166,7 +193,7 @@ export const pacedLoad = async (options: {
         errors++
         resolve()
       })
-      req.end(request.body)
+      req.end(body)
     })
     inFlight.add(done)
     void done.then(() => inFlight.delete(done))

@@ -5,6 +5,7 @@ import { absolute, compare, type Row } from "./report.ts"
 import type { BatchResult } from "./scenarios/batch.ts"
 import type { ClosedLoopResult, OpenLoopResult } from "./scenarios/admission.ts"
 import type { ClaimResult, DrainFacts } from "./scenarios/drain.ts"
+import type { OptOutFacts } from "./scenarios/optouts.ts"
 import { type FairShareFacts, fairShareMps } from "./scenarios/fairshare.ts"
 import type { FlowFacts } from "./scenarios/flow.ts"
 import type { ObservabilityResult } from "./scenarios/observability.ts"
@@ -14,6 +15,8 @@ import { round } from "./stats.ts"
 
 export interface Results {
   s1?: ClosedLoopResult
+  /** Scenario 1's load again, right after it, alternated between an organisation holding many opt-outs and one holding none. */
+  s1OptOuts?: OptOutFacts
   s2?: OpenLoopResult
   s3?: LoadResult
   s4?: LoadResult
@@ -62,6 +65,19 @@ export const rowsOf = (r: Results, connections: number, batchConnections: number
     )
     rows.push(compare(`${name}: p50 ms`, s1.service.p50Ms, s1.pgbench.p50Ms, label, { kind: "report" }))
     rows.push(compare(`${name}: p99 ms vs its own SQL`, s1.service.p99Ms, s1.pgbench.p99Ms, label, { kind: "report" }))
+  }
+  const o = r.s1OptOuts
+  if (o !== undefined) {
+    const name = `1 scheduled admission, ${connections} conn, ${o.seeded} opt-outs in the organisation`
+    const label = "the same load alternated on an organisation without opt-outs"
+    rows.push(compare(`${name}: req/s`, o.with.reqPerSec, o.without.reqPerSec, label, { kind: "min", value: 0.9 }))
+    rows.push(compare(`${name}: p99 ms`, o.with.p99Ms, o.without.p99Ms, label, { kind: "max", value: 1.1 }))
+    rows.push(
+      absolute(`${name}: opt-out key lookups per admission`, o.lookupsPerAdmission, {
+        kind: "min",
+        value: 0.9
+      })
+    )
   }
   if (r.s2 !== undefined) {
     const { rate, pgbench, service, autocannon } = r.s2

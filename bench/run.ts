@@ -1,19 +1,23 @@
 /**
- * `npm run bench [-- --smoke] [--only=1,6] [--drain=N] [--fair-seed=sql] [--fair-backlog=N] [--fair-window=S] [--cpu-prof]`: creates a fresh database on the
+ * `npm run bench [-- --smoke] [--only=1,6] [--drain=N] [--fair-seed=sql] [--fair-backlog=N] [--fair-window=S] [--opt-outs=N] [--cpu-prof]`: creates a fresh database on the
  * DATABASE_URL server, starts the service on it as a separate process, runs the scenarios with
  * their pgbench / graphile-worker baselines in the same run, prints the table and writes
  * bench/results/<ISO date>.json. The database is dropped at the end (kept with BENCH_KEEP_DB=1).
+ * Scenario 1 is followed by its variant with opt-outs: its load alternated between an organisation
+ * holding `--opt-outs=N` opt-outs (100,000; 2,000 in the smoke run) and one holding none, the first
+ * judged against the second (bench/scenarios/optouts.ts).
  */
 import { mkdtempSync } from "node:fs"
 import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from "node:os"
 import { join } from "node:path"
 import { createOrg, firstLotOf, oneLotGrant } from "./admin.ts"
-import type { BenchContext, OrgWithLot } from "./context.ts"
+import { type BenchContext, benchRecipient, type OrgWithLot } from "./context.ts"
 import { graphileDrain } from "./graphile.ts"
 import { createDatabase, dropDatabase, query, scalar, withDatabase } from "./psql.ts"
 import { markdownTable, writeResults } from "./report.ts"
 import { type Results, rowsOf } from "./rows.ts"
 import { openLoop, scheduledAdmission } from "./scenarios/admission.ts"
+import { admissionWithOptOuts, blockOrder, maxOptOutSeed, seedOptOuts } from "./scenarios/optouts.ts"
 import { batchAdmission } from "./scenarios/batch.ts"
 import { claimBaseline, serviceDrain } from "./scenarios/drain.ts"
 import { fairShareInProcess, fairShareSmpp, immediateUnderBacklog } from "./scenarios/fairshare.ts"
@@ -47,12 +51,18 @@ const numberArg = (name: string) => {
 }
 const fairBacklogArg = numberArg("fair-backlog")
 const fairWindowArg = numberArg("fair-window")
+const optOutsArg = numberArg("opt-outs")
+if (optOutsArg !== undefined && !(Number.isInteger(optOutsArg) && optOutsArg >= 1 && optOutsArg <= maxOptOutSeed)) {
+  process.stderr.write(`--opt-outs is a whole number from 1 to ${maxOptOutSeed}\n`)
+  process.exit(2)
+}
 const settings = {
   ...(smoke ? smokeSettings : fullSettings),
   ...(drainArg === undefined ? {} : { drainCount: Number(drainArg.slice("--drain=".length)) }),
   ...(fairSeedArg === undefined ? {} : { fairSeed: fairSeedArg }),
   ...(fairBacklogArg === undefined ? {} : { fairBacklog: fairBacklogArg }),
-  ...(fairWindowArg === undefined ? {} : { fairWindowS: fairWindowArg })
+  ...(fairWindowArg === undefined ? {} : { fairWindowS: fairWindowArg }),
+  ...(optOutsArg === undefined ? {} : { optOutSeed: optOutsArg })
 }
 
 const adminUrl = process.env["DATABASE_URL"]
@@ -163,9 +173,27 @@ try {
   const fairA = await withLot("bench fair A", 3 * settings.fairBacklog + 10)
   const fairB = await withLot("bench fair B", 2 * settings.fairWindowS + 10)
   const retentionOrg = wanted("16") ? await withLot("bench retention", settings.retentionSeed + 10) : undefined
+  // granted as scenario 1's organisation is (several lots)
+  const optOutOrgs = wanted("1")
+    ? {
+        empty: await withGrant("bench no opt-outs", 1_000_000_000),
+        full: await withGrant("bench opt-outs", 1_000_000_000)
+      }
+    : undefined
   const mem = results.memory
   await tidy()
   if (wanted("1")) results.s1 = await phase("scheduled admission", () => scheduledAdmission(ctx), running, mem)
+  if (optOutOrgs !== undefined) {
+    const seedS = await phase("seed opt-outs", () => seedOptOuts(ctx, optOutOrgs.full))
+    log(`seeded ${settings.optOutSeed} opt-outs in ${seedS} s`)
+    await tidy()
+    results.s1OptOuts = await phase(
+      "scheduled admission with and without opt-outs",
+      () => admissionWithOptOuts(ctx, optOutOrgs, seedS),
+      running,
+      mem
+    )
+  }
   if (wanted("2") && results.s1 !== undefined) {
     const rate = Math.max(1, Math.round(results.s1.service.reqPerSec / 2))
     await tidy()
@@ -294,6 +322,8 @@ const file = writeResults(startedAt, smoke, {
 // phase got expected answers and the drain finished.
 const loads = [
   results.s1?.service,
+  results.s1OptOuts?.without,
+  results.s1OptOuts?.with,
   results.s2?.service,
   results.s3,
   results.s4,
@@ -306,6 +336,11 @@ const broken = [
   ...loads.flatMap((l) =>
     l !== undefined && l.ok === 0 ? [`a ${l.tool} phase got no expected answer: ${JSON.stringify(l.statusCounts)}`] : []
   ),
+  ...(results.s1OptOuts !== undefined && results.s1OptOuts.refused > 0
+    ? [
+        `scenario 1 with opt-outs had ${results.s1OptOuts.refused} answer(s) other than 202: ${JSON.stringify(results.s1OptOuts.with.statusCounts)} with, ${JSON.stringify(results.s1OptOuts.without.statusCounts)} without`
+      ]
+    : []),
   ...(results.s6 !== undefined && !results.s6.service.complete ? ["the dispatcher drain did not finish in time"] : []),
   ...(results.s9 !== undefined && !results.s9.complete ? ["the SMPP drain did not finish in time"] : []),
   ...(results.s15 !== undefined && !results.s15.drain.complete
@@ -316,8 +351,15 @@ const broken = [
     : [])
 ]
 const table = markdownTable(rows)
+const notes = [
+  ...(results.s1OptOuts === undefined
+    ? []
+    : [
+        `scenario 1 with opt-outs: scenario 1's load (15 requests in 16 to ${benchRecipient}, 1 in 16 to 16 numbers lying among the opted-out ones, none of them opted out) on an organisation holding ${results.s1OptOuts.seeded} opt-outs (f, seeded with SQL in ${results.s1OptOuts.seedS} s) and on one holding none (e), in blocks of ${results.s1OptOuts.blockS} s in the order ${blockOrder}; req/s and p99 of f's blocks pooled as ratios to e's; lookups: scans of the list's key per idempotency key inserted. Blocks (req/s, p99 ms): ${results.s1OptOuts.blocks.map((b) => `${b.org} ${b.reqPerSec} ${b.p99Ms}`).join(", ")}`
+      ])
+]
 for (const line of broken) log(`FAILED: ${line}`)
 if (broken.length > 0) process.exitCode = 1
 process.stdout.write(
-  `\n${table}\n\nmachine: ${JSON.stringify(machine)}\ndurations (s): ${JSON.stringify(durations)}\ntotal: ${totalS} s\nresults: ${file}\nservice logs: ${logDir}\n`
+  `\n${table}\n${notes.map((n) => `\n${n}`).join("")}\n\nmachine: ${JSON.stringify(machine)}\ndurations (s): ${JSON.stringify(durations)}\ntotal: ${totalS} s\nresults: ${file}\nservice logs: ${logDir}\n`
 )

@@ -29,6 +29,8 @@ export interface Settings {
   readonly fairSeed: "batches" | "sql"
   /** Old delivered messages seeded for retention to erase under scenario 1's load (scenario 16). */
   readonly retentionSeed: number
+  /** Opt-outs seeded for the variant of scenario 1 run right after it (issue 40); `--opt-outs=N` overrides. */
+  readonly optOutSeed: number
 }
 
 export const fullSettings: Settings = {
@@ -46,7 +48,8 @@ export const fullSettings: Settings = {
   fairBacklog: 100_000,
   fairWindowS: 30,
   fairSeed: "batches",
-  retentionSeed: 1_000_000
+  retentionSeed: 1_000_000,
+  optOutSeed: 100_000
 }
 
 export const smokeSettings: Settings = {
@@ -64,5 +67,6 @@ export const smokeSettings: Settings = {
   fairBacklog: 2000,
   fairWindowS: 6,
   fairSeed: "batches",
-  retentionSeed: 20_000
+  retentionSeed: 20_000,
+  optOutSeed: 2000
 }

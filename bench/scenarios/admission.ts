@@ -50,19 +50,21 @@ export const scheduledAdmission = async (ctx: BenchContext): Promise<ClosedLoopR
 
 /**
  * Scenario 1's load on the service alone: a warm-up, then the measured closed loop (keys tagged
- * `tag`); `beforeMeasure` runs between the two.
+ * `tag`); `beforeMeasure` runs between the two. The messages go to `benchRecipient`, or to each of
+ * `recipients` in turn.
  */
 export const serviceClosedLoop = async (
   ctx: BenchContext,
   tag: string,
-  beforeMeasure?: () => Promise<void>
+  beforeMeasure?: () => Promise<void>,
+  recipients?: ReadonlyArray<string>
 ): Promise<LoadResult> => {
   const { connections, durationS, warmupS } = ctx.settings
   await autocannonLoad({
     base: ctx.service.base,
     connections,
     durationS: warmupS,
-    request: scheduledRequest(ctx, `${tag}-warmup`),
+    request: scheduledRequest(ctx, `${tag}-warmup`, recipients),
     expectedStatus: 202
   })
   await beforeMeasure?.()
@@ -70,7 +72,7 @@ export const serviceClosedLoop = async (
     base: ctx.service.base,
     connections,
     durationS,
-    request: scheduledRequest(ctx, tag),
+    request: scheduledRequest(ctx, tag, recipients),
     expectedStatus: 202
   })
 }
