@@ -50,21 +50,19 @@ export const scheduledAdmission = async (ctx: BenchContext): Promise<ClosedLoopR
 
 /**
  * Scenario 1's load on the service alone: a warm-up, then the measured closed loop (keys tagged
- * `tag`); `beforeMeasure` runs between the two. The messages go to `benchRecipient`, or to each of
- * `recipients` in turn.
+ * `tag`); `beforeMeasure` runs between the two.
  */
 export const serviceClosedLoop = async (
   ctx: BenchContext,
   tag: string,
-  beforeMeasure?: () => Promise<void>,
-  recipients?: ReadonlyArray<string>
+  beforeMeasure?: () => Promise<void>
 ): Promise<LoadResult> => {
   const { connections, durationS, warmupS } = ctx.settings
   await autocannonLoad({
     base: ctx.service.base,
     connections,
     durationS: warmupS,
-    request: scheduledRequest(ctx, `${tag}-warmup`, recipients),
+    request: scheduledRequest(ctx, `${tag}-warmup`),
     expectedStatus: 202
   })
   await beforeMeasure?.()
@@ -72,7 +70,7 @@ export const serviceClosedLoop = async (
     base: ctx.service.base,
     connections,
     durationS,
-    request: scheduledRequest(ctx, tag, recipients),
+    request: scheduledRequest(ctx, tag),
     expectedStatus: 202
   })
 }
