@@ -11,14 +11,11 @@
  * beside the last receipt URL a send gave.
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
+import { moFieldsOf } from "../MoRequest.ts"
 import { answerJson, readBody } from "./Answers.ts"
 import type { MobileOriginated, OneApiSim } from "./OneApiSim.ts"
 
 export const controlPath = "/simulator/mobile-originated"
-
-const textMax = 2000
-/** An E.164 number, a short code, or a sender name (up to 11 letters, digits and spaces, a letter among them). */
-const recipientPattern = /^(?:\+[1-9]\d{6,14}|\d{3,8}|(?=[A-Za-z0-9 ]*[A-Za-z])[A-Za-z0-9 ]{1,11})$/
 
 const isHttpUrl = (v: unknown): v is string => {
   try {
@@ -30,16 +27,11 @@ const isHttpUrl = (v: unknown): v is string => {
 
 /** The inbound message a request's body asks for, or why not. */
 export const mobileOriginatedOf = (body: unknown): MobileOriginated | string => {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) return "the body must be a JSON object"
-  const b = body as Record<string, unknown>
-  if (typeof b.from !== "string" || !/^\+[1-9]\d{6,14}$/.test(b.from))
-    return "from: the mobile's number in E.164, with + (e.g. +261341234567)"
-  if (typeof b.to !== "string" || !recipientPattern.test(b.to))
-    return "to: an E.164 number, a short code of 3 to 8 digits, or a sender name of up to 11 letters and digits with a letter"
-  if (typeof b.text !== "string" || b.text.length === 0 || b.text.length > textMax)
-    return `text: from 1 to ${textMax} characters`
+  const fields = moFieldsOf(body)
+  if (typeof fields === "string") return fields
+  const { b, from, to, text } = fields
   if (b.notify_url !== undefined && !isHttpUrl(b.notify_url)) return "notify_url: an http or https URL"
-  return { from: b.from, to: b.to, text: b.text, ...(b.notify_url === undefined ? {} : { notifyUrl: b.notify_url }) }
+  return { from, to, text, ...(b.notify_url === undefined ? {} : { notifyUrl: b.notify_url }) }
 }
 
 /** Answers a request to the control route. */

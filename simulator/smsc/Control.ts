@@ -13,33 +13,25 @@
  * at that index (from 0) twice. It listens on loopback only.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import { moFieldsOf } from "../MoRequest.ts"
 import { type PartForm, partForms } from "./MoParts.ts"
 import type { MobileOriginated, Smsc } from "./Smsc.ts"
 
-/** Longest text accepted, in characters (a long MO has at most 255 parts; this keeps well below). */
-const textMax = 2000
 const bodyMax = 16_384
-/** An E.164 number, a short code, or a sender name (up to 11 letters, digits and spaces, a letter among them). */
-const recipientPattern = /^(?:\+[1-9]\d{6,14}|\d{3,8}|(?=[A-Za-z0-9 ]*[A-Za-z])[A-Za-z0-9 ]{1,11})$/
 
 /** The MO a request's body asks for, or why not. */
 export const mobileOriginatedOf = (body: unknown): MobileOriginated | string => {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) return "the body must be a JSON object"
-  const b = body as Record<string, unknown>
-  if (typeof b.from !== "string" || !/^\+[1-9]\d{6,14}$/.test(b.from))
-    return "from: the mobile's number in E.164, with + (e.g. +261341234567)"
-  if (typeof b.to !== "string" || !recipientPattern.test(b.to))
-    return "to: an E.164 number, a short code of 3 to 8 digits, or a sender name of up to 11 letters and digits with a letter"
-  if (typeof b.text !== "string" || b.text.length === 0 || b.text.length > textMax)
-    return `text: from 1 to ${textMax} characters`
+  const fields = moFieldsOf(body)
+  if (typeof fields === "string") return fields
+  const { b, from, to, text } = fields
   if (b.form !== undefined && !partForms.includes(b.form as PartForm)) return `form: one of ${partForms.join(", ")}`
   if (b.shuffle !== undefined && typeof b.shuffle !== "boolean") return "shuffle: true or false"
   if (b.repeat_part !== undefined && !(Number.isInteger(b.repeat_part) && (b.repeat_part as number) >= 0))
     return "repeat_part: the index (from 0) of the part to send twice"
   return {
-    from: b.from,
-    to: b.to,
-    text: b.text,
+    from,
+    to,
+    text,
     ...(b.form === undefined ? {} : { form: b.form as PartForm }),
     ...(b.shuffle === undefined ? {} : { shuffle: b.shuffle }),
     ...(b.repeat_part === undefined ? {} : { repeatPart: b.repeat_part as number })
