@@ -79,7 +79,9 @@ export const TimelineEntry = Schema.Struct({
     "matched_receipt",
     "opted_out"
   ]),
-  at: Schema.String
+  at: Schema.String,
+  /** On the move to `accepted`: the route that took the message (its own, or a fallback). */
+  route: Schema.optionalKey(Schema.String)
 }).annotate({ identifier: "TimelineEntry" })
 
 /** Most rows one page of an operator list holds (organisations, an organisation's messages or batches). */

@@ -20,7 +20,8 @@ const httpUrl = Schema.String.check(
   })
 )
 
-const entryName = Schema.String.check(
+/** An entry's name: the prefix of its provider refs and notify paths, and what a `fallback` names. */
+export const entryName = Schema.String.check(
   Schema.isPattern(/^[a-z0-9_-]{1,32}$/, { message: "must be 1 to 32 lower-case letters, digits, - or _" })
 )
 

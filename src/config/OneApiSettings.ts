@@ -22,6 +22,6 @@ export interface OneApiRouteSettings {
   readonly mps: number
   /** Whether an unknown send is verified by sending the same request again (the provider never sends twice for one correlator). */
   readonly verifyByCorrelator: boolean
-  /** Another entry's name, kept for the fallback routing of a later step (docs/decisions.md#oneapi); unused today. */
+  /** The entry a message goes to when this route provably never took it (docs/operators.md#fallback-routes). */
   readonly fallback: string | undefined
 }

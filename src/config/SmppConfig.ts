@@ -5,7 +5,7 @@
  */
 import { Effect, Result, Schema, SchemaIssue, SchemaParser } from "effect"
 import { every, type Field, integer, InvalidConfig, oneOf, present, refuse } from "./EnvFields.ts"
-import { OneApiEntry, oneApiSettings, prefixList } from "./OneApiConfig.ts"
+import { entryName, OneApiEntry, oneApiSettings, prefixList } from "./OneApiConfig.ts"
 import type { OneApiRouteSettings } from "./OneApiSettings.ts"
 import { parseSmppUrl } from "./SmppUrl.ts"
 import {
@@ -24,15 +24,14 @@ type RouteDefaults = Pick<RouteSettings, "window" | "mps" | "binds" | "msgIdType
 
 const RouteEntry = Schema.Struct({
   type: Schema.optionalKey(Schema.Literal("smpp")),
-  name: Schema.String.check(
-    Schema.isPattern(/^[a-z0-9_-]{1,32}$/, { message: "must be 1 to 32 lower-case letters, digits, - or _" })
-  ),
+  name: entryName,
   smpp_url: Schema.String,
   prefixes: prefixList,
   window: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1000 }))),
   mps: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 100_000 }))),
   binds: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: maxBinds }))),
-  msg_id_type: Schema.optionalKey(Schema.Literals(msgIdTypes))
+  msg_id_type: Schema.optionalKey(Schema.Literals(msgIdTypes)),
+  fallback: Schema.optionalKey(entryName)
 })
 type RouteEntry = typeof RouteEntry.Type
 
@@ -125,10 +124,14 @@ export const decodeRoutes = (
       if (other !== undefined) errors.push(`${label} prefixes: ${prefix} is already served by ${other}`)
       else servedBy.set(prefix, entry.name)
     }
+    if (entry.fallback === entry.name) errors.push(`${label} fallback: must name another entry, not itself`)
+    else if (entry.fallback !== undefined && !names.has(entry.fallback))
+      errors.push(`${label} fallback: names no entry of the file (${entry.fallback})`)
     if (kind === "oneapi") {
-      if (entry.fallback === entry.name) errors.push(`${label} fallback: must name another entry, not itself`)
-      else if (entry.fallback !== undefined && !names.has(entry.fallback))
-        errors.push(`${label} fallback: names no entry of the file (${entry.fallback})`)
+      // a message of this route may then have gone to another: asking this one again by its
+      // correlator would send it a second time (docs/operators.md#fallback-routes)
+      if (entry.fallback !== undefined && entry.verify_by_correlator === true)
+        errors.push(`${label} fallback: cannot be combined with verify_by_correlator`)
       oneapi.push(oneApiSettings(entry, defaults.mps))
       return
     }
@@ -142,7 +145,8 @@ export const decodeRoutes = (
         window: entry.window ?? defaults.window,
         mps: entry.mps ?? defaults.mps,
         binds: entry.binds ?? defaults.binds,
-        msgIdType: entry.msg_id_type ?? defaults.msgIdType
+        msgIdType: entry.msg_id_type ?? defaults.msgIdType,
+        fallback: entry.fallback
       })
     }
   })

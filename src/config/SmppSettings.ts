@@ -44,6 +44,8 @@ export interface RouteSettings {
   /** Most binds to this SMSC held at once by all the service processes on one database together (1 to 100). */
   readonly binds: number
   readonly msgIdType: MsgIdType
+  /** The entry a message goes to when this SMSC provably never took it (docs/operators.md#fallback-routes). */
+  readonly fallback?: string | undefined
 }
 
 /** Delays the adapter works with; the defaults suit real SMSCs, tests shorten them. */

@@ -36,7 +36,8 @@ const unavailable = (message: string) =>
     headers: { "retry-after": String(retryAfterSeconds) }
   })
 
-const refused = (route: string, reason: NotificationRefusal) => Metric.update(notificationsRefused(route, reason), 1)
+const refused = (route: string, reason: NotificationRefusal) =>
+  Metric.update(notificationsRefused({ route, reason }), 1)
 
 /** The entries a notify path may name, by name, with their secrets. */
 const notifyEntries = Effect.map(AppConfig, (c) => {

@@ -153,25 +153,39 @@ export const smppRefused = Metric.counter("sms_smpp_refused_total", {
 /** Why a provider's notification (a OneAPI receipt or inbound message) was refused or not stored. */
 export type NotificationRefusal = "unknown_route" | "wrong_secret" | "bad_body" | "unknown_message"
 
-const notificationSeries = new Map<string, Metric.Counter<number>>()
+/** A counter of `name` whose series are the routing file's names: built once per set of labels seen. */
+const countersByLabels = <const K extends string>(name: string, description: string) => {
+  const series = new Map<string, Metric.Counter<number>>()
+  return (attributes: Readonly<Record<K, string>>): Metric.Counter<number> => {
+    const key = Object.values<string>(attributes).join("\u0000")
+    const found = series.get(key)
+    if (found !== undefined) return found
+    const made = Metric.counter(name, { description, incremental: true, attributes })
+    series.set(key, made)
+    return made
+  }
+}
 
 /**
  * `sms_provider_notifications_refused_total`, by route (`unknown` for a name no entry has: the
- * path's name is not a label) and reason; built once per pair seen.
+ * path's name is not a label) and reason.
  */
-export const notificationsRefused = (route: string, reason: NotificationRefusal): Metric.Counter<number> => {
-  const key = `${route}\u0000${reason}`
-  const found = notificationSeries.get(key)
-  if (found !== undefined) return found
-  const made = Metric.counter("sms_provider_notifications_refused_total", {
-    description:
-      "Notifications POSTed by a OneAPI provider that were refused (unknown_route, wrong_secret: 404; bad_body: 400) or named no message (unknown_message: 204, nothing stored), by route and reason",
-    incremental: true,
-    attributes: { route, reason }
-  })
-  notificationSeries.set(key, made)
-  return made
-}
+export const notificationsRefused = countersByLabels<"route" | "reason">(
+  "sms_provider_notifications_refused_total",
+  "Notifications POSTed by a OneAPI provider that were refused (unknown_route, wrong_secret: 404; bad_body: 400) or named no message (unknown_message: 204, nothing stored), by route and reason"
+)
+
+/** `sms_provider_accepted_total`: the submissions a provider took, by the route that took them (docs/operators.md#fallback-routes). */
+export const acceptedByRoute = countersByLabels<"route">(
+  "sms_provider_accepted_total",
+  "Submissions taken by a provider, by the route that took them (a fallback route counts the messages it took for another)"
+)
+
+/** `sms_provider_fallbacks_total`: messages a route provably never took, sent on to its fallback. */
+export const fallbacks = countersByLabels<"from" | "to">(
+  "sms_provider_fallbacks_total",
+  "Messages a route provably never took (no connection, bind or token refused, throttled past the deadline) sent on to its fallback, by route and fallback"
+)
 
 // ---------------------------------------------------------------------------------------------
 // Status webhooks.

@@ -1,10 +1,12 @@
 /**
  * Measures any provider the same way: a decorator of the `Provider` port that times every
- * submission (sms_provider_submit_duration_seconds, by result) and counts every verification
- * query (sms_provider_queries_total, by result), in the Clock's monotonic (real) time.
+ * submission (sms_provider_submit_duration_seconds, by result) in the Clock's monotonic (real)
+ * time, counts the submissions taken by the route that took them (sms_provider_accepted_total: a
+ * provider ref starts with its route's name) and every verification query
+ * (sms_provider_queries_total, by result).
  */
 import { Effect, Layer, Metric } from "effect"
-import { providerQueries, submitDuration } from "../observability/Metrics.ts"
+import { acceptedByRoute, providerQueries, submitDuration } from "../observability/Metrics.ts"
 import { Provider, type QueryResult, type SubmitResult } from "./Provider.ts"
 
 const nanosPerSecond = 1e9
@@ -23,11 +25,16 @@ export const timedSubmit =
 
 const countQuery = (result: QueryResult) => Metric.update(providerQueries[result._tag], 1)
 
+const countAccepted = (result: SubmitResult) =>
+  result._tag === "Accepted"
+    ? Metric.update(acceptedByRoute({ route: result.providerRef.slice(0, result.providerRef.indexOf(":")) }), 1)
+    : Effect.void
+
 /** The same provider, with its submissions timed and its queries counted. */
 export const metered = (provider: typeof Provider.Service): typeof Provider.Service =>
   Provider.of({
     ...provider,
-    submit: timedSubmit(provider.submit),
+    submit: (submission) => Effect.tap(timedSubmit(provider.submit)(submission), countAccepted),
     query: (query) => Effect.tap(provider.query(query), countQuery)
   })
 

@@ -24,6 +24,11 @@ export interface Submission {
    * messages wherever submissions queue (docs/decisions.md#fair-share-and-fleet-limits). Absent: a scheduled message.
    */
   readonly immediate?: boolean
+  /**
+   * The entry to send it through instead of the one serving its number: the fallback of a route
+   * that provably never took it (docs/operators.md#fallback-routes). Absent: the number's route.
+   */
+  readonly route?: string
 }
 
 /**

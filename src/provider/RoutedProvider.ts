@@ -1,25 +1,40 @@
 /**
- * The provider over a routing file with both kinds of entry (docs/decisions.md#oneapi): each
- * number goes to the route of its longest matching prefix (Routing.ts), an SMPP route through
- * the SMPP adapter (smpp/SmppProvider.ts), a OneAPI route through its own (oneapi/OneApiRoute.ts).
- * A provider ref names its route, so a query goes back to the route that gave it. OneAPI routes
- * bind nothing: every process may send to them (their `mps` is each process's own).
+ * The provider over a routing file with both kinds of entry (docs/decisions.md#oneapi), or with
+ * fallback routes (docs/operators.md#fallback-routes): each number goes to the route of its
+ * longest matching prefix (Routing.ts), an SMPP route through the SMPP adapter
+ * (smpp/SmppProvider.ts), a OneAPI route through its own (oneapi/OneApiRoute.ts). A message its
+ * route provably never took (Unreachable) goes on to the route's `fallback`, and so on, never to
+ * a route twice; any other answer ends the chain. A provider ref names its route, so a query goes
+ * back to the route that gave it. OneAPI routes bind nothing: every process may send to them
+ * (their `mps` is each process's own).
  */
-import { Clock, Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer, Metric } from "effect"
 import type { SmppSettings } from "../config/SmppSettings.ts"
 import { maskPhone } from "../domain/Phone.ts"
+import { fallbacks } from "../observability/Metrics.ts"
 import { OneApiRoute } from "./oneapi/OneApiRoute.ts"
-import { Provider, type Query, type Sendable, type Submission } from "./Provider.ts"
+import { Provider, type Query, type Sendable, type Submission, type SubmitResult } from "./Provider.ts"
 import { makeRouter } from "./Routing.ts"
 
-type Entry =
-  | { readonly kind: "smpp"; readonly name: string; readonly prefixes: ReadonlyArray<string> }
-  | {
-      readonly kind: "oneapi"
-      readonly name: string
-      readonly prefixes: ReadonlyArray<string>
-      readonly route: OneApiRoute
-    }
+type Entry = {
+  readonly name: string
+  readonly prefixes: ReadonlyArray<string>
+  readonly fallback: string | undefined
+} & ({ readonly kind: "smpp" } | { readonly kind: "oneapi"; readonly route: OneApiRoute })
+
+/** Whether a routing file needs this provider rather than the SMPP adapter alone. */
+export const needsRouting = (settings: SmppSettings): boolean =>
+  (settings.oneapi ?? []).length > 0 || settings.routes.some((r) => r.fallback !== undefined)
+
+/** The entries a message of `first` may go through, in order: each the fallback of the one before, none twice. */
+const chainFrom = (first: Entry, named: ReadonlyMap<string, Entry>): ReadonlyArray<Entry> => {
+  const chain = [first]
+  for (let next = named.get(first.fallback ?? ""); next !== undefined && !chain.includes(next); ) {
+    chain.push(next)
+    next = named.get(next.fallback ?? "")
+  }
+  return chain
+}
 
 /**
  * The provider over `settings`' SMPP routes (through `smpp`, the SMPP adapter's layer) and its
@@ -40,20 +55,48 @@ export const routedProviderLayer = <E, R>(
         (r) => new OneApiRoute(r, settings.responseTimeoutMs, settings.timing, clock, publicUrl)
       )
       const entries: ReadonlyArray<Entry> = [
-        ...settings.routes.map((r) => ({ kind: "smpp" as const, name: r.name, prefixes: r.prefixes })),
-        ...oneapi.map((route) => ({ kind: "oneapi" as const, name: route.name, prefixes: route.prefixes, route }))
+        ...settings.routes.map((r) => ({
+          kind: "smpp" as const,
+          name: r.name,
+          prefixes: r.prefixes,
+          fallback: r.fallback
+        })),
+        ...oneapi.map((route) => ({
+          kind: "oneapi" as const,
+          name: route.name,
+          prefixes: route.prefixes,
+          fallback: route.settings.fallback,
+          route
+        }))
       ]
       // each route asks for its token at start, without holding the start: /ready says at once whether the account works
       yield* Effect.forkScoped(Effect.forEach(oneapi, (route) => route.warmUp, { concurrency: "unbounded" }))
       const routeFor = makeRouter(entries)
+      const named = new Map(entries.map((entry) => [entry.name, entry]))
+      const chains = new Map(entries.map((entry) => [entry, chainFrom(entry, named)]))
       const oneapiNamed = new Map(oneapi.map((route) => [route.name, route]))
 
+      /** One attempt on `entry`, with its own response deadline. */
+      const submitTo = (entry: Entry, s: Submission) =>
+        entry.kind === "smpp"
+          ? inner.submit({ ...s, route: entry.name })
+          : entry.route.submit(s, clock.currentTimeMillisUnsafe() + settings.responseTimeoutMs)
+
       const submit = Effect.fn("RoutedProvider.submit")(function* (s: Submission) {
-        const entry = routeFor(s.to)
-        if (entry === undefined)
+        const own = routeFor(s.to)
+        if (own === undefined)
           return { _tag: "Unreachable", reason: `no route: no entry serves ${maskPhone(s.to)}` } as const
-        if (entry.kind === "smpp") return yield* inner.submit(s)
-        return yield* entry.route.submit(s, clock.currentTimeMillisUnsafe() + settings.responseTimeoutMs)
+        const reasons: Array<string> = []
+        let previous: Entry | undefined
+        for (const entry of chains.get(own)!) {
+          if (previous !== undefined) yield* Metric.update(fallbacks({ from: previous.name, to: entry.name }), 1)
+          const result: SubmitResult = yield* submitTo(entry, s)
+          // anything but "provably never taken" ends the chain: an unknown may have been sent
+          if (result._tag !== "Unreachable") return result
+          reasons.push(result.reason)
+          previous = entry
+        }
+        return { _tag: "Unreachable", reason: reasons.join("; then ") } as const
       })
 
       const query = (q: Query) => {
@@ -91,7 +134,8 @@ export const routedProviderLayer = <E, R>(
           return entry === undefined ? Effect.void : entry.kind === "smpp" ? inner.pace(to) : entry.route.pace
         },
         paced: (hasSmpp && inner.paced) || oneapi.some((route) => route.ratePerSecond > 0),
-        submitDeadlineMs: settings.responseTimeoutMs,
+        // every route of the longest chain may take its whole deadline
+        submitDeadlineMs: settings.responseTimeoutMs * Math.max(...[...chains.values()].map((c) => c.length)),
         ratePerSecond: oneapiRate === undefined || smppRate === undefined ? undefined : oneapiRate + smppRate
       })
     })

@@ -131,7 +131,11 @@ const messageRows = (m: typeof Message.Type): Array<Row> => [
 const timelineLines = (timeline: ReadonlyArray<typeof TimelineEntry.Type>): Array<string> =>
   columns(
     ["AT", "SOURCE", "CHANGE"],
-    timeline.map((t) => [t.at, t.source, `${t.from_status ?? "(new)"} -> ${t.to_status}`])
+    timeline.map((t) => [
+      t.at,
+      t.source,
+      `${t.from_status ?? "(new)"} -> ${t.to_status}${t.route === undefined ? "" : ` (${t.route})`}`
+    ])
   )
     .split("\n")
     .map((line) => `  ${line}`)

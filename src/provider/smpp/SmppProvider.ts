@@ -64,8 +64,12 @@ export const smppProviderLayer = (settings: SmppSettings): Layer.Layer<Provider,
       const routeNamed = new Map(routes.map((route) => [route.name, route]))
 
       const submit = Effect.fn("SmppProvider.submit")(function* (s: Submission): Effect.fn.Return<SubmitResult> {
-        const route = routeFor(s.to)
-        if (route === undefined) return { _tag: "Unreachable", reason: `no route: no SMSC serves ${maskPhone(s.to)}` }
+        const route = s.route === undefined ? routeFor(s.to) : routeNamed.get(s.route)
+        if (route === undefined)
+          return {
+            _tag: "Unreachable",
+            reason: s.route === undefined ? `no route: no SMSC serves ${maskPhone(s.to)}` : `no SMSC named ${s.route}`
+          }
         const deadlineMs = clock.currentTimeMillisUnsafe() + settings.responseTimeoutMs
         const parts = submitSmParts(s, route.nextConcatRef())
         let firstId: string | undefined

@@ -1,7 +1,8 @@
 /**
  * `oneapi` entries of SMS_PROVIDERS_FILE beside SMPP ones (docs/operators.md#oneapi-routes): a
  * mixed file, each bad field one line naming the entry and the field (the client secret never
- * echoed), prefixes unique across both kinds, `fallback` naming another entry; and SMS_PUBLIC_URL.
+ * echoed), prefixes unique across both kinds, `fallback` naming another entry (never with
+ * `verify_by_correlator`); and SMS_PUBLIC_URL.
  */
 import { Redacted } from "effect"
 import { describe, expect, it } from "vitest"
@@ -46,15 +47,15 @@ describe("oneapi entries in the routing file", () => {
             name: "orange-backup",
             prefixes: ["+261320"],
             mps: 40,
-            verify_by_correlator: true,
             fallback: "orange"
-          }
+          },
+          { ...orange, name: "orange-verified", prefixes: ["+261321"], verify_by_correlator: true }
         ],
         { SMS_SMPP_MPS: "25" }
       )
     )
     expect(s.routes.map((r) => r.name)).toEqual(["telma", "airtel"])
-    const [first, second] = s.oneapi ?? []
+    const [first, second, third] = s.oneapi ?? []
     expect(first && { ...first, clientSecret: Redacted.value(first.clientSecret) }).toEqual({
       name: "orange",
       baseUrl: "https://api.orange.example",
@@ -67,7 +68,8 @@ describe("oneapi entries in the routing file", () => {
       verifyByCorrelator: false,
       fallback: undefined
     })
-    expect(second).toMatchObject({ name: "orange-backup", mps: 40, verifyByCorrelator: true, fallback: "orange" })
+    expect(second).toMatchObject({ name: "orange-backup", mps: 40, verifyByCorrelator: false, fallback: "orange" })
+    expect(third).toMatchObject({ name: "orange-verified", verifyByCorrelator: true, fallback: undefined })
     expect(String(first?.clientSecret)).not.toContain("Or-s3cret")
   })
 
@@ -82,12 +84,28 @@ describe("oneapi entries in the routing file", () => {
     ["verify_by_correlator", { verify_by_correlator: "yes" }, "verify_by_correlator: expected boolean"],
     ["fallback (itself)", { fallback: "orange" }, "fallback: must name another entry, not itself"],
     ["fallback (no such entry)", { fallback: "airtel" }, "fallback: names no entry of the file (airtel)"],
+    [
+      "fallback (with verify_by_correlator)",
+      { fallback: "telma", verify_by_correlator: true },
+      "fallback: cannot be combined with verify_by_correlator"
+    ],
     ["an unknown field", { smpp_url: "smpp://u:p@h" }, "smpp_url: is not a known field"]
   ])("refuses a bad %s in one line naming the entry and the field", (_field, change, line) => {
     const errors = errorsOf(decode([telma, { ...orange, ...change }]))
     expect(errors).toHaveLength(1)
     expect(errors[0]).toContain(`SMS_PROVIDERS_FILE (${path}): entry 2 (orange) ${line}`)
     for (const error of errors) expect(error).not.toContain("Or-s3cret")
+  })
+
+  it("reads an SMSC's fallback, and refuses one naming no entry or itself", () => {
+    const s = settingsOf(decode([{ ...telma, fallback: "orange" }, orange]))
+    expect(s.routes[0]?.fallback).toBe("orange")
+    expect(errorsOf(decode([{ ...telma, fallback: "telma" }, orange]))).toEqual([
+      `SMS_PROVIDERS_FILE (${path}): entry 1 (telma) fallback: must name another entry, not itself`
+    ])
+    expect(errorsOf(decode([{ ...telma, fallback: "airtel" }]))).toEqual([
+      `SMS_PROVIDERS_FILE (${path}): entry 1 (telma) fallback: names no entry of the file (airtel)`
+    ])
   })
 
   it("names a missing field, the client secret included, without any secret", () => {
