@@ -5,16 +5,18 @@
  * (smpp/SmppProvider.ts), a OneAPI route through its own (oneapi/OneApiRoute.ts). A message its
  * route provably never took (Unreachable) goes on to the route's `fallback`, and so on, never to
  * a route twice; any other answer ends the chain. A provider ref names its route, so a query goes
- * back to the route that gave it. OneAPI routes bind nothing: every process may send to them
- * (their `mps` is each process's own).
+ * back to the route that gave it. A OneAPI route has one slot for the fleet, as an SMSC has its
+ * `binds` (smpp/BindSlots.ts): only the process holding it sends for the route, so its `mps` and
+ * its token are the fleet's; the others leave its numbers to that process.
  */
-import { Clock, Context, Effect, Layer, Metric } from "effect"
+import { Clock, Context, Effect, Layer, Metric, Option } from "effect"
 import type { SmppSettings } from "../config/SmppSettings.ts"
 import { maskPhone } from "../domain/Phone.ts"
 import { fallbacks } from "../observability/Metrics.ts"
 import { OneApiRoute } from "./oneapi/OneApiRoute.ts"
-import { Provider, type Query, type Sendable, type Submission, type SubmitResult } from "./Provider.ts"
-import { makeRouter } from "./Routing.ts"
+import { canSend, Provider, type Query, type Sendable, type Submission, type SubmitResult } from "./Provider.ts"
+import { makeRouter, prefixTable } from "./Routing.ts"
+import { BindSlotStore, makeBindGate, openGate } from "./smpp/BindSlots.ts"
 
 type Entry = {
   readonly name: string
@@ -51,8 +53,23 @@ export const routedProviderLayer = <E, R>(
       const clock = yield* Clock.Clock
       const inner = Context.get(yield* Layer.build(smpp), Provider)
       const hasSmpp = settings.routes.length > 0
+      const slots = yield* Effect.serviceOption(BindSlotStore)
       const oneapi = (settings.oneapi ?? []).map(
-        (r) => new OneApiRoute(r, settings.responseTimeoutMs, settings.timing, clock, publicUrl)
+        (r) =>
+          new OneApiRoute(
+            r,
+            settings.responseTimeoutMs,
+            settings.timing,
+            clock,
+            publicUrl,
+            Option.match(slots, { onNone: () => openGate(1), onSome: (store) => makeBindGate(store, r.name, 1) })
+          )
+      )
+      // each route's slot taken (or found held) before the provider serves, as the SMSCs' are
+      yield* Effect.forEach(oneapi, (route) => route.gate.attempt, { concurrency: "unbounded", discard: true })
+      for (const route of oneapi) yield* Effect.forkScoped(route.gate.run)
+      yield* Effect.addFinalizer(() =>
+        Effect.forEach(oneapi, (route) => route.gate.close, { concurrency: "unbounded", discard: true })
       )
       const entries: ReadonlyArray<Entry> = [
         ...settings.routes.map((r) => ({
@@ -107,16 +124,14 @@ export const routedProviderLayer = <E, R>(
         return inner.query(q)
       }
 
-      const oneapiPrefixes = oneapi.flatMap((route) =>
-        route.prefixes.map((prefix) => ({ prefix: prefix === "*" ? "" : prefix, held: true }))
-      )
+      const table = prefixTable(entries)
       const sendable = (): Sendable => {
         const smppSendable = hasSmpp ? inner.sendable() : ({ _tag: "All" } as const)
-        if (smppSendable._tag === "All") return smppSendable
-        return {
-          _tag: "ByPrefix",
-          prefixes: [...smppSendable.prefixes, ...oneapiPrefixes].sort((a, b) => b.prefix.length - a.prefix.length)
-        }
+        const prefixes = table.map(({ prefix, route }) => ({
+          prefix,
+          held: route.kind === "oneapi" ? route.route.holdsSlot : canSend(smppSendable, prefix)
+        }))
+        return prefixes.every((p) => p.held) ? { _tag: "All" } : { _tag: "ByPrefix", prefixes }
       }
 
       const oneapiRate = oneapi.every((route) => route.ratePerSecond > 0)

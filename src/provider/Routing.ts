@@ -5,10 +5,16 @@ export interface Routed {
   readonly prefixes: ReadonlyArray<string>
 }
 
-/** A function answering the route serving a number, or undefined when none does. */
-export const makeRouter = <R extends Routed>(routes: ReadonlyArray<R>): ((to: string) => R | undefined) => {
-  const table = routes
+/** Every prefix of `routes` with its route, longest first (`""` for `*`): the order a number is matched in. */
+export const prefixTable = <R extends Routed>(
+  routes: ReadonlyArray<R>
+): ReadonlyArray<{ readonly prefix: string; readonly route: R }> =>
+  routes
     .flatMap((route) => route.prefixes.map((prefix) => ({ prefix: prefix === "*" ? "" : prefix, route })))
     .sort((a, b) => b.prefix.length - a.prefix.length)
+
+/** A function answering the route serving a number, or undefined when none does. */
+export const makeRouter = <R extends Routed>(routes: ReadonlyArray<R>): ((to: string) => R | undefined) => {
+  const table = prefixTable(routes)
   return (to) => table.find((entry) => to.startsWith(entry.prefix))?.route
 }

@@ -1,7 +1,9 @@
 /**
  * One OneAPI route (docs/operators.md#oneapi-routes, docs/decisions.md#oneapi): sends over HTTP
  * to its provider under its token (Token.ts), paced and capped at its `mps` as SMPP routes are
- * (Pacing.ts, SlidingRate.ts), each answer mapped by Results.ts. A request is sent again only
+ * (Pacing.ts, SlidingRate.ts), each answer mapped by Results.ts. On PostgreSQL one process of the
+ * fleet at a time sends for it, the one holding its slot (smpp/BindSlots.ts, one slot): its cap
+ * and its token are the fleet's. A request is sent again only
  * when it provably was not taken: after a 401 (once, with a new token), a 429, or a connection
  * refused or a name not found before anything was written; every other failure is Unknown.
  */
@@ -11,6 +13,7 @@ import type { SmppTiming } from "../../config/SmppSettings.ts"
 import { maskPhone } from "../../domain/Phone.ts"
 import { Pacer } from "../Pacing.ts"
 import type { Query, QueryResult, RouteHealth, Submission, SubmitResult } from "../Provider.ts"
+import { type BindGate, openGate } from "../smpp/BindSlots.ts"
 import { stepper, throttleSchedule } from "../smpp/RetrySchedules.ts"
 import { SlidingRate } from "../smpp/SlidingRate.ts"
 import { notifySecret } from "./NotifySecret.ts"
@@ -43,15 +46,19 @@ export class OneApiRoute {
   private readonly requestsUrl: string
   /** The last send's transport failure, until a send gets an answer. */
   private transportFailure: string | undefined
+  /** Whether this process is the fleet's sender for the route (its slot). */
+  readonly gate: BindGate
 
   constructor(
     settings: OneApiRouteSettings,
     responseTimeoutMs: number,
     timing: SmppTiming,
     clock: Clock.Clock,
-    publicUrl: string
+    publicUrl: string,
+    gate: BindGate = openGate(1)
   ) {
     this.settings = settings
+    this.gate = gate
     this.clock = clock
     this.responseTimeoutMs = responseTimeoutMs
     this.timing = timing
@@ -69,6 +76,11 @@ export class OneApiRoute {
 
   get prefixes(): ReadonlyArray<string> {
     return this.settings.prefixes
+  }
+
+  /** Whether this process sends for the route now (it holds the fleet's slot). */
+  get holdsSlot(): boolean {
+    return this.gate.slot() !== undefined
   }
 
   /** How many token requests this route made. */
@@ -93,16 +105,20 @@ export class OneApiRoute {
           : last !== undefined
             ? `token expired at ${new Date(last).toISOString()}; a new one at the next send`
             : "no token yet"
+    const slot = { held: this.gate.slot() ?? null, of: this.gate.slots }
+    if (slot.held === null)
+      return { route: this.name, connected: false, detail: "standby: another process of the fleet sends for it", slot }
     return {
       route: this.name,
       connected: last !== undefined && refused === undefined && this.transportFailure === undefined,
-      detail: this.transportFailure === undefined ? detail : `${detail}; last send failed: ${this.transportFailure}`
+      detail: this.transportFailure === undefined ? detail : `${detail}; last send failed: ${this.transportFailure}`,
+      slot
     }
   }
 
-  /** Asks for a token at start, so that /ready says whether the account works before the first send. */
+  /** Asks for a token at start when this process sends for the route, so that /ready says whether the account works before the first send. */
   get warmUp(): Effect.Effect<void> {
-    return Effect.promise(() => this.tokens.token()).pipe(Effect.asVoid)
+    return this.holdsSlot ? Effect.promise(() => this.tokens.token()).pipe(Effect.asVoid) : Effect.void
   }
 
   /** Waits for a dispatched message's turn at the route's rate. */
@@ -128,6 +144,9 @@ export class OneApiRoute {
     return Effect.gen(function* () {
       let stale: string | undefined
       for (let tries = 0; ; tries++) {
+        // another process sends for the route: nothing is written from here
+        if (!self.holdsSlot)
+          return { _tag: "NotSent", reason: `${self.name}: another process of the fleet sends for it` } as const
         const token = yield* self.token(stale, deadlineMs)
         if (token._tag === "Refused") return { _tag: "NotSent", reason: `${self.name}: ${token.reason}` } as const
         // the cap is taken right before the request: the provider counts requests as they arrive

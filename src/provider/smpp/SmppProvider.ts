@@ -17,7 +17,7 @@ import {
   type SubmitResult
 } from "../Provider.ts"
 import { BindSlotStore, makeBindGate, openGate } from "./BindSlots.ts"
-import { makeRouter } from "../Routing.ts"
+import { makeRouter, prefixTable } from "../Routing.ts"
 import { idForQuery, idFromResponse, isValidMessageId, parseProviderRef, printable, providerRef } from "./MessageIds.ts"
 import { throttleSchedule, stepper } from "./RetrySchedules.ts"
 import { type PartContext, Route } from "./Route.ts"
@@ -137,9 +137,7 @@ export const smppProviderLayer = (settings: SmppSettings): Layer.Layer<Provider,
         return unknown
       })
 
-      const byPrefix = routes
-        .flatMap((route) => route.prefixes.map((prefix) => ({ prefix: prefix === "*" ? "" : prefix, route })))
-        .sort((a, b) => b.prefix.length - a.prefix.length)
+      const byPrefix = prefixTable(routes)
       const sendable = (): Sendable =>
         routes.every((route) => route.holdsSlot)
           ? { _tag: "All" }

@@ -162,7 +162,12 @@ describe("a OneAPI route's result for each answer to a send", () => {
       const result = yield* send(route, submission())
       expect(result).toEqual({ _tag: "Unreachable", reason: "orange: token refused: 401" })
       expect(fake.sends).toHaveLength(0)
-      expect(route.health).toEqual({ route: "orange", connected: false, detail: "token refused: 401" })
+      expect(route.health).toEqual({
+        route: "orange",
+        connected: false,
+        detail: "token refused: 401",
+        slot: { held: 0, of: 1 }
+      })
     })
   )
 
@@ -192,7 +197,12 @@ describe("a OneAPI route's result for each answer to a send", () => {
       expect(route.health.detail).toMatch(/^token expired at \d{4}-.*; a new one at the next send$/)
       fake.expiresIn = null
       yield* send(route, submission())
-      expect(route.health).toEqual({ route: "orange", connected: false, detail: "token refused: 401" })
+      expect(route.health).toEqual({
+        route: "orange",
+        connected: false,
+        detail: "token refused: 401",
+        slot: { held: 0, of: 1 }
+      })
     })
   )
 })
