@@ -34,6 +34,7 @@ const settings = await Effect.runPromise(
     slowMs: integer("SMS_SIMULATOR_SLOW_MS", 3000, 0, 600_000),
     lateMs: integer("SMS_ONEAPI_LATE_MS", 12_000, 0, 600_000),
     responseDelayMs: integer("SMS_ONEAPI_RESPONSE_DELAY_MS", 0, 0, 600_000),
+    receiptRetryMs: integer("SMS_ONEAPI_RECEIPT_RETRY_MS", 5000, 1, 600_000),
     inboundNotifyUrl: httpUrl("SMS_ONEAPI_INBOUND_NOTIFY_URL"),
     dataDir: text("SMS_ONEAPI_DATA_DIR", "./.data/oneapi")
   }).pipe(Effect.tapError(printLines))
