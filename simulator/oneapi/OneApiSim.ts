@@ -159,6 +159,8 @@ export class OneApiSim {
   refuseTokens = false
   /** Send a `DeliveredToNetwork` receipt when a message is answered, before its final one (a message without one gets it too). */
   intermediateReceipts = false
+  /** Extra delay of every 201 it sends at once, the message taken (and journaled) before: sends in flight for a kill -9. */
+  responseDelayMs = 0
 
   // what it saw
   /** Every SMS sent to the network (taken), oldest first. */
@@ -369,7 +371,7 @@ export class OneApiSim {
     record: SendRequest
   ): void {
     const { receiptDelayMs, slowMs, lateMs } = this.options
-    const delayMs = behaviour.answer === "slow" ? slowMs : behaviour.answer === "late" ? lateMs : 0
+    const delayMs = behaviour.answer === "slow" ? slowMs : behaviour.answer === "late" ? lateMs : this.responseDelayMs
     const id = this.book.newId()
     const asked = request.receiptRequest
     const owed: Receipt | undefined =

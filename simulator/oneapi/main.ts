@@ -33,6 +33,8 @@ const settings = await Effect.runPromise(
     receiptDelayMs: integer("SMS_SIMULATOR_RECEIPT_DELAY_MS", 2000, 0, 86_400_000),
     slowMs: integer("SMS_SIMULATOR_SLOW_MS", 3000, 0, 600_000),
     lateMs: integer("SMS_ONEAPI_LATE_MS", 12_000, 0, 600_000),
+    responseDelayMs: integer("SMS_ONEAPI_RESPONSE_DELAY_MS", 0, 0, 600_000),
+    receiptRetryMs: integer("SMS_ONEAPI_RECEIPT_RETRY_MS", 5000, 1, 600_000),
     inboundNotifyUrl: httpUrl("SMS_ONEAPI_INBOUND_NOTIFY_URL"),
     dataDir: text("SMS_ONEAPI_DATA_DIR", "./.data/oneapi")
   }).pipe(Effect.tapError(printLines))
@@ -44,7 +46,7 @@ const log = (message: string, fields: Readonly<Record<string, string | number>> 
   )
 }
 
-const { inboundNotifyUrl, ...options } = settings
+const { inboundNotifyUrl, responseDelayMs, ...options } = settings
 const sim = await OneApiSim.start({
   ...options,
   ...(inboundNotifyUrl === undefined ? {} : { inboundNotifyUrl }),
@@ -53,6 +55,7 @@ const sim = await OneApiSim.start({
   process.stderr.write(`OneAPI simulator not started: ${e instanceof Error ? e.message : String(e)}\n`)
   return process.exit(1)
 })
+sim.responseDelayMs = responseDelayMs
 log("OneAPI simulator listening", {
   host: settings.host,
   port: sim.port,
