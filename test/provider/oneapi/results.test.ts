@@ -125,6 +125,19 @@ describe("a OneAPI route's result for each answer to a send", () => {
     })
   )
 
+  it.live("a name not found (DNS) before anything is written: tried again until the deadline, then Unreachable", () =>
+    Effect.gen(function* () {
+      // `.invalid` never resolves (RFC 2606); a machine without DNS fails it as EAI_AGAIN
+      const route = yield* makeRoute(fake.settings({ baseUrl: "http://sms-provider.invalid" }))
+      const started = Date.now()
+      const result = yield* send(route, submission())
+      expect(result._tag).toBe("Unreachable")
+      expect(detailOf(result)).toMatch(/ENOTFOUND|EAI_AGAIN/)
+      expect(Date.now() - started).toBeGreaterThanOrEqual(300)
+      expect(fake.sends).toHaveLength(0)
+    })
+  )
+
   it.live(
     "the request is the one the docs describe: path, bearer token, body, notify URL with the entry's secret",
     () =>
