@@ -4,23 +4,17 @@
  * goes on; each route is tried once however the fallbacks loop; a refusal or an unknown ends the
  * chain where it happened; the deadline the caller waits for covers the longest chain.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
 import type { RouteSettings } from "../../src/config/SmppSettings.ts"
 import { Provider, type SubmitResult } from "../../src/provider/Provider.ts"
 import { routedProviderLayer } from "../../src/provider/RoutedProvider.ts"
-import { FakeOneApi } from "./oneapi/FakeOneApi.ts"
+import { fakeOneApiPerFile } from "./oneapi/FakeOneApi.ts"
 import { submission } from "./oneapi/support.ts"
+import { scriptedProvider } from "./ScriptedProvider.ts"
 import { testSettings } from "./smpp/support.ts"
 
-let fake: FakeOneApi
-beforeAll(async () => {
-  fake = await FakeOneApi.start()
-})
-beforeEach(() => fake.reset())
-afterAll(async () => {
-  await fake?.close()
-})
+const fake = fakeOneApiPerFile()
 
 const smppRoute = (name: string, prefix: string, fallback: string): RouteSettings => ({
   name,
@@ -37,17 +31,7 @@ const smppRoute = (name: string, prefix: string, fallback: string): RouteSetting
 const scriptedSmpp = (asked: Array<string | undefined>, answer: (route: string | undefined) => SubmitResult) =>
   Layer.succeed(
     Provider,
-    Provider.of({
-      submit: (s) => Effect.sync(() => (asked.push(s.route), answer(s.route))),
-      query: () => Effect.succeed({ _tag: "Unknown" }),
-      health: Effect.succeed([]),
-      routeOf: () => undefined,
-      sendable: () => ({ _tag: "All" }),
-      pace: () => Effect.void,
-      paced: false,
-      submitDeadlineMs: 1500,
-      ratePerSecond: undefined
-    })
+    scriptedProvider((s) => Effect.sync(() => (asked.push(s.route), answer(s.route))))
   )
 
 const unreachable = (route: string | undefined): SubmitResult => ({ _tag: "Unreachable", reason: `${route} is down` })
@@ -56,7 +40,7 @@ const unreachable = (route: string | undefined): SubmitResult => ({ _tag: "Unrea
 const sendTo = (to: string, smpp: Layer.Layer<Provider>) =>
   Effect.gen(function* () {
     const settings = testSettings([smppRoute("a", "+26134", "b"), smppRoute("b", "+26133", "c")], {
-      oneapi: [fake.settings({ name: "c", prefixes: ["+26132"], fallback: "a" })]
+      oneapi: [fake().settings({ name: "c", prefixes: ["+26132"], fallback: "a" })]
     })
     const provider = yield* Effect.provide(
       Effect.service(Provider),
@@ -68,11 +52,11 @@ const sendTo = (to: string, smpp: Layer.Layer<Provider>) =>
 describe("a chain of fallback routes", () => {
   it.live("tries each route once, in order, whatever loop the fallbacks make, and waits for the longest chain", () =>
     Effect.gen(function* () {
-      fake.expiresIn = null
+      fake().expiresIn = null
       const asked: Array<string | undefined> = []
       const { result, deadlineMs } = yield* sendTo("+261341234567", scriptedSmpp(asked, unreachable))
       expect(asked).toEqual(["a", "b"])
-      expect(fake.sends).toHaveLength(0)
+      expect(fake().sends).toHaveLength(0)
       expect(result._tag).toBe("Unreachable")
       expect(result._tag === "Unreachable" && result.reason).toBe(
         "a is down; then b is down; then c: token refused: 401"
@@ -84,7 +68,7 @@ describe("a chain of fallback routes", () => {
 
   it.live("starts at the number's own route: c, then a, then b", () =>
     Effect.gen(function* () {
-      fake.expiresIn = null
+      fake().expiresIn = null
       const asked: Array<string | undefined> = []
       const { result } = yield* sendTo("+261321234567", scriptedSmpp(asked, unreachable))
       expect(asked).toEqual(["a", "b"])
@@ -115,8 +99,8 @@ describe("a chain of fallback routes", () => {
         )
         expect(asked).toEqual(["a", "b"])
         expect(result).toEqual(answer)
-        expect(fake.sends).toHaveLength(0)
-        expect(fake.tokenRequests.length).toBeLessThanOrEqual(1)
+        expect(fake().sends).toHaveLength(0)
+        expect(fake().tokenRequests.length).toBeLessThanOrEqual(1)
       })
     )
 })

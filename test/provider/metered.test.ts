@@ -9,6 +9,7 @@ import { TestClock } from "effect/testing"
 import { providerQueries, submitDuration } from "../../src/observability/Metrics.ts"
 import { MeteredProvider } from "../../src/provider/Metered.ts"
 import { Provider, type QueryResult, type SubmitResult, type Submission } from "../../src/provider/Provider.ts"
+import { scriptedProvider } from "./ScriptedProvider.ts"
 
 const submission = (to: string): Submission => ({
   organisationId: "org",
@@ -22,8 +23,8 @@ const submission = (to: string): Submission => ({
 /** Answers after 250 ms: accepted, except +261340000003 (rejected). Queries: never received. */
 const FakeAdapter = Layer.succeed(
   Provider,
-  Provider.of({
-    submit: (s) =>
+  scriptedProvider(
+    (s) =>
       Effect.sleep("250 millis").pipe(
         Effect.as<SubmitResult>(
           s.to === "+261340000003"
@@ -31,15 +32,9 @@ const FakeAdapter = Layer.succeed(
             : { _tag: "Accepted", providerRef: `sim:${s.messageId}` }
         )
       ),
-    query: () => Effect.succeed<QueryResult>({ _tag: "NotReceived", reason: "test" }),
-    health: Effect.succeed([]),
-    routeOf: () => undefined,
-    sendable: () => ({ _tag: "All" }),
-    pace: () => Effect.void,
-    paced: false,
-    submitDeadlineMs: 1000,
-    ratePerSecond: undefined
-  })
+    () => Effect.succeed<QueryResult>({ _tag: "NotReceived", reason: "test" }),
+    1000
+  )
 )
 
 const bucket = (state: Metric.HistogramState, le: number) => state.buckets.find(([bound]) => bound === le)?.[1]

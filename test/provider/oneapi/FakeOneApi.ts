@@ -6,6 +6,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
+import { afterAll, beforeAll, beforeEach } from "@effect/vitest"
 import { Redacted } from "effect"
 import type { OneApiRouteSettings } from "../../../src/config/OneApiSettings.ts"
 
@@ -168,4 +169,17 @@ export const closedPort = async (): Promise<number> => {
   const { port } = server.address() as AddressInfo
   await new Promise<void>((resolve) => server.close(() => resolve()))
   return port
+}
+
+/** A fake started before the file's first test, reset before each and closed after the last: the function answers it. */
+export const fakeOneApiPerFile = (): (() => FakeOneApi) => {
+  let fake: FakeOneApi | undefined
+  beforeAll(async () => {
+    fake = await FakeOneApi.start()
+  })
+  beforeEach(() => fake?.reset())
+  afterAll(async () => {
+    await fake?.close()
+  })
+  return () => fake!
 }

@@ -5,39 +5,23 @@
  * token; the other leaves the route's numbers to it (sendable), answers Unreachable without a
  * request if handed one anyway, and shows standby; when the first stops, the second takes over.
  */
-import { afterAll, beforeAll, beforeEach, expect } from "@effect/vitest"
+import { expect } from "@effect/vitest"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { Provider } from "../../../src/provider/Provider.ts"
 import { routedProviderLayer } from "../../../src/provider/RoutedProvider.ts"
 import { BindSlotStore } from "../../../src/provider/smpp/BindSlots.ts"
 import { eventuallyEffect } from "../../support/Eventually.ts"
 import { backend, withApp } from "../../support/TestApp.ts"
+import { scriptedProvider } from "../ScriptedProvider.ts"
 import { testSettings } from "../smpp/support.ts"
-import { FakeOneApi } from "./FakeOneApi.ts"
+import { fakeOneApiPerFile } from "./FakeOneApi.ts"
 import { submission } from "./support.ts"
 
-let fake: FakeOneApi
-beforeAll(async () => {
-  fake = await FakeOneApi.start()
-})
-beforeEach(() => fake.reset())
-afterAll(async () => {
-  await fake?.close()
-})
+const fake = fakeOneApiPerFile()
 
 const unsmpp = Layer.succeed(
   Provider,
-  Provider.of({
-    submit: () => Effect.die("no SMSC in this file"),
-    query: () => Effect.die("no SMSC in this file"),
-    health: Effect.succeed([]),
-    routeOf: () => undefined,
-    sendable: () => ({ _tag: "All" }),
-    pace: () => Effect.void,
-    paced: false,
-    submitDeadlineMs: 1500,
-    ratePerSecond: undefined
-  })
+  scriptedProvider(() => Effect.die("no SMSC in this file"))
 )
 
 /** One process's provider, over a slot store of its own, open until `scope` closes. */
@@ -45,7 +29,7 @@ const processIn = (scope: Scope.Scope, route: string) =>
   Effect.map(
     Layer.buildWithScope(
       routedProviderLayer(
-        testSettings([], { oneapi: [fake.settings({ name: route, prefixes: ["+26132"] })] }),
+        testSettings([], { oneapi: [fake().settings({ name: route, prefixes: ["+26132"] })] }),
         "http://sms.test",
         unsmpp
       ).pipe(Layer.provide(BindSlotStore.layer)),
@@ -71,9 +55,9 @@ withApp({ label: "oneapi_fleet" })(`a OneAPI route in a fleet (${backend})`, (it
       expect((yield* a.submit(submission()))._tag).toBe("Accepted")
       const refused = yield* b.submit(submission())
       expect(refused).toEqual({ _tag: "Unreachable", reason: `${route}: another process of the fleet sends for it` })
-      expect(fake.sends).toHaveLength(1)
+      expect(fake().sends).toHaveLength(1)
       // only the sender asked for a token
-      expect(fake.tokenRequests).toHaveLength(1)
+      expect(fake().tokenRequests).toHaveLength(1)
 
       yield* Scope.close(scopeA, Exit.void)
       yield* eventuallyEffect(
@@ -82,7 +66,7 @@ withApp({ label: "oneapi_fleet" })(`a OneAPI route in a fleet (${backend})`, (it
         { timeoutMs: 8000, what: "b holds the route's slot" }
       )
       expect((yield* b.submit(submission()))._tag).toBe("Accepted")
-      expect(fake.sends).toHaveLength(2)
+      expect(fake().sends).toHaveLength(2)
     }).pipe(Effect.scoped)
   )
 })

@@ -3,21 +3,13 @@
  * (docs/operators.md#oneapi-routes): the SubmitResult, and how many requests reached the fake
  * (a request is sent again only when it provably was not taken).
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import type { SubmitResult } from "../../../src/provider/Provider.ts"
-import { closedPort, created, FakeOneApi, type FakeReply, requestError } from "./FakeOneApi.ts"
+import { closedPort, created, fakeOneApiPerFile, requestError, type FakeReply } from "./FakeOneApi.ts"
 import { makeRoute, send, submission } from "./support.ts"
 
-let fake: FakeOneApi
-
-beforeAll(async () => {
-  fake = await FakeOneApi.start()
-})
-beforeEach(() => fake.reset())
-afterAll(async () => {
-  await fake?.close()
-})
+const fake = fakeOneApiPerFile()
 
 interface Row {
   readonly answers: string
@@ -95,16 +87,16 @@ const detailOf = (result: SubmitResult): string => (result._tag === "Accepted" ?
 describe("a OneAPI route's result for each answer to a send", () => {
   it.live.each(rows)("$answers: $result", (row) =>
     Effect.gen(function* () {
-      fake.onSend = (_r, n) => row.script(n)
-      const route = yield* makeRoute(fake.settings())
+      fake().onSend = (_r, n) => row.script(n)
+      const route = yield* makeRoute(fake().settings())
       const s = submission()
       const result = yield* send(route, s)
       expect(result._tag, detailOf(result)).toBe(row.result)
       expect(detailOf(result)).toMatch(row.detail)
-      if (typeof row.requests === "number") expect(fake.sends).toHaveLength(row.requests)
-      else expect(fake.sends.length).toBeGreaterThanOrEqual(row.requests.min)
+      if (typeof row.requests === "number") expect(fake().sends).toHaveLength(row.requests)
+      else expect(fake().sends.length).toBeGreaterThanOrEqual(row.requests.min)
       // every request the fake saw was this message's, under one correlator
-      expect(new Set(fake.sends.map((r) => r.json.outboundSMSMessageRequest.clientCorrelator))).toEqual(
+      expect(new Set(fake().sends.map((r) => r.json.outboundSMSMessageRequest.clientCorrelator))).toEqual(
         new Set([s.messageId])
       )
     })
@@ -113,14 +105,14 @@ describe("a OneAPI route's result for each answer to a send", () => {
   it.live("a connection refused before anything is written: tried again until the deadline, then Unreachable", () =>
     Effect.gen(function* () {
       const port = yield* Effect.promise(closedPort)
-      const route = yield* makeRoute(fake.settings({ baseUrl: `http://127.0.0.1:${port}` }))
+      const route = yield* makeRoute(fake().settings({ baseUrl: `http://127.0.0.1:${port}` }))
       const started = Date.now()
       const result = yield* send(route, submission())
       expect(result._tag).toBe("Unreachable")
       expect(detailOf(result)).toMatch(/ECONNREFUSED/)
       // given up with a quarter of the deadline left, not at once
       expect(Date.now() - started).toBeGreaterThanOrEqual(300)
-      expect(fake.sends).toHaveLength(0)
+      expect(fake().sends).toHaveLength(0)
       expect(route.health.connected).toBe(false)
     })
   )
@@ -128,13 +120,13 @@ describe("a OneAPI route's result for each answer to a send", () => {
   it.live("a name not found (DNS) before anything is written: tried again until the deadline, then Unreachable", () =>
     Effect.gen(function* () {
       // `.invalid` never resolves (RFC 2606); a machine without DNS fails it as EAI_AGAIN
-      const route = yield* makeRoute(fake.settings({ baseUrl: "http://sms-provider.invalid" }))
+      const route = yield* makeRoute(fake().settings({ baseUrl: "http://sms-provider.invalid" }))
       const started = Date.now()
       const result = yield* send(route, submission())
       expect(result._tag).toBe("Unreachable")
       expect(detailOf(result)).toMatch(/ENOTFOUND|EAI_AGAIN/)
       expect(Date.now() - started).toBeGreaterThanOrEqual(300)
-      expect(fake.sends).toHaveLength(0)
+      expect(fake().sends).toHaveLength(0)
     })
   )
 
@@ -142,11 +134,11 @@ describe("a OneAPI route's result for each answer to a send", () => {
     "the request is the one the docs describe: path, bearer token, body, notify URL with the entry's secret",
     () =>
       Effect.gen(function* () {
-        const route = yield* makeRoute(fake.settings())
+        const route = yield* makeRoute(fake().settings())
         const s = submission("+261321234567")
         yield* send(route, s)
-        expect(fake.sends).toHaveLength(1)
-        const request = fake.sends[0]!
+        expect(fake().sends).toHaveLength(1)
+        const request = fake().sends[0]!
         expect(request.path).toBe("/smsmessaging/v1/outbound/tel%3A%2B2610000/requests")
         expect(request.headers.authorization).toBe("Bearer tok-1")
         const { receiptRequest, ...rest } = request.json.outboundSMSMessageRequest
@@ -162,7 +154,7 @@ describe("a OneAPI route's result for each answer to a send", () => {
           /^http:\/\/sms\.example\/providers\/orange\/receipts\/[A-Za-z0-9_-]{32}$/
         )
         expect(receiptRequest.notifyURL).not.toContain("client-secret")
-        const [token] = fake.tokenRequests
+        const [token] = fake().tokenRequests
         expect(token?.headers.authorization).toBe(`Basic ${Buffer.from("client:client-secret").toString("base64")}`)
         expect(token?.text).toBe("grant_type=client_credentials")
       })
@@ -170,11 +162,11 @@ describe("a OneAPI route's result for each answer to a send", () => {
 
   it.live("a refused token: nothing sent, Unreachable, and /ready's detail says so", () =>
     Effect.gen(function* () {
-      fake.expiresIn = null
-      const route = yield* makeRoute(fake.settings())
+      fake().expiresIn = null
+      const route = yield* makeRoute(fake().settings())
       const result = yield* send(route, submission())
       expect(result).toEqual({ _tag: "Unreachable", reason: "orange: token refused: 401" })
-      expect(fake.sends).toHaveLength(0)
+      expect(fake().sends).toHaveLength(0)
       expect(route.health).toEqual({
         route: "orange",
         connected: false,
@@ -186,15 +178,15 @@ describe("a OneAPI route's result for each answer to a send", () => {
 
   it.live("connected once a token was obtained and the last send did not fail for transport", () =>
     Effect.gen(function* () {
-      const route = yield* makeRoute(fake.settings())
+      const route = yield* makeRoute(fake().settings())
       expect(route.health.connected).toBe(false)
       yield* send(route, submission())
       expect(route.health.connected).toBe(true)
       expect(route.health.detail).toMatch(/^token valid until \d{4}-\d\d-\d\dT/)
-      fake.onSend = () => "destroy"
+      fake().onSend = () => "destroy"
       yield* send(route, submission())
       expect(route.health.connected).toBe(false)
-      fake.onSend = (_r, n) => created(n)
+      fake().onSend = (_r, n) => created(n)
       yield* send(route, submission())
       expect(route.health.connected).toBe(true)
     })
@@ -203,12 +195,12 @@ describe("a OneAPI route's result for each answer to a send", () => {
   it.live("stays connected when its token merely expired: the next send asks for another", () =>
     Effect.gen(function* () {
       // valid 60 s: inside the 60 s margin at once
-      fake.expiresIn = 60
-      const route = yield* makeRoute(fake.settings())
+      fake().expiresIn = 60
+      const route = yield* makeRoute(fake().settings())
       yield* send(route, submission())
       expect(route.health.connected).toBe(true)
       expect(route.health.detail).toMatch(/^token expired at \d{4}-.*; a new one at the next send$/)
-      fake.expiresIn = null
+      fake().expiresIn = null
       yield* send(route, submission())
       expect(route.health).toEqual({
         route: "orange",

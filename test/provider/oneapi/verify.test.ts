@@ -3,26 +3,18 @@
  * `verify_by_correlator`, the same request under the same `clientCorrelator`, its answer read as
  * evidence; without it, nothing is asked (never a new send).
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Clock, Effect } from "effect"
 import type { QueryResult } from "../../../src/provider/Provider.ts"
-import { created, FakeOneApi, type FakeReply, requestError } from "./FakeOneApi.ts"
+import { created, fakeOneApiPerFile, requestError, type FakeReply } from "./FakeOneApi.ts"
 import { makeRoute, responseTimeoutMs, submission } from "./support.ts"
 
-let fake: FakeOneApi
-
-beforeAll(async () => {
-  fake = await FakeOneApi.start()
-})
-beforeEach(() => fake.reset())
-afterAll(async () => {
-  await fake?.close()
-})
+const fake = fakeOneApiPerFile()
 
 const query = (verifyByCorrelator: boolean, reply: FakeReply) =>
   Effect.gen(function* () {
-    fake.onSend = () => reply
-    const route = yield* makeRoute(fake.settings({ verifyByCorrelator }))
+    fake().onSend = () => reply
+    const route = yield* makeRoute(fake().settings({ verifyByCorrelator }))
     const s = submission()
     const result = yield* route.query({ ...s, providerRef: null }, (yield* Clock.currentTimeMillis) + responseTimeoutMs)
     return { result, correlator: s.messageId }
@@ -51,8 +43,8 @@ describe("verification of an unknown OneAPI send", () => {
     Effect.gen(function* () {
       const { result, correlator } = yield* query(true, reply)
       expect(result._tag).toBe(tag)
-      expect(fake.sends).toHaveLength(1)
-      expect(fake.sends[0]?.json.outboundSMSMessageRequest.clientCorrelator).toBe(correlator)
+      expect(fake().sends).toHaveLength(1)
+      expect(fake().sends[0]?.json.outboundSMSMessageRequest.clientCorrelator).toBe(correlator)
     })
   )
 
@@ -60,8 +52,8 @@ describe("verification of an unknown OneAPI send", () => {
     Effect.gen(function* () {
       const { result } = yield* query(false, created(1))
       expect(result).toEqual({ _tag: "Unknown" })
-      expect(fake.sends).toHaveLength(0)
-      expect(fake.tokenRequests).toHaveLength(0)
+      expect(fake().sends).toHaveLength(0)
+      expect(fake().tokenRequests).toHaveLength(0)
     })
   )
 })
