@@ -7,6 +7,7 @@ import { listens } from "../test/support/ServiceProcess.ts"
 import { freePort } from "./service.ts"
 
 export interface SmscProcess {
+  readonly pid: number
   readonly port: number
   /** `smpp://sim:sim@127.0.0.1:<port>`. */
   readonly url: string
@@ -37,6 +38,7 @@ export const startSmsc = async (logDir: string): Promise<SmscProcess> => {
     await sleep(100)
   }
   return {
+    pid: child.pid!,
     port,
     url: `smpp://sim:sim@127.0.0.1:${port}`,
     stop: async () => {
