@@ -21,7 +21,8 @@ export interface OneApiProcess {
   readonly stop: () => Promise<void>
 }
 
-export const startOneApi = async (logDir: string): Promise<OneApiProcess> => {
+/** `receiptDelayMs`: between an answer and its receipt (0 unless told). */
+export const startOneApi = async (logDir: string, receiptDelayMs = 0): Promise<OneApiProcess> => {
   const port = await freePort()
   const log = createWriteStream(join(logDir, `oneapi-${port}.log`))
   const child = spawn(process.execPath, ["simulator/oneapi/main.ts"], {
@@ -31,7 +32,7 @@ export const startOneApi = async (logDir: string): Promise<OneApiProcess> => {
       ...process.env,
       SMS_ONEAPI_PORT: String(port),
       SMS_ONEAPI_DATA_DIR: join(logDir, `oneapi-${port}`),
-      SMS_SIMULATOR_RECEIPT_DELAY_MS: "0",
+      SMS_SIMULATOR_RECEIPT_DELAY_MS: String(receiptDelayMs),
       SMS_SIMULATOR_SLOW_MS: "0"
     },
     stdio: ["ignore", "pipe", "pipe"]

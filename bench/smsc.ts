@@ -14,7 +14,8 @@ export interface SmscProcess {
   readonly stop: () => Promise<void>
 }
 
-export const startSmsc = async (logDir: string): Promise<SmscProcess> => {
+/** `receiptDelayMs`: between an answer and its receipt (0 unless told). */
+export const startSmsc = async (logDir: string, receiptDelayMs = 0): Promise<SmscProcess> => {
   const port = await freePort()
   const log = createWriteStream(join(logDir, `smsc-${port}.log`))
   const child = spawn(process.execPath, ["simulator/smsc/main.ts"], {
@@ -24,7 +25,7 @@ export const startSmsc = async (logDir: string): Promise<SmscProcess> => {
       ...process.env,
       SMS_SMSC_PORT: String(port),
       SMS_SMSC_DATA_DIR: join(logDir, `smsc-${port}`),
-      SMS_SIMULATOR_RECEIPT_DELAY_MS: "0",
+      SMS_SIMULATOR_RECEIPT_DELAY_MS: String(receiptDelayMs),
       SMS_SIMULATOR_SLOW_MS: "0"
     },
     stdio: ["ignore", "pipe", "pipe"]

@@ -44,6 +44,8 @@ export interface RouteBlock {
   /** From falling due to the last receipt applied. */
   readonly receiptsS: number
   readonly serviceCpuS: number
+  /** The service's CPU seconds until every message was answered (its receipts mostly to come when they are delayed). */
+  readonly answeredCpuS: number
   readonly postgresCpuS: number
   /** The CPU seconds of the simulator the block went through. */
   readonly simulatorCpuS: number
@@ -74,12 +76,12 @@ export interface OneApiDrainFacts {
 /** Seconds before a block falls due, leaving time to admit it (about 2,000 a second as batches). */
 const leadS = (n: number) => 1 + Math.ceil(n / 1500)
 
-/** Whether a message of the block is not yet final (its receipt not applied). */
-const unsettled = async (url: string, org: OrgWithLot, due: string) =>
+/** Whether a message of the block is still in one of `statuses` (not yet answered, or its receipt not applied). */
+const anyIn = async (url: string, org: OrgWithLot, due: string, statuses: string) =>
   (await scalar(
     url,
     `SELECT EXISTS (SELECT 1 FROM messages WHERE organisation_id = '${org.id}' AND due_at = '${due}'
-      AND status IN ('scheduled', 'processing', 'accepted'))`
+      AND status IN (${statuses}))`
   )) === "t"
 
 /** Seconds from `due` to the last provider answer and to the last change (the receipt), and the statuses. */
@@ -131,9 +133,11 @@ export const oneApiDrain = async (
 ): Promise<OneApiDrainFacts> => {
   const n = ctx.settings.oneApiBlock
   const { drainTimeoutS } = ctx.settings
-  const order = blockOrder(ctx.settings.mode)
-  const smsc = await startSmsc(logDir)
-  const oneapi = await startOneApi(logDir).catch(async (e: unknown) => {
+  // BENCH_S17_ORDER: another order of blocks for an experiment (`oo` to profile OneAPI alone)
+  const order = process.env["BENCH_S17_ORDER"] || blockOrder(ctx.settings.mode)
+  const receiptDelayMs = Number(process.env["BENCH_RECEIPT_DELAY_MS"] ?? 0)
+  const smsc = await startSmsc(logDir, receiptDelayMs)
+  const oneapi = await startOneApi(logDir, receiptDelayMs).catch(async (e: unknown) => {
     await smsc.stop()
     throw e
   })
@@ -187,7 +191,10 @@ export const oneApiDrain = async (
         const simStart = processSeconds(simulatorPid) ?? 0
         const cpu = cpuSampler(database, service.pid)
         const deadline = Date.parse(due) + drainTimeoutS * 1000
-        while (Date.now() < deadline && (await unsettled(ctx.url, org, due))) await sleep(250)
+        const serviceStart = processSeconds(service.pid) ?? 0
+        while (Date.now() < deadline && (await anyIn(ctx.url, org, due, "'scheduled', 'processing'"))) await sleep(250)
+        const answeredCpuS = (processSeconds(service.pid) ?? serviceStart) - serviceStart
+        while (Date.now() < deadline && (await anyIn(ctx.url, org, due, "'accepted'"))) await sleep(250)
         const used = cpu.stop()
         const simEnd = processSeconds(simulatorPid) ?? simStart
         const f = await blockFacts(ctx.url, org, due)
@@ -199,13 +206,14 @@ export const oneApiDrain = async (
           messagesPerSec: round(f.count / f.drainS, 1),
           receiptsS: round(f.receiptsS, 2),
           serviceCpuS: used.serviceS,
+          answeredCpuS: round(answeredCpuS, 2),
           postgresCpuS: used.postgresS,
           simulatorCpuS: round(simEnd - simStart, 2),
           statuses: f.statuses,
           complete: f.count === n && f.statuses["delivered"] === n
         }
         log(
-          `block ${i} ${route}: ${block.messagesPerSec} msgs/s, service CPU ${round((block.serviceCpuS * 1e6) / n, 1)} ms per 1000, ${JSON.stringify(block.statuses)}`
+          `block ${i} ${route}: ${block.messagesPerSec} msgs/s, service CPU ${round((block.serviceCpuS * 1e6) / n, 1)} ms per 1000 (${round((block.answeredCpuS * 1e6) / n, 1)} until answered), ${JSON.stringify(block.statuses)}`
         )
         blocks.push(block)
       }
