@@ -32,6 +32,12 @@ const backendsOf = (database: string): Array<number> =>
       }
     })
 
+/** CPU seconds (user + system) a process has used so far (undefined once it is gone): a simulator's. */
+export const processSeconds = (pid: number): number | undefined => {
+  const ticks = cpuTicks(pid)
+  return ticks === undefined ? undefined : ticks / ticksPerSecond
+}
+
 export interface CpuSeconds {
   readonly postgresS: number
   readonly serviceS: number

@@ -9,6 +9,7 @@ import type { OptOutFacts } from "./scenarios/optouts.ts"
 import { type FairShareFacts, fairShareMps } from "./scenarios/fairshare.ts"
 import type { FlowFacts } from "./scenarios/flow.ts"
 import type { ObservabilityResult } from "./scenarios/observability.ts"
+import type { OneApiDrainFacts } from "./scenarios/oneapi.ts"
 import type { RetentionFacts } from "./scenarios/retention.ts"
 import type { WebhookDrainFacts, WebhookFlowFacts } from "./scenarios/webhooks.ts"
 import { round } from "./stats.ts"
@@ -31,6 +32,8 @@ export interface Results {
   s16?: RetentionFacts
   s14?: WebhookFlowFacts
   s15?: WebhookDrainFacts
+  /** Blocks drained alternately through a OneAPI route and an SMPP route of one service. */
+  s17?: OneApiDrainFacts
   /** HTTP-created messages still `processing` (with their key in progress) 2 s after the HTTP scenarios. */
   leftProcessing?: number
   /** Peak RSS (MB) of the service per scenario. */
@@ -304,6 +307,46 @@ export const rowsOf = (r: Results, connections: number, batchConnections: number
       absolute(`${name}: events not yet received when the drain ended, of ${r.s15.events}`, r.s15.behindAtDrainEnd, {
         kind: "report"
       })
+    )
+  }
+  if (r.s17 !== undefined) {
+    const { smpp, oneapi, blockSize, order } = r.s17
+    const name = `17 drain of ${order.length / 2} blocks of ${blockSize} through the OneAPI simulator`
+    rows.push(
+      compare(
+        `${name}: messages/s`,
+        oneapi.messagesPerSec,
+        smpp.messagesPerSec,
+        "the same blocks through the SMSC simulator, alternated",
+        { kind: "min", value: 0.5 }
+      )
+    )
+    rows.push(
+      compare(
+        `${name}: service CPU ms per 1000`,
+        oneapi.serviceCpuMsPer1000,
+        smpp.serviceCpuMsPer1000,
+        "the same through the SMSC simulator",
+        { kind: "report" }
+      )
+    )
+    rows.push(
+      compare(
+        `${name}: PostgreSQL CPU ms per 1000`,
+        oneapi.postgresCpuMsPer1000,
+        smpp.postgresCpuMsPer1000,
+        "the same through the SMSC simulator",
+        { kind: "report" }
+      )
+    )
+    rows.push(
+      compare(
+        `${name}: simulator CPU ms per 1000`,
+        oneapi.simulatorCpuMsPer1000,
+        smpp.simulatorCpuMsPer1000,
+        "the SMSC simulator's",
+        { kind: "report" }
+      )
     )
   }
   for (const [scenario, mb] of Object.entries(r.memory)) {

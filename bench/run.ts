@@ -1,11 +1,13 @@
 /**
- * `npm run bench [-- --smoke] [--only=1,6] [--drain=N] [--fair-seed=sql] [--fair-backlog=N] [--fair-window=S] [--opt-outs=N] [--cpu-prof]`: creates a fresh database on the
+ * `npm run bench [-- --smoke] [--only=1,6] [--drain=N] [--fair-seed=sql] [--fair-backlog=N] [--fair-window=S] [--opt-outs=N] [--oneapi-block=N] [--cpu-prof]`: creates a fresh database on the
  * DATABASE_URL server, starts the service on it as a separate process, runs the scenarios with
  * their pgbench / graphile-worker baselines in the same run, prints the table and writes
  * bench/results/<ISO date>.json. The database is dropped at the end (kept with BENCH_KEEP_DB=1).
  * Scenario 1 is followed by its variant with opt-outs: its load alternated between an organisation
  * holding `--opt-outs=N` opt-outs (100,000; 2,000 in the smoke run) and one holding none, the first
- * judged against the second (bench/scenarios/optouts.ts).
+ * judged against the second (bench/scenarios/optouts.ts). Scenario 17 drains blocks of
+ * `--oneapi-block=N` messages (10,000; 500 in the smoke run) alternately through a OneAPI route and
+ * an SMPP route of one service (bench/scenarios/oneapi.ts).
  */
 import { mkdtempSync } from "node:fs"
 import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from "node:os"
@@ -24,6 +26,7 @@ import { fairShareInProcess, fairShareSmpp, immediateUnderBacklog } from "./scen
 import { steadyFlow } from "./scenarios/flow.ts"
 import { immediateSend } from "./scenarios/immediate.ts"
 import { observedAdmission } from "./scenarios/observability.ts"
+import { oneApiDrain } from "./scenarios/oneapi.ts"
 import { replay } from "./scenarios/replay.ts"
 import { retentionPhase, retentionUnderLoad } from "./scenarios/retention.ts"
 import { smppDrain } from "./scenarios/smpp.ts"
@@ -52,6 +55,11 @@ const numberArg = (name: string) => {
 const fairBacklogArg = numberArg("fair-backlog")
 const fairWindowArg = numberArg("fair-window")
 const optOutsArg = numberArg("opt-outs")
+const oneApiBlockArg = numberArg("oneapi-block")
+if (oneApiBlockArg !== undefined && !(Number.isInteger(oneApiBlockArg) && oneApiBlockArg >= 1)) {
+  process.stderr.write("--oneapi-block is a whole number from 1\n")
+  process.exit(2)
+}
 if (optOutsArg !== undefined && !(Number.isInteger(optOutsArg) && optOutsArg >= 1 && optOutsArg <= maxOptOutSeed)) {
   process.stderr.write(`--opt-outs is a whole number from 1 to ${maxOptOutSeed}\n`)
   process.exit(2)
@@ -62,7 +70,8 @@ const settings = {
   ...(fairSeedArg === undefined ? {} : { fairSeed: fairSeedArg }),
   ...(fairBacklogArg === undefined ? {} : { fairBacklog: fairBacklogArg }),
   ...(fairWindowArg === undefined ? {} : { fairWindowS: fairWindowArg }),
-  ...(optOutsArg === undefined ? {} : { optOutSeed: optOutsArg })
+  ...(optOutsArg === undefined ? {} : { optOutSeed: optOutsArg }),
+  ...(oneApiBlockArg === undefined ? {} : { oneApiBlock: oneApiBlockArg })
 }
 
 const adminUrl = process.env["DATABASE_URL"]
@@ -172,6 +181,7 @@ try {
   const smppOrg = await withLot("bench smpp", settings.drainCount + 10)
   const fairA = await withLot("bench fair A", 3 * settings.fairBacklog + 10)
   const fairB = await withLot("bench fair B", 2 * settings.fairWindowS + 10)
+  const oneApiOrg = wanted("17") ? await withLot("bench oneapi", 8 * settings.oneApiBlock + 10) : undefined
   const retentionOrg = wanted("16") ? await withLot("bench retention", settings.retentionSeed + 10) : undefined
   // granted as scenario 1's organisation is (several lots)
   const optOutOrgs = wanted("1")
@@ -270,6 +280,19 @@ try {
     await tidy()
     results.s12 = await phase("fair share through SMPP", () => fairShareSmpp(ctx, fairA, fairB, logDir, mem))
   }
+  if (oneApiOrg !== undefined) {
+    await tidy()
+    results.s17 = await phase("drain through OneAPI and SMPP", () =>
+      oneApiDrain(
+        ctx,
+        oneApiOrg,
+        logDir,
+        mem,
+        log,
+        cpuProf ? ["--cpu-prof", `--cpu-prof-dir=${join(import.meta.dirname, "results")}`] : []
+      )
+    )
+  }
   if (wanted("10") && results.s1 !== undefined) {
     await tidy()
     results.s10 = await phase("admission with tracing and metrics", () => observedAdmission(ctx, ctx.org, logDir, mem))
@@ -343,6 +366,11 @@ const broken = [
     : []),
   ...(results.s6 !== undefined && !results.s6.service.complete ? ["the dispatcher drain did not finish in time"] : []),
   ...(results.s9 !== undefined && !results.s9.complete ? ["the SMPP drain did not finish in time"] : []),
+  ...(results.s17 !== undefined && !results.s17.complete
+    ? [
+        `a block of the drain through OneAPI and SMPP did not end delivered in time: ${results.s17.blocks.map((b) => `${b.route} ${JSON.stringify(b.statuses)}`).join(", ")}`
+      ]
+    : []),
   ...(results.s15 !== undefined && !results.s15.drain.complete
     ? ["the drain with webhooks did not finish in time"]
     : []),
@@ -356,6 +384,11 @@ const notes = [
     ? []
     : [
         `scenario 1 with opt-outs: scenario 1's load (15 requests in 16 to ${benchRecipient}, 1 in 16 to 16 numbers lying among the opted-out ones, none of them opted out) on an organisation holding ${results.s1OptOuts.seeded} opt-outs (f, seeded with SQL in ${results.s1OptOuts.seedS} s) and on one holding none (e), in blocks of ${results.s1OptOuts.blockS} s in the order ${blockOrder}; req/s and p99 of f's blocks pooled as ratios to e's; lookups: scans of the list's key per idempotency key inserted. Blocks (req/s, p99 ms): ${results.s1OptOuts.blocks.map((b) => `${b.org} ${b.reqPerSec} ${b.p99Ms}`).join(", ")}`
+      ]),
+  ...(results.s17 === undefined
+    ? []
+    : [
+        `scenario 17: blocks of ${results.s17.blockSize} in the order ${results.s17.order} (s SMPP, o OneAPI), each admitted as batches of 1000 and drained to its last receipt; msgs/s and CPU ms per 1000 (service, PostgreSQL, simulator) pooled by side. SMPP ${results.s17.smpp.messagesPerSec}/s, ${results.s17.smpp.serviceCpuMsPer1000}/${results.s17.smpp.postgresCpuMsPer1000}/${results.s17.smpp.simulatorCpuMsPer1000} ms; OneAPI ${results.s17.oneapi.messagesPerSec}/s, ${results.s17.oneapi.serviceCpuMsPer1000}/${results.s17.oneapi.postgresCpuMsPer1000}/${results.s17.oneapi.simulatorCpuMsPer1000} ms. Blocks (msgs/s, service CPU s): ${results.s17.blocks.map((b) => `${b.route} ${b.messagesPerSec} ${b.serviceCpuS}`).join(", ")}`
       ])
 ]
 for (const line of broken) log(`FAILED: ${line}`)

@@ -31,6 +31,8 @@ export interface Settings {
   readonly retentionSeed: number
   /** Opt-outs seeded for the variant of scenario 1 run right after it (issue 40); `--opt-outs=N` overrides. */
   readonly optOutSeed: number
+  /** Messages of each block of scenario 17 (the drain through OneAPI beside SMPP); `--oneapi-block=N` overrides. */
+  readonly oneApiBlock: number
 }
 
 export const fullSettings: Settings = {
@@ -49,7 +51,8 @@ export const fullSettings: Settings = {
   fairWindowS: 30,
   fairSeed: "batches",
   retentionSeed: 1_000_000,
-  optOutSeed: 100_000
+  optOutSeed: 100_000,
+  oneApiBlock: 10_000
 }
 
 export const smokeSettings: Settings = {
@@ -68,5 +71,6 @@ export const smokeSettings: Settings = {
   fairWindowS: 6,
   fairSeed: "batches",
   retentionSeed: 20_000,
-  optOutSeed: 2000
+  optOutSeed: 2000,
+  oneApiBlock: 500
 }

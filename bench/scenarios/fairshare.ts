@@ -50,9 +50,16 @@ const recipient = (i: number) => `+26133${String(i).padStart(7, "0")}`
 
 /**
  * Admits `n` messages of `org` due at `due` through the API, as batches of `batchSize` (distinct
- * recipients throughout), over 2 connections as scenario 5 does.
+ * recipients throughout, `to(1)`, `to(2)`...), over 2 connections as scenario 5 does.
  */
-const admitBatches = async (ctx: BenchContext, org: OrgWithLot, n: number, due: string, tag: string) => {
+export const admitBatches = async (
+  ctx: BenchContext,
+  org: OrgWithLot,
+  n: number,
+  due: string,
+  tag: string,
+  to: (i: number) => string = recipient
+) => {
   const { batchSize } = ctx.settings
   const batches = Math.ceil(n / batchSize)
   let next = 0
@@ -64,7 +71,7 @@ const admitBatches = async (ctx: BenchContext, org: OrgWithLot, n: number, due: 
         method: "POST",
         headers: { ...jsonHeaders(org), "idempotency-key": `${ctx.runId}-${tag}-${due}-${b}` },
         body: JSON.stringify({
-          recipients: Array.from({ length: size }, (_, k) => recipient(b * batchSize + k + 1)),
+          recipients: Array.from({ length: size }, (_, k) => to(b * batchSize + k + 1)),
           text: "Bench fair-share batch",
           send_at: due
         })

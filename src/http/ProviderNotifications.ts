@@ -39,10 +39,19 @@ const unavailable = (message: string) =>
 const refused = (route: string, reason: NotificationRefusal) =>
   Metric.update(notificationsRefused({ route, reason }), 1)
 
+const noEntries: ReadonlyArray<OneApiRouteSettings> = []
+/** Each configuration's secrets, worked out once: an HMAC per entry per notification was a share of a receipt's CPU. */
+const secretsOf = new WeakMap<ReadonlyArray<OneApiRouteSettings>, ReadonlyMap<string, string>>()
+
 /** The entries a notify path may name, by name, with their secrets. */
 const notifyEntries = Effect.map(AppConfig, (c) => {
-  const entries: ReadonlyArray<OneApiRouteSettings> = c.provider === "smpp" ? (c.smpp?.oneapi ?? []) : []
-  return new Map(entries.map((e) => [e.name, notifySecret(e.name, e.clientSecret)]))
+  const entries = c.provider === "smpp" ? (c.smpp?.oneapi ?? noEntries) : noEntries
+  let secrets = secretsOf.get(entries)
+  if (secrets === undefined) {
+    secrets = new Map(entries.map((e) => [e.name, notifySecret(e.name, e.clientSecret)]))
+    secretsOf.set(entries, secrets)
+  }
+  return secrets
 })
 
 /**

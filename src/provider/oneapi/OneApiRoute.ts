@@ -128,6 +128,9 @@ export class OneApiRoute {
 
   /** A token, waited for until the deadline (the request for it goes on, for the sends after). */
   private token(renewing: string | undefined, deadlineMs: number): Effect.Effect<TokenOutcome> {
+    // the token in hand, at once: no promise and no timer for each send
+    const held = renewing === undefined ? this.tokens.held : undefined
+    if (held !== undefined) return Effect.succeed(held)
     return Effect.promise(() => (renewing === undefined ? this.tokens.token() : this.tokens.renew(renewing))).pipe(
       Effect.timeoutOption(Math.max(0, deadlineMs - this.clock.currentTimeMillisUnsafe())),
       Effect.map(

@@ -43,6 +43,12 @@ export class TokenSource {
     return this.current?.expiresAtMs
   }
 
+  /** The token kept, while still valid; undefined when one must be asked for (`token`). */
+  get held(): TokenOutcome | undefined {
+    const t = this.current
+    return t !== undefined && this.now() < t.expiresAtMs - tokenMarginMs ? { _tag: "Token", ...t } : undefined
+  }
+
   /** A valid token: the one kept, or the one being asked for, or a new request. */
   token(): Promise<TokenOutcome> {
     const t = this.current
