@@ -23,9 +23,12 @@ import { App, backend, withApp } from "../support/TestApp.ts"
 /** Longer than the first verification takes (SMS_VERIFY_INTERVAL_MS 200 ms): the correlator settles a lost answer, not its receipt. */
 const receiptDelayMs = 1500
 /** The route's cap: sends under load queue for their turn, each holding the token it took. */
-const mps = 20
-/** The send request that ends every token: the first of the second second. */
-const expiresAt = mps + 5
+const mps = 10
+/**
+ * The send request that ends every token: the first of the third second, when every one of the
+ * forty holds the old token unless its admission took more than 50 ms.
+ */
+const expiresAt = 2 * mps + 1
 const dataDir = mkdtempSync(join(tmpdir(), "oneapi-service-"))
 let sim: OneApiSim | undefined
 let bridge: HandlerServer | undefined
@@ -42,8 +45,8 @@ const app = oneApiApp(
     bridge = await HandlerServer.start()
     return { route: oneApiRouteTo(sim, { verifyByCorrelator: true, mps }), bridge }
   },
-  // long enough for forty sends and those sent again at `mps`
-  { responseTimeoutMs: 8000 }
+  // long enough for forty sends and those sent again, at `mps`
+  { responseTimeoutMs: 15_000 }
 )
 
 /** The simulator's journal (docs/operators.md#the-oneapi-simulator): one `taken` entry per SMS it sent. */
@@ -60,8 +63,8 @@ withApp(app.options, app.setup)(`the service against the OneAPI simulator (${bac
       const s = sim!
       const tokensBefore = s.tokensIssued
       const requestsBefore = s.requests.length
-      // the 25th send to arrive, a second after the first (mps 20), finds every token issued so far
-      // expired: by then every send holds the old token, most of them waiting for their turn
+      // the 21st send to arrive, two seconds after the first, finds every token issued so far
+      // expired: by then the sends still waiting for their turn hold the old token
       s.expireTokensAtRequest(expiresAt)
       const recipients = Array.from({ length: 40 }, (_, i) => `+2613410000${String(i).padStart(2, "0")}`)
       const replies = yield* Effect.all(
