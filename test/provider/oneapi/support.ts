@@ -4,6 +4,7 @@
  */
 import { Clock, Effect, Redacted } from "effect"
 import type { OneApiSim } from "../../../simulator/oneapi/OneApiSim.ts"
+import type { AppConfigShape } from "../../../src/config/Config.ts"
 import type { OneApiRouteSettings } from "../../../src/config/OneApiSettings.ts"
 import { defaultTiming, type SmppSettings } from "../../../src/config/SmppSettings.ts"
 import { OneApiRoute } from "../../../src/provider/oneapi/OneApiRoute.ts"
@@ -66,13 +67,14 @@ export const oneApiRouteTo = (sim: OneApiSim, overrides: Partial<OneApiRouteSett
 export const oneApiApp = (
   label: string,
   start: () => Promise<{ readonly route: OneApiRouteSettings; readonly bridge: HandlerServer }>,
-  smpp: Partial<SmppSettings> = {}
+  smpp: Partial<SmppSettings> = {},
+  config: Partial<AppConfigShape> = {}
 ) => {
   let bridge: HandlerServer | undefined
   const options: Effect.Effect<TestAppOptions> = Effect.promise(async () => {
     const started = await start()
     bridge = started.bridge
-    return { label, config: smppConfig([], { oneapi: [started.route], ...smpp }, { publicUrl: bridge.url }) }
+    return { label, config: smppConfig([], { oneapi: [started.route], ...smpp }, { ...config, publicUrl: bridge.url }) }
   })
   const setup = Effect.map(App, (app) => {
     bridge!.handler = app.handler
