@@ -151,6 +151,7 @@ export class OneApiSim {
   private throttleLeft = 0
   private dropLeft = 0
   private unreadableLeft = 0
+  private expireAtLeft = 0
   /** The inbound URL beside the last receipt URL a send gave, if it had that form. */
   private lastInboundUrl: string | undefined
 
@@ -258,6 +259,16 @@ export class OneApiSim {
     this.book.expireTokens()
   }
 
+  /**
+   * Expires every token issued so far when the `n`-th next send request arrives (that one is
+   * answered 401 too): a token ended while sends carrying it are under way, ahead of its
+   * `expires_in`. A short `tokenTtlS` alone never does this to the service, which drops a token 60 s
+   * before its expiry (docs/operators.md#oneapi-routes).
+   */
+  expireTokensAtRequest(n: number): void {
+    this.expireAtLeft = n
+  }
+
   /** Takes the next `n` messages it would take (sent, receipt and all) but closes their connection instead of answering. */
   dropNextAnswers(n: number): void {
     this.dropLeft = n
@@ -335,6 +346,7 @@ export class OneApiSim {
       record.status = status
       answerJson(res, status, json, headers)
     }
+    if (this.expireAtLeft > 0 && --this.expireAtLeft === 0) this.book.expireTokens()
     if (!this.book.tokenValid(bearerOf(req), Date.now())) return reply(401, invalidToken)
     if (this.throttleLeft > 0) {
       this.throttleLeft--

@@ -14,80 +14,9 @@ import { Ledger } from "../../../src/ledger/Ledger.ts"
 import { getBatch, postBatch, withOffset } from "../../batches/support.ts"
 import { balanceOf, bodyOf, create, messagesPath } from "../../support/Messages.ts"
 import { App, backend, type Reply, withApp } from "../../support/TestApp.ts"
-import { credits, type MessageCredits, type MessageFacts, settled, smppApp, submitsAt } from "./service.ts"
+import { rowOf, table } from "../TestNumbers.ts"
+import { type MessageFacts, settled, smppApp, submitsAt } from "./service.ts"
 import { routeTo, startSmsc } from "./support.ts"
-
-interface Row {
-  readonly to: string
-  /** The immediate send's answer: status, and the error code when it is not 201. */
-  readonly answer: readonly [number, string?]
-  readonly final: string
-  /** The timeline after `processing`. */
-  readonly tail: ReadonlyArray<string>
-  readonly credits: MessageCredits
-}
-
-const accepted = "processing>accepted@provider"
-const table: ReadonlyArray<Row> = [
-  {
-    to: testNumbers.delivered,
-    answer: [201],
-    final: "delivered",
-    tail: [accepted, "accepted>delivered@receipt"],
-    credits: credits.consumed
-  },
-  {
-    to: testNumbers.undeliverable,
-    answer: [201],
-    final: "undeliverable",
-    tail: [accepted, "accepted>undeliverable@receipt"],
-    credits: credits.consumed
-  },
-  {
-    to: testNumbers.rejected,
-    answer: [502, "provider_rejected"],
-    final: "failed",
-    tail: ["processing>failed@provider"],
-    credits: credits.released
-  },
-  {
-    to: testNumbers.unknownThenAccepted,
-    answer: [502, "provider_result_unknown"],
-    final: "delivered",
-    tail: ["processing>unknown@provider", "unknown>accepted@verification", "accepted>delivered@receipt"],
-    credits: credits.consumed
-  },
-  {
-    to: testNumbers.unreachable,
-    answer: [503, "dispatch_unavailable"],
-    final: "failed",
-    tail: ["processing>failed@provider"],
-    credits: credits.released
-  },
-  { to: testNumbers.acceptedNoReceipt, answer: [201], final: "accepted", tail: [accepted], credits: credits.consumed },
-  {
-    to: testNumbers.slow,
-    answer: [201],
-    final: "delivered",
-    tail: [accepted, "accepted>delivered@receipt"],
-    credits: credits.consumed
-  },
-  {
-    to: testNumbers.unknownNeverReceived,
-    answer: [502, "provider_result_unknown"],
-    final: "failed",
-    tail: ["processing>unknown@provider", "unknown>failed@verification"],
-    credits: credits.released
-  },
-  {
-    to: testNumbers.unknownForGood,
-    answer: [502, "provider_result_unknown"],
-    final: "unknown",
-    tail: ["processing>unknown@provider"],
-    credits: credits.reserved
-  }
-]
-const rowOf = new Map(table.map((r) => [r.to, r]))
 
 const slowMs = 300
 const responseTimeoutMs = 2000

@@ -109,17 +109,20 @@ export const factsOf = (orgId: string) =>
     )
   })
 
-/** Polls the organisation's messages until `done` holds for every one of them. */
+/**
+ * Polls the organisation's messages until `done` holds for every one of them; returns them by id.
+ * Polled as a list, so that a timeout names each message's facts (a Map prints as `{}`).
+ */
 export const settled = (
   orgId: string,
   done: (m: MessageFacts) => boolean,
   options: { readonly timeoutMs?: number; readonly what?: string } = {}
 ) =>
-  eventuallyEffect(factsOf(orgId), (facts) => facts.size > 0 && [...facts.values()].every(done), {
-    timeoutMs: options.timeoutMs ?? 20_000,
-    intervalMs: 100,
-    what: options.what ?? "every message settled"
-  })
+  eventuallyEffect(
+    Effect.map(factsOf(orgId), (facts) => [...facts.values()]),
+    (all) => all.length > 0 && all.every(done),
+    { timeoutMs: options.timeoutMs ?? 20_000, intervalMs: 100, what: options.what ?? "every message settled" }
+  ).pipe(Effect.map((all) => new Map(all.map((m) => [m.id, m]))))
 
 /** How many `submit_sm` the SMSC received for this recipient with this text (one message's, when texts are unique). */
 export const submitsAt = (smsc: Smsc, to: string, text: string): number =>
