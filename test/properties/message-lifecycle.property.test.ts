@@ -137,7 +137,8 @@ type SubmitBehaviour = "accept" | "reject" | "unknown" | "unreachable"
 type StatusBehaviour = "accepted" | "not_received" | "unknown"
 
 /**
- * Contract section 5, as this test reads it (independently of simulator/Simulator.ts): what a
+ * The simulator test numbers (docs/integrators.md#simulator-test-numbers), as this test reads them
+ * (independently of the simulator's code): what a
  * submission answers, which receipt follows, and what verification answers about a message the
  * provider received (about one it never received: not received).
  */

@@ -1,5 +1,6 @@
 /**
- * Contract section 5 through SMS_PROVIDER=smpp (section 8's SMSC simulator, in-process): every
+ * The simulator test numbers (docs/integrators.md#simulator-test-numbers) through
+ * SMS_PROVIDER=smpp (the SMSC simulator of docs/operators.md#the-smsc-simulator, in-process): every
  * test number sent immediately, scheduled and in a batch meets the same HTTP answer, final
  * status, timeline and credits as with the in-process simulator, although the mechanism differs
  * (04 and 08 are settled by the SMSC's late answer kept as verification evidence, 05 is throttled
