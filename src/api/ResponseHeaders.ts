@@ -56,8 +56,8 @@ const isCreation = (op: Operation) =>
 
 /**
  * Adds X-Request-Id and X-Content-Type-Options to every response, Retry-After to 503, Allow to
- * 405, Location and Idempotent-Replayed to creations. (The one answer of the public API that
- * holds a secret, a webhook endpoint's creation, also carries `Cache-Control: no-store`.)
+ * 405, Location and Idempotent-Replayed to creations. (The answers of the public API that hold a
+ * secret, a webhook endpoint's creation and a rotated secret, also carry `Cache-Control: no-store`.)
  */
 export const withResponseHeaders = (spec: Record<string, unknown>): Record<string, unknown> => {
   for (const item of Object.values(spec.paths ?? {}) as Array<Record<string, Operation>>) {

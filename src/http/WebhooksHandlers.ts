@@ -4,6 +4,7 @@ import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../api/Api.ts"
 import { Webhooks } from "../webhooks/Webhooks.ts"
+import { secretResponse } from "./Answers.ts"
 import { idempotentCreation } from "./IdempotentCreation.ts"
 import { requirePermission } from "./Permissions.ts"
 import { webhookDeliveryOf, webhookOf } from "./Representations.ts"
@@ -65,7 +66,7 @@ export const WebhooksHandlers = HttpApiBuilder.group(
       .handle("rotateSecret", ({ params }) =>
         manage.pipe(
           Effect.flatMap((org) => webhooks.rotateSecret(org, params.webhook_id)),
-          Effect.map((secret) => ({ secret }))
+          Effect.map((secret) => secretResponse(200, { secret }))
         )
       )
       .handle("deliveries", ({ params, query }) =>

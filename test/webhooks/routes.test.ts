@@ -133,6 +133,8 @@ describe("webhook endpoints", { timeout: 120_000 }, () => {
         const e = yield* createEndpoint(apiKey, { url })
         const rotated = yield* app.call("POST", `${webhookPath(e.id)}secret/`, { token: apiKey })
         expect(rotated.status).toBe(200)
+        // the answer holds the new secret: no browser or proxy keeps a copy
+        expect(rotated.headers.get("cache-control")).toBe("no-store")
         expect(Object.keys(rotated.body)).toEqual(["secret"])
         expect(rotated.body.secret).toMatch(/^whsec_/)
         expect(rotated.body.secret).not.toBe(e.secret)
