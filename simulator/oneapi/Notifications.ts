@@ -41,3 +41,6 @@ export const inboundUrlOf = (notifyUrl: string): string | undefined => {
     return undefined
   }
 }
+
+/** `url` as the simulator logs it: a notify URL's secret (the segment after `/receipts/` or `/inbound/`) as `***`. */
+export const loggableUrl = (url: string): string => url.replace(/\/(receipts|inbound)\/[^/?#]+/u, "/$1/***")

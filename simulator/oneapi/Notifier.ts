@@ -8,6 +8,7 @@
 import { Agent as HttpAgent, type ClientRequest, request as httpRequest } from "node:http"
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https"
 import type { Timeline } from "../smsc/Timeline.ts"
+import { loggableUrl } from "./Notifications.ts"
 
 /** How long one POST may take before it counts as unanswered. */
 const attemptTimeoutMs = 10_000
@@ -43,7 +44,7 @@ export class Notifier {
         answered(status)
         if (status >= 200 && status < 300) return delivered()
         this.log?.("notification not taken", {
-          url,
+          url: loggableUrl(url),
           status,
           attempt: attempts,
           ...(error === undefined ? {} : { error })

@@ -10,6 +10,7 @@
 import { Effect } from "effect"
 import { every, integer, present, printLines, refuse, text } from "../../src/config/EnvFields.ts"
 import { whenParentGone } from "../../src/platform/ParentWatch.ts"
+import { loggableUrl } from "./Notifications.ts"
 import { OneApiSim } from "./OneApiSim.ts"
 
 const httpUrl = (name: string) =>
@@ -62,7 +63,7 @@ log("OneAPI simulator listening", {
   client_id: settings.clientId,
   token_url: sim.tokenUrl,
   data_dir: settings.dataDir,
-  inbound_notify_url: inboundNotifyUrl ?? "",
+  inbound_notify_url: inboundNotifyUrl === undefined ? "" : loggableUrl(inboundNotifyUrl),
   receipts_owed: sim.receiptsOwed,
   correlators_known: sim.correlatorsKnown
 })

@@ -6,6 +6,7 @@
  * stop / restart on the same port (docs/operators.md#the-oneapi-simulator).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { loggableUrl } from "../../simulator/oneapi/Notifications.ts"
 import { OneApiSim } from "../../simulator/oneapi/OneApiSim.ts"
 import { eventually } from "../support/Eventually.ts"
 import { basic, postSend, requestToken, sendBody, sendSms, tokenOf } from "./OneApiClient.ts"
@@ -592,5 +593,17 @@ describe("the OneAPI simulator stopped and restarted", () => {
     } finally {
       await own.dispose()
     }
+  })
+})
+
+describe("the OneAPI simulator's logs", () => {
+  it("show a notify URL without its secret", () => {
+    expect(loggableUrl("http://sms.test:3000/providers/orange/receipts/AbC-123_x")).toBe(
+      "http://sms.test:3000/providers/orange/receipts/***"
+    )
+    expect(loggableUrl("https://sms.example/base/providers/orange/inbound/s3cr3t?x=1")).toBe(
+      "https://sms.example/base/providers/orange/inbound/***?x=1"
+    )
+    expect(loggableUrl("http://receiver.test/hooks")).toBe("http://receiver.test/hooks")
   })
 })
