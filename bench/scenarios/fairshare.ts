@@ -17,7 +17,7 @@ import { batchesPath, type BenchContext, jsonHeaders, messagesPath, type OrgWith
 import { type LoadResult, pacedLoad } from "../load.ts"
 import { query, scalar } from "../psql.ts"
 import { memorySampler, startService } from "../service.ts"
-import { startSmsc } from "../smsc.ts"
+import { startSmsc } from "../simulators.ts"
 import { round } from "../stats.ts"
 import { unpackedEntries } from "../../src/messages/CompactTimeline.ts"
 import { seed } from "./drain.ts"

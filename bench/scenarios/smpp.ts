@@ -5,7 +5,7 @@
  */
 import type { BenchContext, OrgWithLot } from "../context.ts"
 import { memorySampler, startService } from "../service.ts"
-import { startSmsc } from "../smsc.ts"
+import { startSmsc } from "../simulators.ts"
 import { type DrainFacts, serviceDrain } from "./drain.ts"
 
 /** Drains through SMPP; the service's peak RSS goes to `memory` under the phase's name. */

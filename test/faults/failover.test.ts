@@ -32,7 +32,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { eventually } from "../support/Eventually.ts"
 import { killAll, saveOutputs, serve, type Served } from "../support/ServedProcess.ts"
 import { freePort } from "../support/ServiceProcess.ts"
-import { kill9, type SmscProcess, startSmscProcess, takenMessages } from "../support/SmscProcess.ts"
+import { type SmscProcess, startSmscProcess, takenMessages } from "../support/SmscProcess.ts"
+import { kill9 } from "../support/SimulatorProcess.ts"
 import { TcpProxy } from "../support/TcpProxy.ts"
 import {
   acknowledgedProblems,

@@ -10,7 +10,8 @@ import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { eventually } from "../support/Eventually.ts"
 import { freePort, listens, root } from "../support/ServiceProcess.ts"
-import { kill9, startSmscProcess } from "../support/SmscProcess.ts"
+import { startSmscProcess } from "../support/SmscProcess.ts"
+import { kill9 } from "../support/SimulatorProcess.ts"
 import { SmppClient } from "./SmppClient.ts"
 
 const dataDir = mkdtempSync(join(tmpdir(), "smsc-process-"))
