@@ -3,6 +3,7 @@
  * ConfigProvider. A bad value stops the start with one line naming the variable (contract
  * section 1); every bad variable is told at once.
  */
+import { isBaseHttpUrl } from "./HttpUrl.ts"
 import { Context, Effect, Layer, Redacted, Result } from "effect"
 import { readFileSync } from "node:fs"
 import { boolean, every, type Field, integer, type InvalidConfig, oneOf, refuse, text, variable } from "./EnvFields.ts"
@@ -103,17 +104,7 @@ const retentionDays = variable<number | undefined>(
 const publicUrl = variable<string | undefined>(
   "SMS_PUBLIC_URL",
   undefined,
-  (raw) => {
-    const url = URL.canParse(raw) ? new URL(raw) : undefined
-    return url !== undefined &&
-      (url.protocol === "http:" || url.protocol === "https:") &&
-      url.search === "" &&
-      url.hash === "" &&
-      url.username === "" &&
-      url.password === ""
-      ? raw.replace(/\/+$/, "")
-      : undefined
-  },
+  (raw) => (isBaseHttpUrl(raw) ? raw.replace(/\/+$/, "") : undefined),
   (raw) => `must be an http:// or https:// base URL without credentials or query (got "${raw}")`
 )
 

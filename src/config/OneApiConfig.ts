@@ -4,20 +4,13 @@
  * its value.
  */
 import { Redacted, Schema } from "effect"
+import { isBaseHttpUrl } from "./HttpUrl.ts"
 import type { OneApiRouteSettings } from "./OneApiSettings.ts"
 
 const httpUrl = Schema.String.check(
-  Schema.makeFilter((raw: string) => {
-    const url = URL.canParse(raw) ? new URL(raw) : undefined
-    return url !== undefined &&
-      (url.protocol === "http:" || url.protocol === "https:") &&
-      url.search === "" &&
-      url.hash === "" &&
-      url.username === "" &&
-      url.password === ""
-      ? undefined
-      : "must be an http:// or https:// URL without credentials, query or fragment"
-  })
+  Schema.makeFilter((raw: string) =>
+    isBaseHttpUrl(raw) ? undefined : "must be an http:// or https:// URL without credentials, query or fragment"
+  )
 )
 
 /** An entry's name: the prefix of its provider refs and notify paths, and what a `fallback` names. */
