@@ -14,6 +14,7 @@ import { afterAll, describe, expect, it } from "vitest"
 import { OneApiSim } from "../../simulator/oneapi/OneApiSim.ts"
 import { eventually } from "../support/Eventually.ts"
 import { freePort, listens, node, root } from "../support/ServiceProcess.ts"
+import { awaitGoneWithNpm } from "../support/SimulatorProcess.ts"
 import { NotifyReceiver } from "./NotifyReceiver.ts"
 import { sendSms, tokenOf } from "./OneApiClient.ts"
 
@@ -174,31 +175,6 @@ describe("the OneAPI simulator process", () => {
 
   it("stops listening when `npm run oneapi` is killed with -9", async () => {
     const port = await freePort()
-    // its own process group, so that whatever it leaves behind is ended after the test
-    const npm = spawn("npm", ["run", "oneapi"], {
-      cwd: root,
-      env: { ...process.env, SMS_ONEAPI_PORT: String(port), SMS_ONEAPI_DATA_DIR: join(dataDir, "npm") },
-      stdio: "ignore",
-      detached: true
-    })
-    try {
-      await eventually(
-        () => listens(port),
-        (up) => up,
-        { timeoutMs: 30_000, what: "npm run oneapi listening" }
-      )
-      npm.kill("SIGKILL")
-      await eventually(
-        () => listens(port),
-        (up) => !up,
-        { timeoutMs: 10_000, what: "the simulator gone with npm" }
-      )
-    } finally {
-      try {
-        process.kill(-npm.pid!, "SIGKILL")
-      } catch {
-        // nothing left
-      }
-    }
+    await awaitGoneWithNpm("oneapi", port, { SMS_ONEAPI_PORT: String(port), SMS_ONEAPI_DATA_DIR: join(dataDir, "npm") })
   })
 })

@@ -3,15 +3,14 @@
  * restart under their original ids, new ids are above the old ones), and a kill -9 of
  * `npm run smsc` does not leave the simulator listening.
  */
-import { spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { eventually } from "../support/Eventually.ts"
-import { freePort, listens, root } from "../support/ServiceProcess.ts"
+import { freePort } from "../support/ServiceProcess.ts"
 import { startSmscProcess } from "../support/SmscProcess.ts"
-import { kill9 } from "../support/SimulatorProcess.ts"
+import { awaitGoneWithNpm, kill9 } from "../support/SimulatorProcess.ts"
 import { SmppClient } from "./SmppClient.ts"
 
 const dataDir = mkdtempSync(join(tmpdir(), "smsc-process-"))
@@ -61,31 +60,6 @@ describe("the SMSC simulator process", () => {
 
   it("stops listening when `npm run smsc` is killed with -9", async () => {
     const port = await freePort()
-    // its own process group, so that whatever it leaves behind is ended after the test
-    const npm = spawn("npm", ["run", "smsc"], {
-      cwd: root,
-      env: { ...process.env, SMS_SMSC_PORT: String(port), SMS_SMSC_DATA_DIR: join(dataDir, "npm") },
-      stdio: "ignore",
-      detached: true
-    })
-    try {
-      await eventually(
-        () => listens(port),
-        (up) => up,
-        { timeoutMs: 30_000, what: "npm run smsc listening" }
-      )
-      npm.kill("SIGKILL")
-      await eventually(
-        () => listens(port),
-        (up) => !up,
-        { timeoutMs: 10_000, what: "the simulator gone with npm" }
-      )
-    } finally {
-      try {
-        process.kill(-npm.pid!, "SIGKILL")
-      } catch {
-        // nothing left
-      }
-    }
+    await awaitGoneWithNpm("smsc", port, { SMS_SMSC_PORT: String(port), SMS_SMSC_DATA_DIR: join(dataDir, "npm") })
   })
 })

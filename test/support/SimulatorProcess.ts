@@ -5,7 +5,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { eventually } from "./Eventually.ts"
-import { node, root } from "./ServiceProcess.ts"
+import { listens, node, root } from "./ServiceProcess.ts"
 
 export interface SimulatorProcess {
   readonly child: ChildProcess
@@ -54,4 +54,38 @@ export const startSimulatorProcess = async (
 export const kill9 = async (simulator: SimulatorProcess): Promise<void> => {
   if (simulator.child.exitCode === null && simulator.child.signalCode === null) simulator.child.kill("SIGKILL")
   await simulator.exited
+}
+
+/**
+ * `npm run <kind>` on `port` with `env`, killed with -9 once the simulator listens: resolves once
+ * the simulator it started has stopped listening too (it notices that npm is gone), fails if it
+ * never listens or is still there 10 s after. npm runs in a process group of its own, so that
+ * whatever it leaves behind is ended after.
+ */
+export const awaitGoneWithNpm = async (kind: keyof typeof kinds, port: number, env: Record<string, string>) => {
+  const npm = spawn("npm", ["run", kind], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: "ignore",
+    detached: true
+  })
+  try {
+    await eventually(
+      () => listens(port),
+      (up) => up,
+      { timeoutMs: 30_000, what: `npm run ${kind} listening` }
+    )
+    npm.kill("SIGKILL")
+    await eventually(
+      () => listens(port),
+      (up) => !up,
+      { timeoutMs: 10_000, what: "the simulator gone with npm" }
+    )
+  } finally {
+    try {
+      process.kill(-npm.pid!, "SIGKILL")
+    } catch {
+      // nothing left
+    }
+  }
 }
