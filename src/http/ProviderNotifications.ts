@@ -11,8 +11,7 @@
  */
 import { Effect, Layer, Metric, Result, type Schema, SchemaParser } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { AppConfig } from "../config/Config.ts"
-import type { OneApiRouteSettings } from "../config/OneApiSettings.ts"
+import { AppConfig, type AppConfigShape } from "../config/Config.ts"
 import { now } from "../clock/Time.ts"
 import { errorBody } from "../domain/Errors.ts"
 import { MessageStore } from "../messages/MessageStore.ts"
@@ -39,20 +38,14 @@ const unavailable = (message: string) =>
 const refused = (route: string, reason: NotificationRefusal) =>
   Metric.update(notificationsRefused({ route, reason }), 1)
 
-const noEntries: ReadonlyArray<OneApiRouteSettings> = []
-/** Each configuration's secrets, worked out once: an HMAC per entry per notification was a share of a receipt's CPU. */
-const secretsOf = new WeakMap<ReadonlyArray<OneApiRouteSettings>, ReadonlyMap<string, string>>()
+/** The secret of each entry a notify path may name, by name: worked out once, when the routes are built. */
+const secretsOf = (c: AppConfigShape): ReadonlyMap<string, string> =>
+  new Map(
+    (c.provider === "smpp" ? (c.smpp?.oneapi ?? []) : []).map((e) => [e.name, notifySecret(e.name, e.clientSecret)])
+  )
 
-/** The entries a notify path may name, by name, with their secrets. */
-const notifyEntries = Effect.map(AppConfig, (c) => {
-  const entries = c.provider === "smpp" ? (c.smpp?.oneapi ?? noEntries) : noEntries
-  let secrets = secretsOf.get(entries)
-  if (secrets === undefined) {
-    secrets = new Map(entries.map((e) => [e.name, notifySecret(e.name, e.clientSecret)]))
-    secretsOf.set(entries, secrets)
-  }
-  return secrets
-})
+/** What a database that could not answer or store makes the route say. */
+const storeUnavailable = () => unavailable("The service is temporarily unavailable; retry later")
 
 /**
  * The route the path names, once its secret is checked; else the 404 to answer. Both refusals
@@ -100,63 +93,70 @@ const body = <A, I>(route: string, schema: Schema.Codec<A, I>) => {
   })
 }
 
-const receiptRoute = HttpRouter.add(
-  "POST",
-  receiptsPath,
-  Effect.gen(function* () {
-    const route = yield* authenticated(yield* notifyEntries)
-    if (Result.isFailure(route)) return route.failure
-    const notification = yield* body(route.success, ReceiptNotification)
-    if (Result.isFailure(notification)) return notification.failure
-    const { deliveryInfo, callbackData } = notification.success.deliveryInfoNotification
-    const outcome = receiptOutcome(deliveryInfo.deliveryStatus)
-    if (outcome === undefined) return noContent
-    const message = yield* (yield* MessageStore).providerRefOf(callbackData).pipe(Effect.result)
-    if (Result.isFailure(message)) return unavailable("The service is temporarily unavailable; retry later")
-    if (message.success === undefined) {
-      // no such message: telling it again would not find one either
-      yield* refused(route.success, "unknown_message")
-      return noContent
-    }
-    const { organisationId, providerRef, toNumber, status } = message.success
-    if (providerRef === null) {
-      // its send was unknown: a receipt proves the provider took it, kept as evidence for the
-      // verifier (which records it accepted under this ref), and the provider tells it again
-      if (status === "unknown") {
-        const evidence = yield* (yield* ProviderInbox)
-          .lateResult({
-            organisationId,
-            messageId: callbackData,
-            result: { _tag: "Accepted", providerRef: `${route.success}:c:${callbackData}` }
-          })
-          .pipe(Effect.result)
-        if (Result.isFailure(evidence)) return unavailable("The service is temporarily unavailable; retry later")
+const receiptRoute = (secrets: ReadonlyMap<string, string>) =>
+  HttpRouter.add(
+    "POST",
+    receiptsPath,
+    Effect.gen(function* () {
+      const route = yield* authenticated(secrets)
+      if (Result.isFailure(route)) return route.failure
+      const notification = yield* body(route.success, ReceiptNotification)
+      if (Result.isFailure(notification)) return notification.failure
+      const { deliveryInfo, callbackData } = notification.success.deliveryInfoNotification
+      const outcome = receiptOutcome(deliveryInfo.deliveryStatus)
+      if (outcome === undefined) return noContent
+      const message = yield* (yield* MessageStore).providerRefOf(callbackData).pipe(Effect.result)
+      if (Result.isFailure(message)) return storeUnavailable()
+      if (message.success === undefined) {
+        // no such message: telling it again would not find one either
+        yield* refused(route.success, "unknown_message")
+        return noContent
       }
-      // its answer is not recorded yet: the provider keeps the receipt and tells it again
-      return unavailable("The message's acceptance is not recorded yet; retry later")
-    }
-    const stored = yield* (yield* ProviderInbox)
-      .receipt({ providerRef, outcome, occurredAt: yield* now, recipient: toNumber, submittedAt: null })
-      .pipe(Effect.result)
-    return Result.isSuccess(stored) ? noContent : unavailable("The service is temporarily unavailable; retry later")
-  }),
-  { uninterruptible: true }
-)
+      const { organisationId, providerRef, toNumber, status } = message.success
+      if (providerRef === null) {
+        // its send was unknown: a receipt proves the provider took it, kept as evidence for the
+        // verifier (which records it accepted under this ref), and the provider tells it again
+        if (status === "unknown") {
+          const evidence = yield* (yield* ProviderInbox)
+            .lateResult({
+              organisationId,
+              messageId: callbackData,
+              result: { _tag: "Accepted", providerRef: `${route.success}:c:${callbackData}` }
+            })
+            .pipe(Effect.result)
+          if (Result.isFailure(evidence)) return storeUnavailable()
+        }
+        // its answer is not recorded yet: the provider keeps the receipt and tells it again
+        return unavailable("The message's acceptance is not recorded yet; retry later")
+      }
+      const stored = yield* (yield* ProviderInbox)
+        .receipt({ providerRef, outcome, occurredAt: yield* now, recipient: toNumber, submittedAt: null })
+        .pipe(Effect.result)
+      return Result.isSuccess(stored) ? noContent : storeUnavailable()
+    }),
+    { uninterruptible: true }
+  )
 
-const inboundRoute = HttpRouter.add(
-  "POST",
-  inboundPath,
-  Effect.gen(function* () {
-    const route = yield* authenticated(yield* notifyEntries)
-    if (Result.isFailure(route)) return route.failure
-    const notification = yield* body(route.success, InboundNotification)
-    if (Result.isFailure(notification)) return notification.failure
-    const stored = yield* (yield* ProviderInbox)
-      .mobileOriginated(inboundPart(route.success, notification.success))
-      .pipe(Effect.result)
-    return Result.isSuccess(stored) ? noContent : unavailable("The service is temporarily unavailable; retry later")
-  }),
-  { uninterruptible: true }
-)
+const inboundRoute = (secrets: ReadonlyMap<string, string>) =>
+  HttpRouter.add(
+    "POST",
+    inboundPath,
+    Effect.gen(function* () {
+      const route = yield* authenticated(secrets)
+      if (Result.isFailure(route)) return route.failure
+      const notification = yield* body(route.success, InboundNotification)
+      if (Result.isFailure(notification)) return notification.failure
+      const stored = yield* (yield* ProviderInbox)
+        .mobileOriginated(inboundPart(route.success, notification.success))
+        .pipe(Effect.result)
+      return Result.isSuccess(stored) ? noContent : storeUnavailable()
+    }),
+    { uninterruptible: true }
+  )
 
-export const ProviderNotificationRoutes = Layer.mergeAll(receiptRoute, inboundRoute)
+export const ProviderNotificationRoutes = Layer.unwrap(
+  Effect.map(AppConfig, (c) => {
+    const secrets = secretsOf(c)
+    return Layer.mergeAll(receiptRoute(secrets), inboundRoute(secrets))
+  })
+)
